@@ -1,0 +1,57 @@
+import { z } from 'zod';
+
+/** JSON-RPC 2.0 and LSP codes the server answers with. */
+export const JsonRpcErrorCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  ServerNotInitialized: -32002,
+  RequestCancelled: -32800,
+} as const;
+
+/**
+ * Domain error kinds, each with its own code. Codes live in -31099..-31000, outside the
+ * ranges JSON-RPC (-32768..-32000) and LSP (-32899..-32800) reserve. A code, once published,
+ * never changes meaning.
+ */
+export const ErrorKindCode = {
+  SessionNotFound: -31001,
+  InvalidSessionId: -31002,
+  Conflict: -31003,
+  Corrupt: -31004,
+  UnsafeStore: -31005,
+  NotWritten: -31006,
+  RolledBack: -31007,
+  Uncertain: -31008,
+  ReadOnly: -31009,
+  PayloadTooLarge: -31010,
+  UnsupportedProtocolVersion: -31011,
+} as const;
+
+export type ErrorKind = keyof typeof ErrorKindCode;
+export const ErrorKinds = Object.keys(ErrorKindCode) as [ErrorKind, ...ErrorKind[]];
+
+/** `error.data` of every domain error: `kind` names it; other members depend on the kind. */
+export const DomainErrorData = z
+  .looseObject({
+    kind: z.enum(ErrorKinds),
+  })
+  .meta({ id: 'DomainErrorData', description: 'error.data of a domain error; kind selects the meaning' });
+
+/** `error.data` of -32602: where the params failed validation, never the offending values. */
+export const InvalidParamsErrorData = z
+  .object({
+    kind: z.literal('InvalidParams'),
+    issues: z.array(z.object({ path: z.string(), message: z.string() })),
+  })
+  .meta({ id: 'InvalidParamsErrorData' });
+
+export const UnsupportedProtocolVersionData = z
+  .object({
+    kind: z.literal('UnsupportedProtocolVersion'),
+    supported: z.array(z.number().int()),
+    requested: z.unknown(),
+  })
+  .meta({ id: 'UnsupportedProtocolVersionData' });

@@ -1,0 +1,30 @@
+/**
+ * The published protocol: every method's params and result, every record and error, as zod
+ * schemas. schema.json and meta.json are generated from this module (npm run gen:protocol).
+ */
+import type { MethodDescriptor } from './common.js';
+import { exit, initialize, initialized, shutdown } from './methods/lifecycle.js';
+import { sessionAppend } from './methods/session.append.js';
+import { sessionClose } from './methods/session.close.js';
+import { sessionCreate } from './methods/session.create.js';
+import { sessionList } from './methods/session.list.js';
+import { sessionOpen } from './methods/session.open.js';
+import { sessionRead } from './methods/session.read.js';
+
+export * from './version.js';
+export * from './errors.js';
+export * from './common.js';
+export * from './records.js';
+export * from './methods/lifecycle.js';
+export * from './methods/session.create.js';
+export * from './methods/session.open.js';
+export * from './methods/session.append.js';
+export * from './methods/session.read.js';
+export * from './methods/session.list.js';
+export * from './methods/session.close.js';
+
+/** Every method and notification of the protocol, in documentation order. */
+export const methods: readonly MethodDescriptor[] = [
+  initialize, initialized, shutdown, exit,
+  sessionCreate, sessionOpen, sessionAppend, sessionRead, sessionList, sessionClose,
+];

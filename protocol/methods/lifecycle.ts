@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { EmptyParams, defineMethod, paramsObject, resultObject } from '../common.js';
+
+export const InitializeParams = paramsObject({
+  protocolVersion: z.number().int().meta({ description: 'The protocol version the client speaks (1)' }),
+  clientInfo: z.object({ name: z.string(), version: z.string().optional() }).optional(),
+  processId: z.number().int().nullable().optional().meta({
+    description: 'The client process id: the server exits when that process dies',
+  }),
+  capabilities: z.record(z.string(), z.unknown()).optional(),
+}).meta({ id: 'InitializeParams' });
+
+export const ServerCapabilities = z
+  .looseObject({
+    framings: z.array(z.enum(['lsp', 'ndjson'])),
+    maxMessageBytes: z.number().int(),
+    recordKinds: z.array(z.string()),
+    session: z.object({
+      create: z.boolean(),
+      open: z.object({ modes: z.array(z.enum(['write', 'read'])) }),
+      append: z.object({ maxRecords: z.number().int(), expectedLastSeq: z.boolean() }),
+      read: z.object({ maxLimit: z.number().int(), kinds: z.boolean() }),
+      list: z.object({ maxLimit: z.number().int() }),
+    }),
+  })
+  .meta({ id: 'ServerCapabilities' });
+
+export const InitializeResult = resultObject({
+  protocolVersion: z.literal(1),
+  serverInfo: z.object({ name: z.string(), version: z.string() }),
+  capabilities: ServerCapabilities,
+  store: z.object({ root: z.string().meta({ description: 'Absolute path of the store directory' }) }),
+}).meta({ id: 'InitializeResult' });
+
+export const initialize = defineMethod({
+  method: 'initialize', kind: 'request', direction: 'clientToServer', since: 1,
+  params: InitializeParams, result: InitializeResult,
+  summary: 'First request of a connection: agree on the protocol version, learn capabilities and the store root.',
+});
+export const initialized = defineMethod({
+  method: 'initialized', kind: 'notification', direction: 'clientToServer', since: 1,
+  params: EmptyParams.optional(),
+  summary: 'Sent by the client after it received the initialize result.',
+});
+export const shutdown = defineMethod({
+  method: 'shutdown', kind: 'request', direction: 'clientToServer', since: 1,
+  params: EmptyParams.optional(), result: z.null(),
+  summary: 'Finish in-flight appends, close every session; the server then waits for exit.',
+});
+export const exit = defineMethod({
+  method: 'exit', kind: 'notification', direction: 'clientToServer', since: 1,
+  params: EmptyParams.optional(),
+  summary: 'Exit the process: code 0 after shutdown, 1 otherwise.',
+});
+
+export type InitializeParams = z.infer<typeof InitializeParams>;
+export type InitializeResult = z.infer<typeof InitializeResult>;

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { defineMethod, paramsObject, resultObject, Seq, SessionId } from '../common.js';
+import { Record } from '../records.js';
+
+export const MAX_APPEND_RECORDS = 10_000;
+
+export const SessionAppendParams = paramsObject({
+  sessionId: SessionId,
+  records: z.array(Record).min(1).max(MAX_APPEND_RECORDS),
+  expectedLastSeq: Seq.optional().meta({
+    description: 'Append only if the session lastSeq is exactly this; otherwise Conflict and nothing is written',
+  }),
+}).meta({ id: 'SessionAppendParams' });
+
+export const SessionAppendResult = resultObject({
+  firstSeq: Seq,
+  lastSeq: Seq,
+}).meta({ id: 'SessionAppendResult' });
+
+export const sessionAppend = defineMethod({
+  method: 'session/append', kind: 'request', direction: 'clientToServer', since: 1,
+  params: SessionAppendParams, result: SessionAppendResult, capability: 'session.append',
+  summary: 'Append records all-or-nothing in one write; answered only after fdatasync.',
+});
+
+export type SessionAppendParams = z.infer<typeof SessionAppendParams>;
+export type SessionAppendResult = z.infer<typeof SessionAppendResult>;

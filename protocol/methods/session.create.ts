@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { defineMethod, paramsObject, resultObject, SessionId, Timestamp } from '../common.js';
+
+export const EnvVarName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name');
+
+export const LlmConfig = z
+  .strictObject({
+    provider: z.string().max(256).optional(),
+    model: z.string().max(256).optional(),
+    baseUrl: z.string().max(2048).optional(),
+    apiKeyEnv: EnvVarName.optional().meta({
+      description: 'NAME of the environment variable holding the API key; the value is never stored',
+    }),
+  })
+  .meta({ id: 'LlmConfig' });
+
+export const SessionCreateParams = paramsObject({
+  cwd: z.string().max(4096).optional(),
+  title: z.string().max(1024).optional(),
+  systemPrompt: z.string().optional(),
+  llm: LlmConfig.optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+}).meta({ id: 'SessionCreateParams' });
+
+export const SessionCreateResult = resultObject({
+  sessionId: SessionId,
+  createdAt: Timestamp,
+}).meta({ id: 'SessionCreateResult' });
+
+export const sessionCreate = defineMethod({
+  method: 'session/create', kind: 'request', direction: 'clientToServer', since: 1,
+  params: SessionCreateParams, result: SessionCreateResult, capability: 'session.create',
+  summary: 'Create a session (durably, before answering) and open it for writing in this connection.',
+});
+
+export type SessionCreateParams = z.infer<typeof SessionCreateParams>;
+export type SessionCreateResult = z.infer<typeof SessionCreateResult>;

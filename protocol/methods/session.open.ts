@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { defineMethod, paramsObject, resultObject, Seq, SessionId, Timestamp } from '../common.js';
+import { LlmConfig } from './session.create.js';
+
+export const OpenMode = z.enum(['write', 'read']);
+
+export const SessionOpenParams = paramsObject({
+  sessionId: SessionId,
+  mode: OpenMode.optional().meta({ description: 'write (default): may append; read: never changes the journal' }),
+}).meta({ id: 'SessionOpenParams' });
+
+export const Recovered = z
+  .object({
+    bytes: z.number().int().meta({ description: 'Bytes of torn tail removed from the journal' }),
+    evidence: z.string().meta({ description: 'Path, relative to the store root, of the file keeping those bytes' }),
+  })
+  .meta({ id: 'Recovered' });
+
+export const SessionOpenResult = resultObject({
+  sessionId: SessionId,
+  mode: OpenMode,
+  createdAt: Timestamp,
+  title: z.string().optional(),
+  cwd: z.string().optional(),
+  systemPrompt: z.string().optional(),
+  llm: LlmConfig.optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  lastSeq: Seq,
+  recovered: Recovered.optional(),
+}).meta({ id: 'SessionOpenResult' });
+
+export const sessionOpen = defineMethod({
+  method: 'session/open', kind: 'request', direction: 'clientToServer', since: 1,
+  params: SessionOpenParams, result: SessionOpenResult, capability: 'session.open',
+  summary: 'Open a session: in write mode, repair a torn tail (keeping evidence) and allow appends.',
+});
+
+export type SessionOpenParams = z.infer<typeof SessionOpenParams>;
+export type SessionOpenResult = z.infer<typeof SessionOpenResult>;

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { Seq, Timestamp } from './common.js';
+
+/**
+ * Records are what a session's journal holds. A client appends records; it reads them back
+ * as stored records (the same fields plus `seq` and `ts`). The top level of every record is
+ * strict (the names `seq`, `ts`, `batchEnd` and `crc` belong to the store); message bodies
+ * keep provider-specific members byte-exact.
+ */
+
+export const ToolCall = z
+  .looseObject({
+    id: z.string(),
+    name: z.string(),
+    arguments: z.string().meta({ description: 'The tool arguments as the provider sent them (a JSON text)' }),
+  })
+  .meta({ id: 'ToolCall' });
+
+export const ChatMessage = z
+  .looseObject({
+    role: z.string().min(1).max(64).meta({ description: 'system | user | assistant | tool | ... ' }),
+    content: z.unknown().optional(),
+    name: z.string().optional(),
+    toolCalls: z.array(ToolCall).optional(),
+    toolCallId: z.string().optional(),
+    reasoningDetails: z.array(z.unknown()).optional(),
+  })
+  .meta({ id: 'ChatMessage' });
+
+const messageShape = { kind: z.literal('message'), message: ChatMessage };
+const interruptionShape = {
+  kind: z.literal('interruption'),
+  reason: z.string().min(1),
+  phase: z.string().min(1).meta({ description: 'The turn phase that was interrupted, e.g. providerStream or executingTools' }),
+  assistantText: z.string().optional(),
+  toolCalls: z.array(ToolCall).optional(),
+  toolResults: z.array(z.looseObject({ id: z.string(), name: z.string(), result: z.unknown() })).optional(),
+};
+const eventShape = {
+  kind: z.literal('event'),
+  type: z.string().min(1).max(256),
+  payload: z.unknown(),
+};
+const stored = { seq: Seq.min(1), ts: Timestamp };
+
+export const MessageRecord = z.strictObject(messageShape).meta({ id: 'MessageRecord' });
+export const InterruptionRecord = z.strictObject(interruptionShape).meta({ id: 'InterruptionRecord' });
+export const EventRecord = z.strictObject(eventShape).meta({ id: 'EventRecord' });
+
+/** A record as a client appends it. */
+export const Record = z
+  .discriminatedUnion('kind', [MessageRecord, InterruptionRecord, EventRecord])
+  .meta({ id: 'Record' });
+
+/** A record as read back: the appended fields plus its `seq` (gapless per session) and `ts`. */
+export const StoredRecord = z
+  .discriminatedUnion('kind', [
+    z.strictObject({ ...stored, ...messageShape }),
+    z.strictObject({ ...stored, ...interruptionShape }),
+    z.strictObject({ ...stored, ...eventShape }),
+  ])
+  .meta({ id: 'StoredRecord' });
+
+export const RecordKinds = ['message', 'interruption', 'event'] as const;
+
+export type ChatMessage = z.infer<typeof ChatMessage>;
+export type Record = z.infer<typeof Record>;
+export type StoredRecord = z.infer<typeof StoredRecord>;

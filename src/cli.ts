@@ -1,0 +1,107 @@
+#!/usr/bin/env node
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { printOut } from './cliOutput.js';
+import { createStderrLogger, type LogLevel, redirectConsoleToStderr } from './log.js';
+import { startServer } from './server/server.js';
+import { StoreError } from './store/errors.js';
+import { FileSessionStore } from './store/fileStore.js';
+import { packageInfo } from './version.js';
+
+redirectConsoleToStderr(); // before anything else can print: stdout is for protocol frames
+
+const USAGE = `session-sidecar — durable, secret-safe session storage for AI agents, over stdio JSON-RPC 2.0
+
+Usage:
+  session-sidecar [serve] [options]   serve the protocol on stdin/stdout
+  session-sidecar --help | --version
+
+Options (serve):
+  --store DIR              the store directory (default: <workspace>/.session-sidecar,
+                           or $SESSION_SIDECAR_STORE when set)
+  --workspace DIR          the workspace whose .session-sidecar/ is the store (default: cwd)
+  --framing MODE           auto (default: decided by the first byte), lsp (Content-Length
+                           headers) or ndjson (one JSON message per line)
+  --max-message-bytes N    largest accepted message (default 33554432 = 32 MiB)
+  --log-level LEVEL        error | warn (default) | info | debug; logs go to stderr
+
+A client spawns this process, then sends 'initialize'. The protocol: protocol/README.md.
+`;
+
+const TTY_HINT = `session-sidecar: this is a JSON-RPC server that talks to a program on stdin/stdout.
+Spawn it from your agent (see README.md); 'session-sidecar --help' lists the options.
+Waiting for JSON-RPC messages on stdin (Ctrl-D to end)...
+`;
+
+class UsageError extends Error {}
+
+interface ServeArgs {
+  store: string;
+  framing: 'auto' | 'lsp' | 'ndjson';
+  maxMessageBytes: number;
+  logLevel: LogLevel;
+}
+
+function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      store: { type: 'string' }, workspace: { type: 'string' }, framing: { type: 'string', default: 'auto' },
+      'max-message-bytes': { type: 'string', default: String(32 << 20) }, 'log-level': { type: 'string', default: 'warn' },
+      help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' },
+    },
+  });
+  if (values.help) return 'help';
+  if (values.version) return 'version';
+  const [command, ...extra] = positionals;
+  if ((command !== undefined && command !== 'serve') || extra.length > 0) {
+    throw new UsageError(`unknown command: ${positionals.join(' ')}`);
+  }
+  if (values.store !== undefined && values.workspace !== undefined) throw new UsageError('--store and --workspace exclude each other');
+  const framing = values.framing;
+  if (framing !== 'auto' && framing !== 'lsp' && framing !== 'ndjson') throw new UsageError('--framing must be auto, lsp or ndjson');
+  const maxMessageBytes = Number(values['max-message-bytes']);
+  if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1024) throw new UsageError('--max-message-bytes must be an integer >= 1024');
+  const logLevel = values['log-level'] as LogLevel;
+  if (!['error', 'warn', 'info', 'debug'].includes(logLevel)) throw new UsageError('--log-level must be error, warn, info or debug');
+  return { store: storeRoot(values.store, values.workspace), framing, maxMessageBytes, logLevel };
+}
+
+function storeRoot(store: string | undefined, workspace: string | undefined): string {
+  if (store !== undefined) return path.resolve(store);
+  if (workspace === undefined && process.env.SESSION_SIDECAR_STORE) return path.resolve(process.env.SESSION_SIDECAR_STORE);
+  return path.resolve(workspace ?? process.cwd(), '.session-sidecar');
+}
+
+async function serve(args: ServeArgs): Promise<number> {
+  const log = createStderrLogger(args.logLevel);
+  const store = new FileSessionStore(args.store, { warn: (m) => log.warn(m) });
+  if (process.stdin.isTTY) process.stderr.write(TTY_HINT);
+  const server = startServer({
+    store, input: process.stdin, output: process.stdout, framing: args.framing,
+    maxMessageBytes: args.maxMessageBytes, log, serverInfo: packageInfo(),
+  });
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => server.stop(0, signal));
+  return server.exited;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const parsed = parseServe(argv);
+  if (parsed === 'help') return printOut(USAGE), 0;
+  if (parsed === 'version') return printOut(`${packageInfo().version}\n`), 0;
+  return serve(parsed);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`session-sidecar: ${(err as Error).message}\n${USAGE}`);
+      process.exit(2);
+    }
+    const what = err instanceof StoreError ? err.message : `${(err as Error).name ?? 'error'} ${(err as { code?: string }).code ?? ''}`;
+    process.stderr.write(`session-sidecar: cannot start: ${what}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,56 @@
+import type { Message } from 'vscode-jsonrpc';
+import { JsonRpcErrorCode } from '../../protocol/errors.js';
+
+/** A message that cannot be dispatched, answered with an error response (id null when unknown). */
+export interface FrameProblem {
+  id: string | number | null;
+  code: number;
+  message: string;
+  data?: Record<string, unknown>;
+}
+
+export type Decoded = { message: Message } | { problem: FrameProblem };
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function problem(code: number, message: string, id: string | number | null = null): Decoded {
+  return { problem: { id, code, message } };
+}
+
+/** Decodes one frame body. Error messages describe the frame, never quote its content. */
+export function decodeMessage(bytes: Uint8Array): Decoded {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    return problem(JsonRpcErrorCode.ParseError, 'Parse error: the message is not valid UTF-8');
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return problem(JsonRpcErrorCode.ParseError, 'Parse error: the message is not valid JSON');
+  }
+  if (Array.isArray(value)) return problem(JsonRpcErrorCode.InvalidRequest, 'Invalid request: batches are not supported');
+  if (value === null || typeof value !== 'object') {
+    return problem(JsonRpcErrorCode.InvalidRequest, 'Invalid request: a message must be a JSON object');
+  }
+  return checkShape(value as Record<string, unknown>);
+}
+
+function checkShape(m: Record<string, unknown>): Decoded {
+  const hasId = Object.hasOwn(m, 'id');
+  const idOk = typeof m.id === 'string' || (typeof m.id === 'number' && Number.isFinite(m.id));
+  const id = idOk ? (m.id as string | number) : null;
+  if (m.jsonrpc !== '2.0') return problem(JsonRpcErrorCode.InvalidRequest, 'Invalid request: "jsonrpc" must be "2.0"', id);
+  if (Object.hasOwn(m, 'method')) {
+    if (typeof m.method !== 'string') return problem(JsonRpcErrorCode.InvalidRequest, 'Invalid request: "method" must be a string', id);
+    if (hasId && !idOk) return problem(JsonRpcErrorCode.InvalidRequest, 'Invalid request: "id" must be a string or a number');
+    if (m.params !== undefined && (m.params === null || typeof m.params !== 'object')) {
+      return problem(JsonRpcErrorCode.InvalidRequest, 'Invalid request: "params" must be an object', id);
+    }
+    return { message: m as unknown as Message };
+  }
+  if (hasId && (Object.hasOwn(m, 'result') || Object.hasOwn(m, 'error'))) return { message: m as unknown as Message };
+  return problem(JsonRpcErrorCode.InvalidRequest, 'Invalid request: neither a request, a notification nor a response', id);
+}

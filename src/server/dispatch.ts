@@ -1,0 +1,97 @@
+import type { CancellationToken } from 'vscode-jsonrpc/node';
+import { ResponseError } from 'vscode-jsonrpc/node';
+import type { z } from 'zod';
+import type { MethodDescriptor } from '../../protocol/common.js';
+import { JsonRpcErrorCode } from '../../protocol/errors.js';
+import type { Logger } from '../log.js';
+import { invalidParams, toResponseError, zodIssues } from './errors.js';
+
+/** A request handler bound to its descriptor: params are parsed by the descriptor's schema before it runs. */
+export interface RequestHandler {
+  descriptor: MethodDescriptor;
+  handle(params: never, token: CancellationToken): unknown;
+}
+
+export function handle<S extends z.ZodType>(
+  descriptor: MethodDescriptor & { params: S },
+  fn: (params: z.output<S>, token: CancellationToken) => unknown,
+): RequestHandler {
+  return { descriptor, handle: fn as RequestHandler['handle'] };
+}
+
+/** What the lifecycle allows right now: undefined, or the error to answer with. */
+export type Gate = (method: string) => ResponseError<unknown> | undefined;
+
+export const MAX_NESTING = 256;
+
+/**
+ * Routes requests by method: lifecycle gate, cancellation, params validation, then the
+ * handler; every failure leaves through toResponseError. Counts requests so the server can
+ * wait for all of them to be answered before it exits.
+ */
+export class Dispatcher {
+  private readonly table = new Map<string, RequestHandler>();
+  private inFlight = 0;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(
+    handlers: RequestHandler[],
+    private readonly gate: Gate,
+    private readonly log: Logger,
+  ) {
+    for (const h of handlers) this.table.set(h.descriptor.method, h);
+  }
+
+  async request(method: string, params: unknown, token: CancellationToken): Promise<unknown> {
+    this.inFlight += 1;
+    try {
+      return await this.run(method, params, token);
+    } catch (err) {
+      throw toResponseError(err, this.log);
+    } finally {
+      this.inFlight -= 1;
+      if (this.inFlight === 0) this.idleWaiters.splice(0).forEach((w) => w());
+    }
+  }
+
+  private async run(method: string, params: unknown, token: CancellationToken): Promise<unknown> {
+    const refused = this.gate(method);
+    if (refused) throw refused;
+    const handler = this.table.get(method);
+    if (!handler) throw new ResponseError(JsonRpcErrorCode.MethodNotFound, `Method not found: ${printable(method)}`);
+    if (token.isCancellationRequested) throw cancelled();
+    if (Array.isArray(params)) throw invalidParams([{ path: '', message: 'params must be an object, not an array' }]);
+    if (nestingExceeds(params, MAX_NESTING)) {
+      throw invalidParams([{ path: '', message: `params nest deeper than ${MAX_NESTING} levels` }]);
+    }
+    const parsed = handler.descriptor.params.safeParse(params ?? {});
+    if (!parsed.success) throw invalidParams(zodIssues(parsed.error));
+    return handler.handle(parsed.data as never, token);
+  }
+
+  /** Resolves when no request is being handled. */
+  idle(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+}
+
+export function cancelled(): ResponseError<unknown> {
+  return new ResponseError(JsonRpcErrorCode.RequestCancelled, 'Request cancelled', { kind: 'RequestCancelled' });
+}
+
+function printable(method: string): string {
+  return /^[\x20-\x7e]{1,100}$/.test(method) ? JSON.stringify(method) : '(unprintable method name)';
+}
+
+/** Iterative, so hostile nesting cannot overflow the stack. */
+export function nestingExceeds(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
+}

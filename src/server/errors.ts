@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto';
+import { ResponseError } from 'vscode-jsonrpc/node';
+import { z } from 'zod';
+import { ErrorKindCode, JsonRpcErrorCode } from '../../protocol/errors.js';
+import { type Logger, safeDescribe } from '../log.js';
+import { StoreError } from '../store/errors.js';
+
+/**
+ * The one place where errors become wire errors. vscode-jsonrpc would forward a thrown
+ * Error's message verbatim, so every handler's failure passes through here: store errors keep
+ * their (safe) message and kind; anything unexpected becomes -32603 with a reference, and its
+ * description (name, errno, stack frames — no message) goes to stderr.
+ */
+export function toResponseError(err: unknown, log: Logger): ResponseError<unknown> {
+  if (err instanceof ResponseError) return err;
+  if (err instanceof StoreError) {
+    if (err.kind === 'InvalidArgument') {
+      return invalidParams([{ path: String(err.details.path ?? ''), message: err.message }]);
+    }
+    return new ResponseError(ErrorKindCode[err.kind], err.message, { ...err.details, kind: err.kind });
+  }
+  if (err instanceof z.ZodError) return invalidParams(zodIssues(err));
+  const ref = randomBytes(4).toString('hex');
+  log.error(`internal error ${ref}: ${safeDescribe(err)}`);
+  return new ResponseError(JsonRpcErrorCode.InternalError, `internal error (reference ${ref}; see the server's stderr)`, {
+    kind: 'Internal', ref,
+  });
+}
+
+export interface ParamIssue {
+  path: string;
+  message: string;
+}
+
+export function invalidParams(issues: ParamIssue[]): ResponseError<unknown> {
+  const first = issues[0];
+  const where = first ? `${first.path || 'params'}: ${first.message}` : 'invalid params';
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
+  return new ResponseError(JsonRpcErrorCode.InvalidParams, `Invalid params: ${where}${more}`, { kind: 'InvalidParams', issues });
+}
+
+const SAFE_KEY = /^[A-Za-z_$][A-Za-z0-9_$-]{0,39}$/;
+
+/** Zod issues as paths and messages; member names a client invented are named only when they look like identifiers. */
+export function zodIssues(err: z.ZodError): ParamIssue[] {
+  return err.issues.slice(0, 20).map((issue) => {
+    const path = issue.path.map(String).join('.');
+    if (issue.code === 'unrecognized_keys') {
+      const keys = issue.keys.map((k) => (SAFE_KEY.test(k) ? k : '(unprintable name)'));
+      return { path, message: `unrecognized member${keys.length > 1 ? 's' : ''}: ${keys.join(', ')}` };
+    }
+    if (issue.code === 'invalid_union' && issue.path[issue.path.length - 1] !== 'kind' && 'discriminator' in issue) {
+      return { path: path ? `${path}.${String(issue.discriminator)}` : String(issue.discriminator), message: 'unknown or missing discriminator value' };
+    }
+    return { path, message: issue.message };
+  });
+}

@@ -1,0 +1,24 @@
+import {
+  DEFAULT_LIST_LIMIT, DEFAULT_READ_LIMIT, sessionAppend, sessionClose, sessionCreate, sessionList, sessionOpen, sessionRead,
+} from '../../../protocol/index.js';
+import type { SessionStore } from '../../store/types.js';
+import { cancelled, handle, type RequestHandler } from '../dispatch.js';
+
+/** session/* — each handler only translates params to one store call. */
+export function sessionHandlers(store: SessionStore): RequestHandler[] {
+  return [
+    handle(sessionCreate, async ({ _meta, ...header }) => store.create(header)),
+    handle(sessionOpen, async (p) => store.open(p.sessionId, p.mode ?? 'write')),
+    handle(sessionAppend, async (p, token) => {
+      if (token.isCancellationRequested) throw cancelled();
+      return store.append(p.sessionId, p.records, { expectedLastSeq: p.expectedLastSeq });
+    }),
+    handle(sessionRead, async (p) =>
+      store.read(p.sessionId, { afterSeq: p.afterSeq, limit: p.limit ?? DEFAULT_READ_LIMIT, kinds: p.kinds })),
+    handle(sessionList, async (p) => store.list({ limit: p.limit ?? DEFAULT_LIST_LIMIT, cursor: p.cursor })),
+    handle(sessionClose, async (p) => {
+      await store.close(p.sessionId);
+      return {};
+    }),
+  ];
+}

@@ -1,0 +1,108 @@
+import { ResponseError } from 'vscode-jsonrpc/node';
+import {
+  ErrorKindCode, initialize, JsonRpcErrorCode, MAX_APPEND_RECORDS, MAX_LIST_LIMIT, MAX_READ_LIMIT, PROTOCOL_VERSION,
+  RecordKinds, shutdown, SUPPORTED_PROTOCOL_VERSIONS,
+} from '../../protocol/index.js';
+import type { InitializeResult } from '../../protocol/methods/lifecycle.js';
+import type { Logger } from '../log.js';
+import type { SessionStore } from '../store/types.js';
+import { handle, type RequestHandler } from './dispatch.js';
+
+export type Phase = 'uninitialized' | 'running' | 'shuttingDown';
+
+export interface LifecycleOptions {
+  store: SessionStore;
+  serverInfo: { name: string; version: string };
+  maxMessageBytes: number;
+  log: Logger;
+  /** Ends the process with this exit code (after in-flight work). */
+  finish: (code: number, why: string) => void;
+  /** How often to check that the client process given in initialize is alive. */
+  parentPollMs?: number;
+}
+
+/** The LSP-style lifecycle: initialize, initialized, shutdown, exit; and the parent-process watch. */
+export class Lifecycle {
+  phase: Phase = 'uninitialized';
+  private parentWatch: NodeJS.Timeout | undefined;
+
+  constructor(private readonly opts: LifecycleOptions) {}
+
+  /** Requests allowed in the current phase; the error to answer otherwise. */
+  readonly gate = (method: string): ResponseError<unknown> | undefined => {
+    if (method === 'initialize' && this.phase !== 'uninitialized') {
+      return new ResponseError(JsonRpcErrorCode.InvalidRequest, 'initialize may be sent only once per connection');
+    }
+    if (this.phase === 'uninitialized' && method !== 'initialize') {
+      return new ResponseError(JsonRpcErrorCode.ServerNotInitialized, 'Server not initialized: send initialize first');
+    }
+    if (this.phase === 'shuttingDown') return new ResponseError(JsonRpcErrorCode.InvalidRequest, 'the server is shutting down');
+    return undefined;
+  };
+
+  handlers(): RequestHandler[] {
+    return [
+      handle(initialize, (p) => {
+        if (!SUPPORTED_PROTOCOL_VERSIONS.includes(p.protocolVersion)) {
+          throw new ResponseError(ErrorKindCode.UnsupportedProtocolVersion, `unsupported protocol version ${p.protocolVersion}`, {
+            kind: 'UnsupportedProtocolVersion', supported: [...SUPPORTED_PROTOCOL_VERSIONS], requested: p.protocolVersion,
+          });
+        }
+        this.phase = 'running';
+        if (typeof p.processId === 'number' && p.processId > 0) this.watchParent(p.processId);
+        return this.initializeResult();
+      }),
+      handle(shutdown, async () => {
+        this.phase = 'shuttingDown';
+        await this.opts.store.closeAll();
+        return null;
+      }),
+    ];
+  }
+
+  /** Notifications: `exit` ends the process; `$/` ones this server does not know are ignored. */
+  notification(method: string): void {
+    if (method === 'exit') this.opts.finish(this.phase === 'shuttingDown' ? 0 : 1, 'exit notification');
+    else if (method !== 'initialized' && !method.startsWith('$/')) this.opts.log.debug('ignored an unknown notification');
+  }
+
+  private initializeResult(): InitializeResult {
+    return {
+      protocolVersion: PROTOCOL_VERSION,
+      serverInfo: this.opts.serverInfo,
+      capabilities: {
+        framings: ['lsp', 'ndjson'],
+        maxMessageBytes: this.opts.maxMessageBytes,
+        recordKinds: [...RecordKinds],
+        session: {
+          create: true,
+          open: { modes: ['write', 'read'] },
+          append: { maxRecords: MAX_APPEND_RECORDS, expectedLastSeq: true },
+          read: { maxLimit: MAX_READ_LIMIT, kinds: true },
+          list: { maxLimit: MAX_LIST_LIMIT },
+        },
+      },
+      store: { root: this.opts.store.root },
+    };
+  }
+
+  private watchParent(pid: number): void {
+    this.parentWatch = setInterval(() => {
+      if (!isAlive(pid)) this.opts.finish(0, 'the client process is gone');
+    }, this.opts.parentPollMs ?? 2000);
+    this.parentWatch.unref();
+  }
+
+  dispose(): void {
+    if (this.parentWatch) clearInterval(this.parentWatch);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as { code?: string }).code === 'EPERM';
+  }
+}

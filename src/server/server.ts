@@ -1,0 +1,71 @@
+import type { Readable, Writable } from 'node:stream';
+import { createMessageConnection, type Message } from 'vscode-jsonrpc/node';
+import type { Logger } from '../log.js';
+import type { SessionStore } from '../store/types.js';
+import { cancelled, Dispatcher } from './dispatch.js';
+import type { Framing } from '../framing/frameDecoder.js';
+import { createTransport } from '../framing/transport.js';
+import { sessionHandlers } from './handlers/session.js';
+import { Lifecycle } from './lifecycle.js';
+
+export interface ServerOptions {
+  store: SessionStore;
+  input: Readable;
+  output: Writable;
+  framing: 'auto' | Framing;
+  maxMessageBytes: number;
+  log: Logger;
+  serverInfo: { name: string; version: string };
+  parentPollMs?: number;
+}
+
+export interface RunningServer {
+  /** Resolves with the process exit code once every request is answered and the store is closed. */
+  exited: Promise<number>;
+  /** Begins an orderly stop (signal, broken pipe). */
+  stop(code: number, why: string): void;
+}
+
+/** Wires a store to a JSON-RPC connection over a pair of streams. */
+export function startServer(opts: ServerOptions): RunningServer {
+  const { store, log } = opts;
+  let resolveExit: (code: number) => void = () => {};
+  const exited = new Promise<number>((resolve) => (resolveExit = resolve));
+  let stopping = false;
+  const stop = (code: number, why: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`stopping: ${why}`);
+    void drainAndClose().then(() => resolveExit(code), () => resolveExit(1));
+  };
+
+  const transport = createTransport(opts.input, opts.output, {
+    framing: opts.framing,
+    maxMessageBytes: opts.maxMessageBytes,
+    diagnostic: (line) => log.error(line),
+  });
+  const lifecycle = new Lifecycle({ ...opts, finish: stop });
+  const dispatcher = new Dispatcher([...lifecycle.handlers(), ...sessionHandlers(store)], lifecycle.gate, log);
+  const connection = createMessageConnection(transport.reader, transport.writer, log, {
+    connectionStrategy: {
+      // A request cancelled before it was dispatched is answered -32800 and never runs.
+      cancelUndispatched: (message: Message) => ({ jsonrpc: '2.0', id: (message as unknown as { id: number | string }).id, error: cancelled().toJson() }),
+    },
+  });
+  connection.onRequest((method, params, token) => dispatcher.request(method, params, token));
+  connection.onNotification((method) => lifecycle.notification(method));
+  connection.onClose(() => stop(transport.closedByFault() ? 1 : 0, 'input closed'));
+  connection.onError(([err]) => log.warn(`connection error: ${err.name}`));
+  opts.output.on('error', () => stop(1, 'output closed'));
+  connection.listen();
+
+  async function drainAndClose(): Promise<void> {
+    // Requests already read are answered before the store closes (appends finish durably).
+    await transport.allAnswered();
+    lifecycle.dispose();
+    await store.closeAll();
+    connection.dispose();
+  }
+
+  return { exited, stop };
+}

@@ -1,0 +1,28 @@
+/**
+ * The store's error kinds. The server maps each to the protocol's error code of the same
+ * name; a message never quotes record content or a caller's input beyond a validated id.
+ */
+export type StoreErrorKind =
+  | 'SessionNotFound'
+  | 'InvalidSessionId'
+  | 'Conflict'
+  | 'Corrupt'
+  | 'UnsafeStore'
+  | 'NotWritten'
+  | 'RolledBack'
+  | 'Uncertain'
+  | 'ReadOnly'
+  | 'PayloadTooLarge'
+  /** A caller's argument is malformed (details.path names it); the server answers -32602. */
+  | 'InvalidArgument';
+
+export class StoreError extends Error {
+  constructor(
+    readonly kind: StoreErrorKind,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'StoreError';
+  }
+}

@@ -1,0 +1,183 @@
+import path from 'node:path';
+import { createPrivate, fsyncDir, ensurePrivateDir } from '../durable/durableFile.js';
+import { UnsafeFileError } from '../durable/errors.js';
+import { type FsLayer, nodeFs } from '../durable/fsLayer.js';
+import { StoreError } from './errors.js';
+import { checkSessionId, newSessionId } from './ids.js';
+import { JOURNAL_FORMAT, JOURNAL_VERSION, sealLine } from './journal/format.js';
+import { type JournalHandle, openJournal } from './journal/open.js';
+import { readPage, seekAfterSeq } from './journal/read.js';
+import { crcOf } from './journal/scan.js';
+import { JournalWriter } from './journal/writer.js';
+import { StoreLayout } from './layout.js';
+import { listSessions } from './list.js';
+import { OpenSession } from './openSession.js';
+import { serializeRecord } from './serialize.js';
+import { summarizeRecord } from './summary.js';
+import type {
+  AppendResult, ListPage, OpenedSession, OpenMode, ReadOptions, ReadPage, RecordInput, SessionHeaderInput, SessionStore,
+} from './types.js';
+
+export interface FileStoreOptions {
+  /** The file-system seam; tests inject failures through it. */
+  fs?: FsLayer;
+  clock?: () => number;
+  /** Largest serialized record (default 32 MiB). */
+  maxRecordBytes?: number;
+  /** Where warnings go (stderr in the server). Never given record content. */
+  warn?: (message: string) => void;
+}
+
+export const DEFAULT_READ_LIMIT = 1000;
+const PAGE_BYTES = 16 << 20;
+
+/** The journal-file backend of SessionStore. */
+export class FileSessionStore implements SessionStore {
+  readonly root: string;
+  private readonly fsl: FsLayer;
+  private readonly layout: StoreLayout;
+  private readonly clock: () => number;
+  private readonly maxRecordBytes: number;
+  private readonly warn: (message: string) => void;
+  private readonly sessions = new Map<string, OpenSession>();
+
+  constructor(root: string, opts: FileStoreOptions = {}) {
+    this.root = path.resolve(root);
+    this.fsl = opts.fs ?? nodeFs;
+    this.layout = new StoreLayout(this.root);
+    this.clock = opts.clock ?? Date.now;
+    this.maxRecordBytes = opts.maxRecordBytes ?? 32 << 20;
+    this.warn = opts.warn ?? (() => {});
+    try {
+      this.layout.init(this.fsl);
+    } catch (err) {
+      if (err instanceof UnsafeFileError) throw new StoreError('UnsafeStore', `store refused: ${err.path} ${err.reason}`, { reason: err.reason });
+      throw err;
+    }
+  }
+
+  async create(input: SessionHeaderInput): Promise<{ sessionId: string; createdAt: string }> {
+    const now = this.clock();
+    const sessionId = newSessionId(now);
+    const createdAt = new Date(now).toISOString();
+    const header = JSON.parse(JSON.stringify({ format: JOURNAL_FORMAT, version: JOURNAL_VERSION, sessionId, createdAt, ...input }));
+    const line = sealLine(JSON.stringify(header));
+    if (line.length > this.maxRecordBytes) throw new StoreError('PayloadTooLarge', `session header is larger than ${this.maxRecordBytes} bytes`);
+    const fd = this.writeNewJournal(sessionId, line);
+    const handle: JournalHandle = {
+      fd, ino: this.fsl.fstatSync(fd).ino, header: { sessionId, createdAt, ...input }, dataStart: line.length,
+      position: { bytes: line.length, lastSeq: 0, records: 0, lastCrc: crcOf(line.subarray(0, line.length - 1)) },
+    };
+    const session = this.adopt(handle, 'write');
+    await session.writeIndexNow();
+    return { sessionId, createdAt };
+  }
+
+  /**
+   * Crash reasoning: the journal is complete and synced under a temporary name before it is
+   * renamed into place and the directory synced, so after a crash a session either exists
+   * whole or not at all (a leftover .tmp is never read).
+   */
+  private writeNewJournal(id: string, line: Buffer): number {
+    ensurePrivateDir(this.fsl, this.layout.sessionDir(id));
+    const tmp = this.layout.journalTemp(id);
+    const fd = createPrivate(this.fsl, tmp);
+    try {
+      for (let done = 0; done < line.length; ) done += this.fsl.writeSync(fd, line, done, line.length - done, done);
+      this.fsl.fsyncSync(fd);
+      this.fsl.renameSync(tmp, this.layout.journal(id));
+      fsyncDir(this.fsl, this.layout.sessionDir(id));
+      return fd;
+    } catch (err) {
+      this.fsl.closeSync(fd);
+      throw err;
+    }
+  }
+
+  async open(sessionId: string, mode: OpenMode): Promise<OpenedSession> {
+    checkSessionId(sessionId);
+    const existing = this.sessions.get(sessionId);
+    if (existing && (existing.mode === 'write' || mode === 'read')) return existing.describe();
+    if (existing) await this.close(sessionId); // upgrade read -> write: reopen writable
+    const handle = openJournal(this.fsl, this.layout, sessionId, {
+      writable: mode === 'write',
+      hint: this.readIndexHint(sessionId),
+    });
+    const session = this.adopt(handle, mode);
+    if (mode === 'write') session.scheduleIndexWrite();
+    return session.describe();
+  }
+
+  private readIndexHint(id: string) {
+    return OpenSession.readHint(this.fsl, this.layout, id);
+  }
+
+  private adopt(handle: JournalHandle, mode: OpenMode): OpenSession {
+    const writer = mode === 'write'
+      ? new JournalWriter(this.fsl, handle.fd, handle.position, this.clock, () => {})
+      : undefined;
+    const session = new OpenSession(this.fsl, this.layout, handle, mode, writer, this.warn);
+    this.sessions.set(handle.header.sessionId, session);
+    return session;
+  }
+
+  async append(sessionId: string, records: RecordInput[], opts: { expectedLastSeq?: number } = {}): Promise<AppendResult> {
+    const session = this.writable(sessionId);
+    const texts = records.map((r, i) => serializeRecord(r, i, this.maxRecordBytes));
+    const summaries = records.map((r) => summarizeRecord(r));
+    const committed = await (session.writer as JournalWriter).append(texts, opts.expectedLastSeq);
+    session.noteCommitted(summaries, committed.ts);
+    return { firstSeq: committed.firstSeq, lastSeq: committed.lastSeq };
+  }
+
+  private writable(sessionId: string): OpenSession {
+    checkSessionId(sessionId);
+    const session = this.sessions.get(sessionId);
+    if (session?.writer) return session;
+    if (!session && this.fsl.lstatSync(this.layout.journal(sessionId)) === undefined) {
+      throw new StoreError('SessionNotFound', `session ${sessionId} not found`, { sessionId });
+    }
+    throw new StoreError('ReadOnly', `session ${sessionId} is not open for writing; call session/open with mode "write" first`, {
+      sessionId, reason: session ? 'openedReadOnly' : 'notOpen',
+    });
+  }
+
+  async read(sessionId: string, opts: ReadOptions = {}): Promise<ReadPage> {
+    checkSessionId(sessionId);
+    const open = this.sessions.get(sessionId);
+    await open?.writer?.barrier();
+    const handle = open?.handle ?? openJournal(this.fsl, this.layout, sessionId, { writable: false, hint: this.readIndexHint(sessionId) });
+    try {
+      const { fd, dataStart, position } = handle;
+      const afterSeq = Math.min(opts.afterSeq ?? 0, position.lastSeq);
+      const end = position.bytes;
+      const from = afterSeq === 0 ? dataStart : seekAfterSeq(this.fsl, fd, dataStart, end, afterSeq);
+      const page = readPage(this.fsl, fd, {
+        from, end, afterSeq, limit: opts.limit ?? DEFAULT_READ_LIMIT,
+        kinds: opts.kinds ? new Set(opts.kinds) : undefined, maxBytes: PAGE_BYTES,
+      });
+      const more = page.scannedSeq < position.lastSeq;
+      return { records: page.records, lastSeq: position.lastSeq, nextAfterSeq: more ? page.scannedSeq : null };
+    } finally {
+      if (!open) this.fsl.closeSync(handle.fd);
+    }
+  }
+
+  async list(opts: { limit?: number; cursor?: string } = {}): Promise<ListPage> {
+    return listSessions(this.fsl, this.layout, this.sessions, opts, this.warn);
+  }
+
+  async close(sessionId: string): Promise<void> {
+    checkSessionId(sessionId);
+    const session = this.sessions.get(sessionId);
+    if (!session) return;
+    this.sessions.delete(sessionId);
+    await session.close();
+  }
+
+  async closeAll(): Promise<void> {
+    const all = [...this.sessions.keys()];
+    await Promise.all(all.map((id) => this.close(id)));
+  }
+}
+

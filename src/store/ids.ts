@@ -1,0 +1,21 @@
+import { monotonicFactory } from 'ulid';
+import { StoreError } from './errors.js';
+
+const nextUlid = monotonicFactory();
+const ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** A new session id: a ULID, so ids sort by creation time and never need escaping. */
+export function newSessionId(now: number): string {
+  return nextUlid(now);
+}
+
+/** Ids become file names: anything that could escape the store or hide a file is refused. */
+export function checkSessionId(id: string): string {
+  if (!ID_PATTERN.test(id) || id.includes('..') || id.startsWith('.')) {
+    throw new StoreError(
+      'InvalidSessionId',
+      'invalid session id: expected 1-128 characters of [A-Za-z0-9._-], no "..", not starting with "."',
+    );
+  }
+  return id;
+}

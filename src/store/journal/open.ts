@@ -1,0 +1,125 @@
+import path from 'node:path';
+import { createPrivate, ensurePrivateDir, fsyncDir, openPrivate } from '../../durable/durableFile.js';
+import { errnoOf, UnsafeFileError } from '../../durable/errors.js';
+import type { FsLayer } from '../../durable/fsLayer.js';
+import { StoreError } from '../errors.js';
+import type { StoreLayout } from '../layout.js';
+import { type IndexEntry, positionOf } from '../sessionIndex.js';
+import { summarizeRecord } from '../summary.js';
+import type { SessionHeader } from '../types.js';
+import { peekSeq } from './format.js';
+import { lineEndingAt, readPrefix } from './lines.js';
+import { corrupt, crcOf, type JournalPosition, readHeader, scanRecords } from './scan.js';
+
+/** An open journal, verified up to `position`. */
+export interface JournalHandle {
+  fd: number;
+  ino: number;
+  header: SessionHeader;
+  /** Offset of the first record line. */
+  dataStart: number;
+  position: JournalPosition;
+  firstMessage?: string;
+  lastMessage?: string;
+  recovered?: { bytes: number; evidence: string };
+}
+
+export interface OpenJournalOptions {
+  writable: boolean;
+  /** The index entry, trusted only if the journal still matches it. */
+  hint?: IndexEntry;
+}
+
+/**
+ * Opens a journal and finds where its verified records end without reading all of it when
+ * the index still describes it (open stays flat in the journal's size). Only a writable open
+ * repairs a torn tail: its bytes are first kept durably under recovery/, then cut off.
+ * A read-only open treats a torn tail as the end of the log and changes nothing.
+ */
+export function openJournal(fsl: FsLayer, layout: StoreLayout, id: string, opts: OpenJournalOptions): JournalHandle {
+  const fd = openJournalFile(fsl, layout, id, opts.writable);
+  try {
+    return verifyJournal(fsl, layout, id, fd, opts);
+  } catch (err) {
+    fsl.closeSync(fd);
+    throw err;
+  }
+}
+
+function openJournalFile(fsl: FsLayer, layout: StoreLayout, id: string, writable: boolean): number {
+  try {
+    return openPrivate(fsl, layout.journal(id), writable);
+  } catch (err) {
+    if (errnoOf(err) === 'ENOENT') throw new StoreError('SessionNotFound', `session ${id} not found`, { sessionId: id });
+    if (err instanceof UnsafeFileError) {
+      throw new StoreError('UnsafeStore', `journal of session ${id} refused: it ${err.reason}`, { sessionId: id, reason: err.reason });
+    }
+    throw err;
+  }
+}
+
+function verifyJournal(fsl: FsLayer, layout: StoreLayout, id: string, fd: number, opts: OpenJournalOptions): JournalHandle {
+  const st = fsl.fstatSync(fd);
+  const { header, line } = readHeader(fsl, fd, st.size);
+  if (header.sessionId !== id) throw corrupt(1, 'header names another session');
+  const origin: JournalPosition = { bytes: line.end, lastSeq: 0, records: 0, lastCrc: crcOf(line.bytes) };
+  const hint = opts.hint && trustHint(fsl, fd, st.ino, st.size, line.end, opts.hint) ? opts.hint : undefined;
+  const handle: JournalHandle = {
+    fd,
+    ino: st.ino,
+    header: headerOf(header),
+    dataStart: line.end,
+    position: hint ? positionOf(hint) : origin,
+    firstMessage: hint?.firstMessage,
+    lastMessage: hint?.lastMessage,
+  };
+  if (handle.position.bytes === st.size) return handle;
+  const scan = scanRecords(fsl, fd, handle.position, st.size, (rec) => {
+    const summary = summarizeRecord(rec);
+    if (summary === undefined) return;
+    handle.firstMessage ??= summary;
+    handle.lastMessage = summary;
+  });
+  handle.position = scan.position;
+  if (scan.tail && opts.writable) handle.recovered = cutTornTail(fsl, layout, id, fd, scan.tail.offset, scan.tail.bytes);
+  return handle;
+}
+
+/** The index vouches for a prefix only if that prefix still ends where and how it says. */
+function trustHint(fsl: FsLayer, fd: number, ino: number, size: number, dataStart: number, hint: IndexEntry): boolean {
+  if (hint.ino !== ino || hint.bytes > size || hint.bytes < dataStart) return false;
+  if (hint.records === 0) return hint.bytes === dataStart && hint.lastSeq === 0;
+  const last = lineEndingAt(fsl, fd, hint.bytes, dataStart);
+  return last !== undefined && last.bytes.length > 10 && crcOf(last.bytes) === hint.lastCrc && peekSeq(last.bytes) === hint.lastSeq;
+}
+
+function headerOf(h: Record<string, unknown>): SessionHeader {
+  const header: SessionHeader = { sessionId: String(h.sessionId), createdAt: String(h.createdAt) };
+  for (const key of ['cwd', 'title', 'systemPrompt', 'llm', 'metadata'] as const) {
+    if (h[key] !== undefined) (header as unknown as Record<string, unknown>)[key] = h[key];
+  }
+  return header;
+}
+
+/**
+ * Crash reasoning: the tail was never acknowledged (an append answers only after its whole
+ * batch is synced), so removing it loses nothing acknowledged. The evidence file is made
+ * durable before the journal is cut, so the bytes exist somewhere at every instant.
+ */
+function cutTornTail(fsl: FsLayer, layout: StoreLayout, id: string, fd: number, offset: number, bytes: number) {
+  const dir = layout.recoverySessionDir(id);
+  ensurePrivateDir(fsl, dir);
+  const name = `${Date.now()}-${offset}.torn`;
+  const buf = readPrefix(fsl, fd, offset, bytes);
+  const out = createPrivate(fsl, path.join(dir, name));
+  try {
+    for (let done = 0; done < buf.length; ) done += fsl.writeSync(out, buf, done, buf.length - done, done);
+    fsl.fsyncSync(out);
+  } finally {
+    fsl.closeSync(out);
+  }
+  fsyncDir(fsl, dir);
+  fsl.ftruncateSync(fd, offset);
+  fsl.fsyncSync(fd);
+  return { bytes, evidence: path.relative(layout.root, path.join(dir, name)) };
+}

@@ -1,0 +1,66 @@
+import type { FsLayer } from '../../durable/fsLayer.js';
+import type { StoredRecord } from '../types.js';
+import { decodeLine, peekSeq } from './format.js';
+import { nextLineStart, readPrefix, scanLines } from './lines.js';
+import { corrupt } from './scan.js';
+
+const SEEK_WINDOW = 1 << 16;
+
+/**
+ * A line start at or before the line with seq `afterSeq + 1`, found by bisecting byte offsets:
+ * seqs grow by one per line, so a few small reads replace a scan from the start.
+ * `lo` must be a line start whose seq is at most `afterSeq + 1`.
+ */
+export function seekAfterSeq(fsl: FsLayer, fd: number, lo: number, hi: number, afterSeq: number): number {
+  while (hi - lo > SEEK_WINDOW) {
+    const mid = lo + Math.floor((hi - lo) / 2);
+    const p = nextLineStart(fsl, fd, mid, hi);
+    if (p >= hi) {
+      hi = mid;
+      continue;
+    }
+    const seq = peekSeq(readPrefix(fsl, fd, p, 32));
+    if (seq === undefined) break; // damaged: the linear read from `lo` reports it
+    if (seq <= afterSeq) lo = p;
+    else hi = p;
+  }
+  return lo;
+}
+
+export interface PageRequest {
+  from: number;
+  end: number;
+  afterSeq: number;
+  limit: number;
+  kinds?: ReadonlySet<string>;
+  /** Stop after this many bytes of lines (at least one record is returned). */
+  maxBytes: number;
+}
+
+export interface Page {
+  records: StoredRecord[];
+  /** Seq of the last line examined (returned or filtered out). */
+  scannedSeq: number;
+}
+
+/** Reads verified records after `afterSeq`; every returned line passed its checksum. */
+export function readPage(fsl: FsLayer, fd: number, req: PageRequest): Page {
+  const records: StoredRecord[] = [];
+  let scannedSeq = req.afterSeq;
+  let bytes = 0;
+  for (const line of scanLines(fsl, fd, req.from, req.end)) {
+    const peeked = peekSeq(line.bytes);
+    if (peeked !== undefined && peeked <= req.afterSeq) continue;
+    const expected = scannedSeq + 1;
+    const decoded = line.terminated ? decodeLine(line.bytes) : ({ ok: false, reason: 'unterminated' } as const);
+    if (!decoded.ok) throw corrupt(expected + 1, decoded.reason, { seq: expected });
+    const rec = decoded.value as StoredRecord;
+    if (rec.seq !== expected) throw corrupt(expected + 1, `seq ${String(rec.seq)} where ${expected} was expected`);
+    delete (rec as Record<string, unknown>).batchEnd;
+    scannedSeq = rec.seq;
+    bytes += line.bytes.length;
+    if (!req.kinds || req.kinds.has(rec.kind)) records.push(rec);
+    if (records.length >= req.limit || bytes >= req.maxBytes) break;
+  }
+  return { records, scannedSeq };
+}

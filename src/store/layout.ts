@@ -1,0 +1,51 @@
+import path from 'node:path';
+import { createPrivate, ensurePrivateDir, fsyncDir } from '../durable/durableFile.js';
+import { errnoOf } from '../durable/errors.js';
+import type { FsLayer } from '../durable/fsLayer.js';
+
+/**
+ * Where things live under the store root (protocol/STORAGE.md):
+ *   .gitignore                      "*": a store inside a workspace is never committed
+ *   sessions/<id>/journal.jsonl     the session's journal
+ *   index/<id>.json                 derived summary, rebuilt from the journal when stale
+ *   recovery/<id>/<ms>-<offset>.torn  torn tails removed from journals, kept as evidence
+ */
+export class StoreLayout {
+  constructor(readonly root: string) {}
+
+  get sessionsDir(): string { return path.join(this.root, 'sessions'); }
+  get indexDir(): string { return path.join(this.root, 'index'); }
+  get recoveryDir(): string { return path.join(this.root, 'recovery'); }
+
+  sessionDir(id: string): string { return path.join(this.sessionsDir, id); }
+  journal(id: string): string { return path.join(this.sessionDir(id), 'journal.jsonl'); }
+  journalTemp(id: string): string { return path.join(this.sessionDir(id), 'journal.jsonl.tmp'); }
+  indexEntry(id: string): string { return path.join(this.indexDir, `${id}.json`); }
+  recoverySessionDir(id: string): string { return path.join(this.recoveryDir, id); }
+
+  /** Creates the root and its folders (0700) and the root's .gitignore. */
+  init(fsl: FsLayer): void {
+    ensurePrivateDir(fsl, this.root);
+    for (const dir of [this.sessionsDir, this.indexDir, this.recoveryDir]) ensurePrivateDir(fsl, dir);
+    writeGitignore(fsl, path.join(this.root, '.gitignore'));
+  }
+}
+
+function writeGitignore(fsl: FsLayer, file: string): void {
+  if (fsl.lstatSync(file) !== undefined) return;
+  let fd: number;
+  try {
+    fd = createPrivate(fsl, file);
+  } catch (err) {
+    if (errnoOf(err) === 'EEXIST') return;
+    throw err;
+  }
+  try {
+    const buf = Buffer.from('*\n');
+    fsl.writeSync(fd, buf, 0, buf.length, 0);
+    fsl.fsyncSync(fd);
+  } finally {
+    fsl.closeSync(fd);
+  }
+  fsyncDir(fsl, path.dirname(file));
+}

@@ -1,0 +1,93 @@
+import type { FsLayer } from '../durable/fsLayer.js';
+import type { JournalHandle } from './journal/open.js';
+import type { JournalWriter } from './journal/writer.js';
+import type { StoreLayout } from './layout.js';
+import { type IndexEntry, readIndexEntry, writeIndexEntry } from './sessionIndex.js';
+import type { OpenedSession, OpenMode } from './types.js';
+
+/**
+ * A session open in this store instance: its journal handle, its writer (write mode), and
+ * the index entry kept current after every commit. Index writes are coalesced — at most one
+ * in flight per session, the latest state written next — and never delay an append.
+ */
+export class OpenSession {
+  private updatedAt: string;
+  private indexDirty = false;
+  private indexWriting: Promise<void> | undefined;
+
+  constructor(
+    private readonly fsl: FsLayer,
+    private readonly layout: StoreLayout,
+    readonly handle: JournalHandle,
+    readonly mode: OpenMode,
+    readonly writer: JournalWriter | undefined,
+    private readonly warn: (message: string) => void,
+  ) {
+    this.updatedAt = handle.position.lastTs ?? handle.header.createdAt;
+  }
+
+  static readHint(fsl: FsLayer, layout: StoreLayout, id: string): IndexEntry | undefined {
+    return readIndexEntry(fsl, layout, id);
+  }
+
+  get id(): string {
+    return this.handle.header.sessionId;
+  }
+
+  describe(): OpenedSession {
+    const { header, position, recovered } = this.handle;
+    return { ...header, mode: this.mode, lastSeq: position.lastSeq, ...(recovered ? { recovered } : {}) };
+  }
+
+  indexEntry(): IndexEntry {
+    const { header, position, ino, firstMessage, lastMessage } = this.handle;
+    return {
+      v: 1, sessionId: header.sessionId, title: header.title, createdAt: header.createdAt, updatedAt: this.updatedAt,
+      lastSeq: position.lastSeq, records: position.records, bytes: position.bytes, ino, lastCrc: position.lastCrc,
+      firstMessage, lastMessage,
+    };
+  }
+
+  /** Called in commit order with the summaries of the committed records. */
+  noteCommitted(summaries: Array<string | undefined>, ts: string): void {
+    for (const s of summaries) {
+      if (s === undefined) continue;
+      this.handle.firstMessage ??= s;
+      this.handle.lastMessage = s;
+    }
+    this.updatedAt = ts;
+    this.scheduleIndexWrite();
+  }
+
+  scheduleIndexWrite(): void {
+    this.indexDirty = true;
+    this.indexWriting ??= this.writeIndexLoop();
+  }
+
+  async writeIndexNow(): Promise<void> {
+    this.scheduleIndexWrite();
+    await this.indexWriting;
+  }
+
+  private async writeIndexLoop(): Promise<void> {
+    try {
+      while (this.indexDirty) {
+        this.indexDirty = false;
+        try {
+          await writeIndexEntry(this.fsl, this.layout, this.indexEntry());
+        } catch {
+          this.warn(`index entry of session ${this.id} not written; it will be rebuilt from the journal`);
+        }
+      }
+    } finally {
+      this.indexWriting = undefined;
+    }
+  }
+
+  /** Waits for in-flight appends and index writes, then releases the file. */
+  async close(): Promise<void> {
+    await this.writer?.drain();
+    await this.indexWriting;
+    this.fsl.closeSync(this.handle.fd);
+  }
+}

@@ -1,0 +1,51 @@
+import { readPrivateSmall, replaceAtomically } from '../durable/durableFile.js';
+import type { FsLayer } from '../durable/fsLayer.js';
+import type { JournalPosition } from './journal/scan.js';
+import type { StoreLayout } from './layout.js';
+import type { SessionSummary } from './types.js';
+
+/**
+ * index/<id>.json: a derived summary of one journal. It is a cache: written atomically but
+ * not fsynced (an append never waits for it), and trusted only while the journal's inode,
+ * length and last checksum still match it; otherwise the journal is scanned and it is rebuilt.
+ */
+export interface IndexEntry extends SessionSummary {
+  v: 1;
+  records: number;
+  ino: number;
+  lastCrc: string;
+}
+
+const MAX_INDEX_BYTES = 1 << 20;
+
+export function readIndexEntry(fsl: FsLayer, layout: StoreLayout, id: string): IndexEntry | undefined {
+  let text: string | undefined;
+  try {
+    text = readPrivateSmall(fsl, layout.indexEntry(id), MAX_INDEX_BYTES);
+  } catch {
+    return undefined; // unreadable or unsafe: rebuilt from the journal, never trusted
+  }
+  if (text === undefined) return undefined;
+  try {
+    const e = JSON.parse(text) as IndexEntry;
+    const ok = e && e.v === 1 && e.sessionId === id && Number.isSafeInteger(e.bytes) && Number.isSafeInteger(e.lastSeq)
+      && Number.isSafeInteger(e.records) && typeof e.lastCrc === 'string' && typeof e.createdAt === 'string';
+    return ok ? e : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function writeIndexEntry(fsl: FsLayer, layout: StoreLayout, entry: IndexEntry): Promise<void> {
+  await replaceAtomically(fsl, layout.indexEntry(entry.sessionId), `${JSON.stringify(entry)}\n`, false);
+}
+
+/** The position an index entry vouches for, to be checked against the journal before use. */
+export function positionOf(entry: IndexEntry): JournalPosition {
+  return { bytes: entry.bytes, lastSeq: entry.lastSeq, records: entry.records, lastCrc: entry.lastCrc, lastTs: entry.updatedAt };
+}
+
+export function summaryOf(entry: IndexEntry): SessionSummary {
+  const { sessionId, title, createdAt, updatedAt, lastSeq, bytes, firstMessage, lastMessage } = entry;
+  return { sessionId, title, createdAt, updatedAt, lastSeq, bytes, firstMessage, lastMessage };
+}
