@@ -1,0 +1,161 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type {
+  InitializeParams, InitializeResult, SessionAppendParams, SessionAppendResult, SessionCreateParams, SessionCreateResult,
+  SessionListParams, SessionListResult, SessionOpenParams, SessionOpenResult, SessionReadParams, SessionReadResult,
+} from '../../protocol/index.js';
+import { FrameDecoder, type Framing } from '../framing/frameDecoder.js';
+
+/** A JSON-RPC error answered by the sidecar; `kind` is `data.kind` when the server gave one. */
+export class SidecarError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data: Record<string, unknown> | undefined,
+  ) {
+    super(message);
+    this.name = 'SidecarError';
+  }
+
+  get kind(): string | undefined {
+    return typeof this.data?.kind === 'string' ? this.data.kind : undefined;
+  }
+}
+
+export interface SpawnOptions {
+  /** Executable and arguments; default: this package's built CLI under `node`. */
+  command?: string;
+  args?: string[];
+  /** Store directory, passed as --store. */
+  store?: string;
+  framing?: Framing;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
+
+const DEFAULT_CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'cli.js');
+
+/**
+ * A client for the sidecar over a child process's stdin/stdout, in either framing. Used by
+ * the project's conformance tests, so it keeps every raw stdout byte and all of stderr.
+ */
+export class SidecarClient {
+  readonly child: ChildProcess;
+  readonly framing: Framing;
+  readonly stdout: Buffer[] = [];
+  stderr = '';
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly notifications: Array<{ method: string; params: unknown }> = [];
+  private nextId = 1;
+  private readonly pending = new Map<number | string, Pending>();
+  private readonly decoder: FrameDecoder;
+
+  constructor(opts: SpawnOptions = {}) {
+    this.framing = opts.framing ?? 'ndjson';
+    const command = opts.command ?? process.execPath;
+    const args = [...(opts.command ? [] : [DEFAULT_CLI]), ...(opts.args ?? []), ...(opts.store ? ['--store', opts.store] : [])];
+    this.child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env, cwd: opts.cwd });
+    this.decoder = new FrameDecoder(this.framing, 1 << 30, {
+      framing: () => {},
+      message: (m) => this.onMessage(m as unknown as Record<string, unknown>),
+      problem: (p) => this.failAll(new SidecarError(p.code, `unreadable frame from the sidecar: ${p.message}`, undefined)),
+      fatal: (reason) => this.failAll(new Error(`unreadable output from the sidecar: ${reason}`)),
+    });
+    this.child.stdout!.on('data', (chunk: Buffer) => {
+      this.stdout.push(chunk);
+      this.decoder.push(chunk);
+    });
+    this.child.stderr!.setEncoding('utf8').on('data', (s: string) => (this.stderr += s));
+    this.child.stdin!.on('error', () => {}); // EPIPE after the sidecar exited: reported through `exited`
+    this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => {
+      this.failAll(new Error(`sidecar exited (code ${code}, signal ${signal})`));
+      resolve({ code, signal });
+    }));
+  }
+
+  static async start(opts: SpawnOptions & { initialize?: Partial<InitializeParams> } = {}): Promise<SidecarClient> {
+    const client = new SidecarClient(opts);
+    await client.initialize(opts.initialize);
+    return client;
+  }
+
+  async initialize(params: Partial<InitializeParams> = {}): Promise<InitializeResult> {
+    const result = await this.request<InitializeResult>('initialize', { protocolVersion: 1, clientInfo: { name: 'session-sidecar/client' }, ...params });
+    this.notify('initialized', {});
+    return result;
+  }
+
+  request<R = unknown>(method: string, params?: unknown): Promise<R> {
+    const id = this.nextId++;
+    return new Promise<R>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.send({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) });
+    });
+  }
+
+  notify(method: string, params?: unknown): void {
+    this.send({ jsonrpc: '2.0', method, ...(params === undefined ? {} : { params }) });
+  }
+
+  /** Sends bytes exactly as given (tests of malformed input). */
+  writeRaw(bytes: string | Buffer): void {
+    this.child.stdin!.write(bytes);
+  }
+
+  /** A message framed in this client's framing. */
+  frame(message: unknown): Buffer {
+    const body = Buffer.from(JSON.stringify(message), 'utf8');
+    if (this.framing === 'ndjson') return Buffer.concat([body, Buffer.from('\n')]);
+    return Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`, 'ascii'), body]);
+  }
+
+  create(p: SessionCreateParams = {}) { return this.request<SessionCreateResult>('session/create', p); }
+  open(p: SessionOpenParams) { return this.request<SessionOpenResult>('session/open', p); }
+  append(p: SessionAppendParams) { return this.request<SessionAppendResult>('session/append', p); }
+  read(p: SessionReadParams) { return this.request<SessionReadResult>('session/read', p); }
+  list(p: SessionListParams = {}) { return this.request<SessionListResult>('session/list', p); }
+  close(sessionId: string) { return this.request<Record<string, never>>('session/close', { sessionId }); }
+
+  /** shutdown, exit, and wait for the process to end. */
+  async shutdown(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    await this.request('shutdown');
+    this.notify('exit');
+    return this.exited;
+  }
+
+  /** Closes stdin (EOF) and waits for the process to end. */
+  async end(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    this.child.stdin!.end();
+    return this.exited;
+  }
+
+  kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    this.child.kill(signal);
+    return this.exited;
+  }
+
+  private send(message: unknown): void {
+    this.child.stdin!.write(this.frame(message));
+  }
+
+  private onMessage(m: Record<string, unknown>): void {
+    if (typeof m.method === 'string') {
+      this.notifications.push({ method: m.method, params: m.params });
+      return;
+    }
+    const waiter = this.pending.get(m.id as number);
+    if (!waiter) return;
+    this.pending.delete(m.id as number);
+    const error = m.error as { code: number; message: string; data?: Record<string, unknown> } | undefined;
+    if (error) waiter.reject(new SidecarError(error.code, error.message, error.data));
+    else waiter.resolve(m.result);
+  }
+
+  private failAll(err: unknown): void {
+    for (const w of this.pending.values()) w.reject(err);
+    this.pending.clear();
+  }
+}

@@ -1,0 +1,34 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach } from 'vitest';
+import { SidecarClient, type SpawnOptions } from '../../dist/src/client/index.js';
+import type { Framing } from '../../dist/src/framing/frameDecoder.js';
+import { tempDir } from '../helpers.js';
+
+/** The BUILT binary: conformance tests never import the server's source. */
+export const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/src/cli.js');
+export const FRAMINGS: Framing[] = ['ndjson', 'lsp'];
+
+const running: SidecarClient[] = [];
+
+afterEach(async () => {
+  for (const c of running.splice(0)) {
+    if (c.child.exitCode === null && c.child.signalCode === null) await c.kill('SIGKILL');
+  }
+});
+
+/** Spawns the built sidecar on a store (a fresh temp dir unless given). */
+export function spawnSidecar(opts: SpawnOptions = {}): SidecarClient {
+  const store = opts.store ?? tempDir('sidecar-store-');
+  const client = new SidecarClient({ ...opts, store, args: opts.args ?? [] });
+  running.push(client);
+  return client;
+}
+
+export async function startSidecar(opts: SpawnOptions = {}): Promise<SidecarClient> {
+  const client = spawnSidecar(opts);
+  await client.initialize();
+  return client;
+}
+
+export { SidecarClient, SidecarError } from '../../dist/src/client/index.js';
