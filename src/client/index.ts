@@ -96,6 +96,11 @@ export class SidecarClient {
     });
   }
 
+  /** A promise for the response to a request sent with writeRaw under `id`. */
+  expectResponse<R = unknown>(id: number | string): Promise<R> {
+    return new Promise<R>((resolve, reject) => this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject }));
+  }
+
   notify(method: string, params?: unknown): void {
     this.send({ jsonrpc: '2.0', method, ...(params === undefined ? {} : { params }) });
   }

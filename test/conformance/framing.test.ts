@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { parseFrames } from './frames.js';
+import { FRAMINGS, SidecarError, spawnSidecar, startSidecar } from './harness.js';
+
+async function rejection(p: Promise<unknown>): Promise<SidecarError> {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(SidecarError);
+  return err as SidecarError;
+}
+
+const raw = (framing: 'lsp' | 'ndjson', body: string | Buffer) => {
+  const b = Buffer.isBuffer(body) ? body : Buffer.from(body);
+  return framing === 'lsp' ? Buffer.concat([Buffer.from(`Content-Length: ${b.length}\r\n\r\n`), b]) : Buffer.concat([b, Buffer.from('\n')]);
+};
+
+describe.each(FRAMINGS)('framing %s', (framing) => {
+  it('answers malformed frames with -32700/-32600 and keeps serving; stdout holds frames only', async () => {
+    const c = await startSidecar({ framing });
+    const errors = () => parseFrames(Buffer.concat(c.stdout), framing).filter((f) => f.id === null);
+    c.writeRaw(raw(framing, '{"jsonrpc":"2.0","id":1,'));                          // not JSON
+    c.writeRaw(raw(framing, Buffer.from([0x7b, 0xff, 0xfe, 0x7d])));              // not UTF-8
+    c.writeRaw(raw(framing, '[{"jsonrpc":"2.0","id":2,"method":"session/list"}]')); // a batch
+    c.writeRaw(raw(framing, '42'));                                                 // not an object
+    c.writeRaw(raw(framing, '{"jsonrpc":"1.0","id":"v","method":"session/list"}')); // wrong version
+    const wrongVersion = c.expectResponse('v');
+    expect((await rejection(wrongVersion)).code).toBe(-32600);
+    expect((await c.list()).sessions).toEqual([]);
+    const codes = errors().map((f) => (f.error as { code: number }).code);
+    expect(codes).toEqual([-32700, -32700, -32600, -32600]);
+    await c.shutdown();
+    expect(c.stderr).not.toContain('Unexpected token');
+    expect(() => parseFrames(Buffer.concat(c.stdout), framing)).not.toThrow();
+  });
+
+  it('--framing forces the framing; auto detects it from the first byte', async () => {
+    const c = spawnSidecar({ framing, args: ['--framing', framing] });
+    expect((await c.initialize()).protocolVersion).toBe(1);
+    await c.shutdown();
+    expect(parseFrames(Buffer.concat(c.stdout), framing)).toHaveLength(2);
+  });
+
+  it('an oversized message with a visible id gets PayloadTooLarge; the stream stays in sync', async () => {
+    const c = await startSidecar({ framing, args: ['--max-message-bytes', '4096'] });
+    const big = JSON.stringify({ jsonrpc: '2.0', id: 'big', method: 'session/create', params: { title: 'x'.repeat(50_000) } });
+    const answered = c.expectResponse('big');
+    c.writeRaw(raw(framing, big));
+    const err = await rejection(answered);
+    expect(err).toMatchObject({ code: -31010, data: { kind: 'PayloadTooLarge', maxMessageBytes: 4096 } });
+    expect((await c.create({ title: 'after' })).sessionId).toBeTruthy();
+  });
+
+  it('an oversized message whose id cannot be seen closes the connection cleanly with a stderr diagnostic', async () => {
+    const c = await startSidecar({ framing, args: ['--max-message-bytes', '4096'] });
+    const big = JSON.stringify({ jsonrpc: '2.0', method: 'session/create', params: { title: 'x'.repeat(50_000) }, id: 'late' });
+    c.writeRaw(raw(framing, big));
+    const { code } = await c.exited;
+    expect(code).toBe(1);
+    expect(c.stderr).toContain('larger than 4096 bytes');
+    expect(() => parseFrames(Buffer.concat(c.stdout), framing)).not.toThrow();
+  });
+});
+
+describe('LSP header faults', () => {
+  for (const [name, header] of [
+    ['a negative Content-Length', 'Content-Length: -5\r\n\r\n'],
+    ['a missing Content-Length', 'Content-Type: application/json\r\n\r\n{}'],
+    ['a header that never ends', `Content-Length: 5${'x'.repeat(10_000)}`],
+  ] as const) {
+    it(`${name}: diagnostic on stderr, clean close, nothing but frames on stdout`, async () => {
+      const c = await startSidecar({ framing: 'lsp' });
+      c.writeRaw(header);
+      const { code } = await c.exited;
+      expect(code).toBe(1);
+      expect(c.stderr).toContain('closing the connection');
+      expect(() => parseFrames(Buffer.concat(c.stdout), 'lsp')).not.toThrow();
+    });
+  }
+});
