@@ -37,3 +37,15 @@ export function safeDescribe(err: unknown): string {
   const frames = (err.stack ?? '').split('\n').filter((l) => l.trimStart().startsWith('at ')).slice(0, 6);
   return [`${err.name}${typeof code === 'string' ? ` ${code}` : ''}`, ...frames].join('\n');
 }
+
+/**
+ * The logger handed to vscode-jsonrpc: it may embed exception text or message content in its
+ * lines, so only the fixed text before the first colon is kept.
+ */
+export function libraryLogger(log: Logger): Logger {
+  const head = (m: string) => `jsonrpc: ${m.split(':')[0]?.slice(0, 80) ?? ''}`;
+  return {
+    error: (m) => log.warn(head(m)), warn: (m) => log.warn(head(m)), info: (m) => log.debug(head(m)),
+    log: (m) => log.debug(head(m)), debug: (m) => log.debug(head(m)),
+  };
+}

@@ -82,12 +82,23 @@ class FramedWriter extends AbstractMessageWriter implements MessageWriter {
 
   use(framing: Framing): void {
     this.target = framing === 'lsp' ? new StreamMessageWriter(this.output, 'utf-8') : new NdjsonWriter(this.output);
-    this.target.onError((e) => this.fireError(e[0], e[1], e[2]));
+    this.target.onError((e) => {
+      if (!this.broken) this.fireError(e[0], e[1], e[2]);
+      this.broken = true;
+    });
   }
+
+  /** Set once the output failed (EPIPE: the client is gone): later frames are dropped. */
+  private broken = false;
 
   write(msg: Message): Promise<void> {
     if ((msg as { method?: unknown }).method === undefined) this.responses += 1;
-    return this.target ? this.target.write(msg) : Promise.reject(new Error('framing not yet known'));
+    if (this.broken) return Promise.resolve();
+    if (!this.target) return Promise.reject(new Error('framing not yet known'));
+    return this.target.write(msg).catch((err: unknown) => {
+      this.broken = true;
+      throw err;
+    });
   }
 
   end(): void {}

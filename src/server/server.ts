@@ -1,6 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import { createMessageConnection, type Message } from 'vscode-jsonrpc/node';
-import type { Logger } from '../log.js';
+import { libraryLogger, type Logger } from '../log.js';
 import type { SessionStore } from '../store/types.js';
 import { cancelled, Dispatcher } from './dispatch.js';
 import type { Framing } from '../framing/frameDecoder.js';
@@ -46,7 +46,7 @@ export function startServer(opts: ServerOptions): RunningServer {
   });
   const lifecycle = new Lifecycle({ ...opts, finish: stop });
   const dispatcher = new Dispatcher([...lifecycle.handlers(), ...sessionHandlers(store)], lifecycle.gate, log);
-  const connection = createMessageConnection(transport.reader, transport.writer, log, {
+  const connection = createMessageConnection(transport.reader, transport.writer, libraryLogger(log), {
     connectionStrategy: {
       // A request cancelled before it was dispatched is answered -32800 and never runs.
       cancelUndispatched: (message: Message) => ({ jsonrpc: '2.0', id: (message as unknown as { id: number | string }).id, error: cancelled().toJson() }),
@@ -55,8 +55,8 @@ export function startServer(opts: ServerOptions): RunningServer {
   connection.onRequest((method, params, token) => dispatcher.request(method, params, token));
   connection.onNotification((method) => lifecycle.notification(method));
   connection.onClose(() => stop(transport.closedByFault() ? 1 : 0, 'input closed'));
-  connection.onError(([err]) => log.warn(`connection error: ${err.name}`));
-  opts.output.on('error', () => stop(1, 'output closed'));
+  connection.onError(() => stop(1, 'the output is closed (the client is gone)'));
+  opts.output.on('error', () => stop(1, 'the output is closed (the client is gone)'));
   connection.listen();
 
   async function drainAndClose(): Promise<void> {

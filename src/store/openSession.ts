@@ -5,15 +5,20 @@ import type { StoreLayout } from './layout.js';
 import { type IndexEntry, readIndexEntry, writeIndexEntry } from './sessionIndex.js';
 import type { OpenedSession, OpenMode } from './types.js';
 
+/** How long committed appends may wait before their index entry is rewritten. */
+export const INDEX_DELAY_MS = 50;
+
 /**
  * A session open in this store instance: its journal handle, its writer (write mode), and
- * the index entry kept current after every commit. Index writes are coalesced — at most one
- * in flight per session, the latest state written next — and never delay an append.
+ * its index entry, rewritten at most every INDEX_DELAY_MS while appends commit (and at
+ * close). It never delays an append. A reader that meets an entry older than the journal
+ * verifies just the journal's newer bytes (see list.ts), so results stay exact.
  */
 export class OpenSession {
   private updatedAt: string;
   private indexDirty = false;
   private indexWriting: Promise<void> | undefined;
+  private indexTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly fsl: FsLayer,
@@ -61,11 +66,15 @@ export class OpenSession {
 
   scheduleIndexWrite(): void {
     this.indexDirty = true;
-    this.indexWriting ??= this.writeIndexLoop();
+    if (this.indexTimer || this.indexWriting) return;
+    this.indexTimer = setTimeout(() => void this.writeIndexNow(), INDEX_DELAY_MS);
   }
 
   async writeIndexNow(): Promise<void> {
-    this.scheduleIndexWrite();
+    clearTimeout(this.indexTimer);
+    this.indexTimer = undefined;
+    this.indexDirty = true;
+    this.indexWriting ??= this.writeIndexLoop();
     await this.indexWriting;
   }
 
@@ -87,6 +96,7 @@ export class OpenSession {
   /** Waits for in-flight appends and index writes, then releases the file. */
   async close(): Promise<void> {
     await this.writer?.drain();
+    if (this.indexDirty || this.indexTimer) await this.writeIndexNow();
     await this.indexWriting;
     this.fsl.closeSync(this.handle.fd);
   }

@@ -86,6 +86,23 @@ describe.each(FRAMINGS)('lifecycle over %s', (framing) => {
   });
 });
 
+describe('a client that goes away', () => {
+  it('EPIPE on stdout does not crash the server: it finishes, closes the store and exits 1 without noise', async () => {
+    const store = tempDir();
+    const child = spawn(process.execPath, [CLI, '--store', store], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.destroy();
+    const send = (m: unknown) => child.stdin.write(`${JSON.stringify(m)}\n`);
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1 } });
+    for (let i = 2; i < 40; i++) send({ jsonrpc: '2.0', id: i, method: 'session/create', params: { title: `t${i}` } });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    setTimeout(() => child.stdin.end(), 200);
+    expect(await exited).toBe(1);
+    expect(stderr).not.toMatch(/at |Uncaught|EPIPE/);
+  });
+});
+
 describe('the parent process watch', () => {
   it('exits when the processId given in initialize dies', async () => {
     const parent = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
