@@ -5,7 +5,7 @@ import { type FsLayer, nodeFs } from '../durable/fsLayer.js';
 import { StoreError } from './errors.js';
 import { checkSessionId, newSessionId } from './ids.js';
 import { JOURNAL_FORMAT, JOURNAL_VERSION, sealLine } from './journal/format.js';
-import { type JournalHandle, openJournal } from './journal/open.js';
+import { catchUp, type JournalHandle, openJournal } from './journal/open.js';
 import { readPage, seekAfterSeq } from './journal/read.js';
 import { crcOf } from './journal/scan.js';
 import { JournalWriter } from './journal/writer.js';
@@ -97,7 +97,10 @@ export class FileSessionStore implements SessionStore {
   async open(sessionId: string, mode: OpenMode): Promise<OpenedSession> {
     checkSessionId(sessionId);
     const existing = this.sessions.get(sessionId);
-    if (existing && (existing.mode === 'write' || mode === 'read')) return existing.describe();
+    if (existing && (existing.mode === 'write' || mode === 'read')) {
+      if (!existing.writer) catchUp(this.fsl, existing.handle);
+      return existing.describe();
+    }
     if (existing) await this.close(sessionId); // upgrade read -> write: reopen writable
     const handle = openJournal(this.fsl, this.layout, sessionId, {
       writable: mode === 'write',
@@ -146,6 +149,7 @@ export class FileSessionStore implements SessionStore {
     checkSessionId(sessionId);
     const open = this.sessions.get(sessionId);
     await open?.writer?.barrier();
+    if (open && !open.writer) catchUp(this.fsl, open.handle);
     const handle = open?.handle ?? openJournal(this.fsl, this.layout, sessionId, { writable: false, hint: this.readIndexHint(sessionId) });
     try {
       const { fd, dataStart, position } = handle;
@@ -164,6 +168,7 @@ export class FileSessionStore implements SessionStore {
   }
 
   async list(opts: { limit?: number; cursor?: string } = {}): Promise<ListPage> {
+    for (const s of this.sessions.values()) if (!s.writer) catchUp(this.fsl, s.handle);
     return listSessions(this.fsl, this.layout, this.sessions, opts, this.warn);
   }
 

@@ -97,6 +97,21 @@ describe.each(FRAMINGS)('session methods over %s', (framing) => {
     expect(await c.append({ sessionId, records: [msg('user', 'y')] })).toEqual({ firstSeq: 2, lastSeq: 2 });
   });
 
+  it('a reader in another process sees records appended after it opened the session', async () => {
+    const store = tempDir();
+    const writer = await startSidecar({ framing, store });
+    const { sessionId } = await writer.create({ title: 'shared' });
+    await writer.append({ sessionId, records: [msg('user', 'one')] });
+    const reader = await startSidecar({ framing, store });
+    expect((await reader.open({ sessionId, mode: 'read' })).lastSeq).toBe(1);
+    await writer.append({ sessionId, records: [msg('assistant', 'two'), msg('user', 'three')] });
+    const page = await reader.read({ sessionId, afterSeq: 1 });
+    expect(page.records.map((r) => (r.message as { content: string }).content)).toEqual(['two', 'three']);
+    expect((await reader.open({ sessionId, mode: 'read' })).lastSeq).toBe(3);
+    const listed = (await reader.list()).sessions[0];
+    expect(listed).toMatchObject({ sessionId, lastSeq: 3, lastMessage: 'user: three' });
+  });
+
   it('unknown sessions and malformed ids get SessionNotFound and InvalidSessionId', async () => {
     const c = await startSidecar({ framing });
     for (const method of ['session/open', 'session/read', 'session/append']) {

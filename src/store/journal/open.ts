@@ -74,15 +74,27 @@ function verifyJournal(fsl: FsLayer, layout: StoreLayout, id: string, fd: number
     lastMessage: hint?.lastMessage,
   };
   if (handle.position.bytes === st.size) return handle;
-  const scan = scanRecords(fsl, fd, handle.position, st.size, (rec) => {
-    const summary = summarizeRecord(rec);
-    if (summary === undefined) return;
-    handle.firstMessage ??= summary;
-    handle.lastMessage = summary;
-  });
+  const scan = scanRecords(fsl, fd, handle.position, st.size, (rec) => noteSummary(handle, rec));
   handle.position = scan.position;
   if (scan.tail && opts.writable) handle.recovered = cutTornTail(fsl, layout, id, fd, scan.tail.offset, scan.tail.bytes);
   return handle;
+}
+
+/**
+ * Catches a read-only handle up with records another writer committed since it was opened.
+ * Only complete batches are taken; a partial one at the end may still be being written.
+ */
+export function catchUp(fsl: FsLayer, handle: JournalHandle): void {
+  const size = fsl.fstatSync(handle.fd).size;
+  if (size <= handle.position.bytes) return;
+  handle.position = scanRecords(fsl, handle.fd, handle.position, size, (rec) => noteSummary(handle, rec)).position;
+}
+
+function noteSummary(handle: JournalHandle, record: Record<string, unknown>): void {
+  const summary = summarizeRecord(record);
+  if (summary === undefined) return;
+  handle.firstMessage ??= summary;
+  handle.lastMessage = summary;
 }
 
 /** The index vouches for a prefix only if that prefix still ends where and how it says. */
