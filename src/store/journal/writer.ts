@@ -69,7 +69,15 @@ export class JournalWriter {
 
   private async flush(): Promise<void> {
     try {
-      while (this.queue.length > 0) await this.commit(this.queue.splice(0));
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0);
+        try {
+          await this.commit(batch);
+        } catch (err) {
+          const e = this.failure(err); // settled promises ignore a second settlement
+          batch.forEach((p) => p.reject(e));
+        }
+      }
     } finally {
       this.flushing = undefined;
     }
@@ -99,6 +107,15 @@ export class JournalWriter {
     }
     if (lines.length === 0) return accepted.forEach(({ p, c }) => p.resolve(c));
     const buf = Buffer.concat(lines);
+    if (this.fsl.fstatSync(this.fd).size !== this.position.bytes) {
+      // Someone else wrote to this journal (another process without coordination): writing at
+      // our offset would overwrite their bytes. Stop before touching the file.
+      this.stopped = 'the journal was changed by another writer';
+      const e = new StoreError('Conflict', 'the journal was changed by another writer; nothing was written and the session is read-only in this process', {
+        reason: 'journalChanged',
+      });
+      return accepted.forEach(({ p }) => p.reject(e));
+    }
     try {
       await appendDurably(this.fsl, this.fd, buf, this.position.bytes);
     } catch (err) {
