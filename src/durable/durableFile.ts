@@ -20,6 +20,7 @@ export function openPrivate(fsl: FsLayer, file: string, writable: boolean): numb
     fd = fsl.openSync(file, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK);
   } catch (err) {
     if (errnoOf(err) === 'ELOOP') throw new UnsafeFileError(file, 'is a symbolic link');
+    if (errnoOf(err) === 'EISDIR') throw new UnsafeFileError(file, 'is not a regular file'); // a writable open of a directory
     throw err;
   }
   try {

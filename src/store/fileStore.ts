@@ -168,8 +168,16 @@ export class FileSessionStore implements SessionStore {
   }
 
   async list(opts: { limit?: number; cursor?: string } = {}): Promise<ListPage> {
-    for (const s of this.sessions.values()) if (!s.writer) catchUp(this.fsl, s.handle);
-    return listSessions(this.fsl, this.layout, this.sessions, opts, this.warn);
+    const live = new Map(this.sessions);
+    for (const [id, s] of this.sessions) {
+      if (s.writer) continue;
+      try {
+        catchUp(this.fsl, s.handle);
+      } catch {
+        live.delete(id); // listed from its index or journal like a closed session (or left out, with a warning)
+      }
+    }
+    return listSessions(this.fsl, this.layout, live, opts, this.warn);
   }
 
   async close(sessionId: string): Promise<void> {
