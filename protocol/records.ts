@@ -5,7 +5,7 @@ import { Seq, Timestamp } from './common.js';
  * Records are what a session's journal holds. A client appends records; it reads them back
  * as stored records (the same fields plus `seq` and `ts`). The top level of every record is
  * strict (the names `seq`, `ts`, `batchEnd` and `crc` belong to the store); message bodies
- * keep provider-specific members byte-exact.
+ * keep provider-specific members, with their values exact (member order may change).
  */
 
 export const ToolCall = z

@@ -73,7 +73,7 @@ class NdjsonWriter extends AbstractMessageWriter implements MessageWriter {
 /** Writes in the framing the input turned out to use. Nothing is written before that is known. */
 class FramedWriter extends AbstractMessageWriter implements MessageWriter {
   private target: MessageWriter | undefined;
-  /** Responses handed to the output (written or failed). */
+  /** Responses whose write has completed (or failed: the client is gone). */
   responses = 0;
 
   constructor(private readonly output: Writable) {
@@ -92,11 +92,15 @@ class FramedWriter extends AbstractMessageWriter implements MessageWriter {
   private broken = false;
 
   write(msg: Message): Promise<void> {
-    if ((msg as { method?: unknown }).method === undefined) this.responses += 1;
-    if (this.broken) return Promise.resolve();
+    const isResponse = (msg as { method?: unknown }).method === undefined;
+    const settled = () => {
+      if (isResponse) this.responses += 1; // counted once on the wire (or lost with the client)
+    };
+    if (this.broken) return Promise.resolve(settled());
     if (!this.target) return Promise.reject(new Error('framing not yet known'));
-    return this.target.write(msg).catch((err: unknown) => {
+    return this.target.write(msg).then(settled, (err: unknown) => {
       this.broken = true;
+      settled();
       throw err;
     });
   }

@@ -52,6 +52,7 @@ export function zodIssues(err: z.ZodError): ParamIssue[] {
     if (issue.code === 'invalid_union' && issue.path[issue.path.length - 1] !== 'kind' && 'discriminator' in issue) {
       return { path: path ? `${path}.${String(issue.discriminator)}` : String(issue.discriminator), message: 'unknown or missing discriminator value' };
     }
+    if (issue.code === 'invalid_type' && issue.expected === 'nonoptional') return { path, message: 'required' };
     return { path, message: issue.message };
   });
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { createPrivate, fsyncDir, ensurePrivateDir } from '../durable/durableFile.js';
-import { UnsafeFileError } from '../durable/errors.js';
+import { errnoOf, UnsafeFileError } from '../durable/errors.js';
 import { type FsLayer, nodeFs } from '../durable/fsLayer.js';
 import { StoreError } from './errors.js';
 import { checkSessionId, newSessionId } from './ids.js';
@@ -40,6 +40,8 @@ export class FileSessionStore implements SessionStore {
   private readonly maxRecordBytes: number;
   private readonly warn: (message: string) => void;
   private readonly sessions = new Map<string, OpenSession>();
+  /** Sessions whose writer stopped after an unknown outcome: read-only for the life of this instance. */
+  private readonly failStopped = new Set<string>();
 
   constructor(root: string, opts: FileStoreOptions = {}) {
     this.root = path.resolve(root);
@@ -63,7 +65,7 @@ export class FileSessionStore implements SessionStore {
     const header = JSON.parse(JSON.stringify({ format: JOURNAL_FORMAT, version: JOURNAL_VERSION, sessionId, createdAt, ...input }));
     const line = sealLine(JSON.stringify(header));
     if (line.length > this.maxRecordBytes) throw new StoreError('PayloadTooLarge', `session header is larger than ${this.maxRecordBytes} bytes`);
-    const fd = this.writeNewJournal(sessionId, line);
+    const fd = this.createJournal(sessionId, line);
     const handle: JournalHandle = {
       fd, ino: this.fsl.fstatSync(fd).ino, header: { sessionId, createdAt, ...input }, dataStart: line.length,
       position: { bytes: line.length, lastSeq: 0, records: 0, lastCrc: crcOf(line.subarray(0, line.length - 1)) },
@@ -78,6 +80,28 @@ export class FileSessionStore implements SessionStore {
    * renamed into place and the directory synced, so after a crash a session either exists
    * whole or not at all (a leftover .tmp is never read).
    */
+  private createJournal(id: string, line: Buffer): number {
+    try {
+      return this.writeNewJournal(id, line);
+    } catch (err) {
+      if (err instanceof UnsafeFileError) throw new StoreError('UnsafeStore', `store refused: ${err.reason}`, { reason: err.reason });
+      this.removeIncomplete(id);
+      const errno = errnoOf(err);
+      throw new StoreError('NotWritten', `session not created (${errno ?? 'I/O error'}); nothing was kept`, errno ? { errno } : {});
+    }
+  }
+
+  /** Best effort: an incomplete create leaves nothing a reader would take for a session. */
+  private removeIncomplete(id: string): void {
+    for (const file of [this.layout.journalTemp(id), this.layout.journal(id)]) {
+      try {
+        this.fsl.unlinkSync(file);
+      } catch {
+        // absent, or the disk refuses: a journal.jsonl.tmp is never read anyway
+      }
+    }
+  }
+
   private writeNewJournal(id: string, line: Buffer): number {
     ensurePrivateDir(this.fsl, this.layout.sessionDir(id));
     const tmp = this.layout.journalTemp(id);
@@ -96,6 +120,7 @@ export class FileSessionStore implements SessionStore {
 
   async open(sessionId: string, mode: OpenMode): Promise<OpenedSession> {
     checkSessionId(sessionId);
+    if (mode === 'write' && this.failStopped.has(sessionId)) throw failStopError(sessionId);
     const existing = this.sessions.get(sessionId);
     if (existing && (existing.mode === 'write' || mode === 'read')) {
       if (!existing.writer) catchUp(this.fsl, existing.handle);
@@ -108,7 +133,9 @@ export class FileSessionStore implements SessionStore {
     });
     const session = this.adopt(handle, mode);
     if (mode === 'write') session.scheduleIndexWrite();
-    return session.describe();
+    const opened = session.describe();
+    handle.recovered = undefined; // reported by the open that repaired it, not by later ones
+    return opened;
   }
 
   private readIndexHint(id: string) {
@@ -128,7 +155,11 @@ export class FileSessionStore implements SessionStore {
     const session = this.writable(sessionId);
     const texts = records.map((r, i) => serializeRecord(r, i, this.maxRecordBytes));
     const summaries = records.map((r) => summarizeRecord(r));
-    const committed = await (session.writer as JournalWriter).append(texts, opts.expectedLastSeq);
+    const writer = session.writer as JournalWriter;
+    const committed = await writer.append(texts, opts.expectedLastSeq).catch((err: unknown) => {
+      if (writer.stoppedReason) this.failStopped.add(sessionId);
+      throw err;
+    });
     session.noteCommitted(summaries, committed.ts);
     return { firstSeq: committed.firstSeq, lastSeq: committed.lastSeq };
   }
@@ -183,7 +214,12 @@ export class FileSessionStore implements SessionStore {
   async close(sessionId: string): Promise<void> {
     checkSessionId(sessionId);
     const session = this.sessions.get(sessionId);
-    if (!session) return;
+    if (!session) {
+      if (this.fsl.lstatSync(this.layout.journal(sessionId)) === undefined) {
+        throw new StoreError('SessionNotFound', `session ${sessionId} not found`, { sessionId });
+      }
+      return;
+    }
     this.sessions.delete(sessionId);
     await session.close();
   }
@@ -194,3 +230,9 @@ export class FileSessionStore implements SessionStore {
   }
 }
 
+
+function failStopError(sessionId: string): StoreError {
+  return new StoreError('ReadOnly', `session ${sessionId} is read-only in this process after a failed write; open it in a new process`, {
+    sessionId, reason: 'failStop',
+  });
+}

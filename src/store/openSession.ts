@@ -41,7 +41,8 @@ export class OpenSession {
 
   describe(): OpenedSession {
     const { header, position, recovered } = this.handle;
-    return { ...header, mode: this.mode, lastSeq: position.lastSeq, ...(recovered ? { recovered } : {}) };
+    const mode = this.writer?.stoppedReason ? 'read' : this.mode; // a fail-stopped writer writes no more
+    return { ...header, mode, lastSeq: position.lastSeq, ...(recovered ? { recovered } : {}) };
   }
 
   indexEntry(): IndexEntry {

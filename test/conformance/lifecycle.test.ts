@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers.js';
+import { parseFrames } from './frames.js';
 import { CLI, FRAMINGS, SidecarClient, SidecarError, spawnSidecar, startSidecar } from './harness.js';
 
 const userMessage = (content: string) => ({ kind: 'message' as const, message: { role: 'user', content } });
@@ -69,6 +70,22 @@ describe.each(FRAMINGS)('lifecycle over %s', (framing) => {
     const results = await Promise.all(appends);
     expect(results.map((r) => r.lastSeq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     expect(await exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('every request in input that ends at once is answered before the process exits', async () => {
+    for (const finish of ['eof', 'exit'] as const) {
+      const c = spawnSidecar({ framing });
+      const frames = [c.frame({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1 } })];
+      for (let i = 1; i <= 20; i++) frames.push(c.frame({ jsonrpc: '2.0', id: i, method: 'session/create', params: { title: `t${i}` } }));
+      if (finish === 'exit') {
+        frames.push(c.frame({ jsonrpc: '2.0', id: 21, method: 'shutdown' }), c.frame({ jsonrpc: '2.0', method: 'exit' }));
+      }
+      c.writeRaw(Buffer.concat(frames));
+      const { code } = await c.end();
+      expect(code, finish).toBe(0);
+      const ids = parseFrames(Buffer.concat(c.stdout), framing).map((f) => f.id);
+      expect(ids.sort((a, b) => Number(a) - Number(b)), finish).toEqual(Array.from({ length: finish === 'exit' ? 22 : 21 }, (_, i) => i));
+    }
   });
 
   it('a request cancelled before it runs is answered -32800', async () => {

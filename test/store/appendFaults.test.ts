@@ -150,6 +150,11 @@ describe('append rollback under injected failures', () => {
     const page = await t.s.read(t.sessionId);
     expect(page.lastSeq).toBe(3);
     expect(page.records.map((r) => r.seq)).toEqual([1, 2, 3]);
+    // fail-stop holds for this store instance: not by reopening, not after a close
+    expect((await t.s.open(t.sessionId, 'read')).mode).toBe('read');
+    await storeError(t.s.open(t.sessionId, 'write'), 'ReadOnly');
+    await t.s.close(t.sessionId);
+    await storeError(t.s.open(t.sessionId, 'write'), 'ReadOnly');
     await t.s.closeAll();
     expect(t.calls.fdatasync).toBe(1);
 

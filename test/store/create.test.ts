@@ -162,3 +162,22 @@ describe('bad input changes nothing on disk', () => {
     await s.closeAll();
   });
 });
+
+describe('create on a failing disk', () => {
+  it('a failed create is NotWritten and leaves no session behind', async () => {
+    const { nodeFs } = await import('../../src/durable/fsLayer.js');
+    const root = tempDir();
+    let fail = false;
+    const s = store(root, {
+      fs: { ...nodeFs, fsyncSync: (fd) => { if (fail) throw Object.assign(new Error('x'), { code: 'ENOSPC' }); nodeFs.fsyncSync(fd); } },
+    });
+    fail = true;
+    const err = await storeError(s.create({ title: 'x' }), 'NotWritten');
+    expect(err.details.errno).toBe('ENOSPC');
+    expect((await s.list()).sessions).toEqual([]);
+    fail = false;
+    const { sessionId } = await s.create({ title: 'y' });
+    expect((await s.list()).sessions.map((x) => x.sessionId)).toEqual([sessionId]);
+    await s.closeAll();
+  });
+});

@@ -12,11 +12,14 @@ async function fixture() {
   const s = store(root);
   const { sessionId } = await s.create({ title: 'torn' });
   for (let i = 1; i < N; i++) await s.append(sessionId, [note(i)]);
+  await s.close(sessionId);
+  // The index as it stood before the last append: a torn write only ever lies beyond it.
+  const index = fs.readFileSync(indexOf(root, sessionId));
+  await s.open(sessionId, 'write');
   await s.append(sessionId, [message('user', 'the last words: ☃ 𝄞 é')]);
   await s.closeAll();
   const journal = journalOf(root, sessionId);
   const original = fs.readFileSync(journal);
-  const index = fs.readFileSync(indexOf(root, sessionId));
   return { root, sessionId, journal, original, index };
 }
 
@@ -76,9 +79,12 @@ describe('torn tail repair on a write-mode open', () => {
     const { sessionId } = await s.create({});
     await s.append(sessionId, [note(1)]);
     await s.append(sessionId, [note(2)]);
+    await s.close(sessionId);
+    const index = fs.readFileSync(indexOf(root, sessionId));
+    await s.open(sessionId, 'write');
     await s.append(sessionId, [note(3, { t: 'batch' }), message('assistant', 'middle ✓'), note(5, { t: 'batch' })]);
     await s.closeAll();
-    const f = { root, sessionId, journal: journalOf(root, sessionId), original: fs.readFileSync(journalOf(root, sessionId)), index: fs.readFileSync(indexOf(root, sessionId)) };
+    const f = { root, sessionId, journal: journalOf(root, sessionId), original: fs.readFileSync(journalOf(root, sessionId)), index };
     const ls = lines(f.original);
     const batchBytes = ls.slice(-3).reduce((n, l) => n + l.length, 0);
     const validLen = f.original.length - batchBytes;
@@ -161,6 +167,7 @@ describe('torn tail on a read-mode open', () => {
   it('a later write-mode open in the same store repairs it', async () => {
     const f = await fixture();
     fs.writeFileSync(f.journal, f.original.subarray(0, f.original.length - 3));
+    fs.writeFileSync(indexOf(f.root, f.sessionId), f.index);
     const s = store(f.root);
     expect((await s.open(f.sessionId, 'read')).recovered).toBeUndefined();
     await expect(s.append(f.sessionId, [note(9)])).rejects.toMatchObject({ kind: 'ReadOnly' });
@@ -168,5 +175,27 @@ describe('torn tail on a read-mode open', () => {
     expect(opened.recovered?.bytes).toBe((lines(f.original).at(-1) as Buffer).length - 3);
     expect(await s.append(f.sessionId, [note(5)])).toEqual({ firstSeq: 5, lastSeq: 5 });
     await s.closeAll();
+  });
+});
+
+describe('damage in bytes the index records as committed', () => {
+  it('is Corrupt, never cut as a torn tail, and changes nothing', async () => {
+    const f = await fixture();
+    await store(f.root).closeAll();
+    const current = fs.readFileSync(indexOf(f.root, f.sessionId)); // written after the last append was synced
+    const last = lines(f.original).at(-1) as Buffer;
+    for (const damaged of [
+      f.original.subarray(0, f.original.length - 5), // acknowledged bytes missing
+      Buffer.concat([f.original.subarray(0, f.original.length - 3), Buffer.from('X"}\n')]), // a flipped byte
+    ]) {
+      fs.writeFileSync(f.journal, damaged);
+      fs.writeFileSync(indexOf(f.root, f.sessionId), current);
+      const before = snapshotTree(f.root);
+      const s = store(f.root);
+      await expect(s.open(f.sessionId, 'write')).rejects.toMatchObject({ kind: 'Corrupt', details: { line: N + 1 } });
+      expect(snapshotTree(f.root)).toEqual(before);
+      await s.closeAll();
+    }
+    expect(last.length).toBeGreaterThan(5);
   });
 });

@@ -143,9 +143,25 @@ describe('session ids', () => {
       await storeError(s.open(id, 'read'), 'SessionNotFound');
       await storeError(s.read(id), 'SessionNotFound');
       await storeError(s.append(id, [note(1)]), 'SessionNotFound');
-      await s.close(id); // closing what is not open is not an error
+      await storeError(s.close(id), 'SessionNotFound');
     }
     expect(fs.readdirSync(path.join(root, 'sessions'))).toEqual([]);
     expect(fs.readdirSync(path.join(root, 'index'))).toEqual([]);
+  });
+});
+
+describe('a symlinked session directory', () => {
+  it('is refused as UnsafeStore, for reading and writing', async () => {
+    const root = tempDir();
+    const s = store(root);
+    const { sessionId } = await s.create({});
+    await s.closeAll();
+    const dir = path.join(root, 'sessions', sessionId);
+    const elsewhere = path.join(tempDir(), 'moved');
+    fs.renameSync(dir, elsewhere);
+    fs.symlinkSync(elsewhere, dir);
+    const t = store(root);
+    await storeError(t.open(sessionId, 'write'), 'UnsafeStore');
+    await storeError(t.read(sessionId), 'UnsafeStore');
   });
 });

@@ -47,6 +47,9 @@ export function openJournal(fsl: FsLayer, layout: StoreLayout, id: string, opts:
 }
 
 function openJournalFile(fsl: FsLayer, layout: StoreLayout, id: string, writable: boolean): number {
+  if (fsl.lstatSync(layout.sessionDir(id))?.isSymbolicLink()) {
+    throw new StoreError('UnsafeStore', `session directory of ${id} refused: it is a symbolic link`, { sessionId: id, reason: 'is a symbolic link' });
+  }
   try {
     return openPrivate(fsl, layout.journal(id), writable);
   } catch (err) {
@@ -76,6 +79,11 @@ function verifyJournal(fsl: FsLayer, layout: StoreLayout, id: string, fd: number
   if (handle.position.bytes === st.size) return handle;
   const scan = scanRecords(fsl, fd, handle.position, st.size, (rec) => noteSummary(handle, rec));
   handle.position = scan.position;
+  if (scan.tail && opts.hint?.ino === st.ino && scan.tail.offset < opts.hint.bytes) {
+    // The index is written only after a sync, so bytes below its length were acknowledged:
+    // damage there is corruption, never a torn tail to cut.
+    throw corrupt(scan.position.records + 2, `${scan.tail.reason} in bytes the index records as committed`);
+  }
   if (scan.tail && opts.writable) handle.recovered = cutTornTail(fsl, layout, id, fd, scan.tail.offset, scan.tail.bytes);
   return handle;
 }
