@@ -3,8 +3,10 @@ import {
   AbstractMessageReader, AbstractMessageWriter, type DataCallback, Disposable, type Message, type MessageReader,
   type MessageWriter, StreamMessageWriter,
 } from 'vscode-jsonrpc/node';
+import { JsonRpcErrorCode } from '../../protocol/errors.js';
 import type { FrameProblem } from './decodeMessage.js';
 import { type Framing, FrameDecoder } from './frameDecoder.js';
+import { RequestLedger } from './ledger.js';
 
 export interface TransportOptions {
   framing: 'auto' | Framing;
@@ -22,15 +24,10 @@ class FrameReader extends AbstractMessageReader implements MessageReader {
     super();
   }
 
-  /** Requests handed to the connection: each must be answered before the server exits. */
-  requests = 0;
   faulted = false;
 
   listen(callback: DataCallback): Disposable {
-    const decoder = this.decoder((m) => {
-      if ((m as { id?: unknown }).id !== undefined && (m as { method?: unknown }).method !== undefined) this.requests += 1;
-      callback(m);
-    });
+    const decoder = this.decoder(callback);
     const onData = (chunk: Buffer) => decoder.push(chunk);
     const onEnd = () => this.fireClose();
     const onError = (err: Error) => this.fireError(err);
@@ -73,10 +70,13 @@ class NdjsonWriter extends AbstractMessageWriter implements MessageWriter {
 /** Writes in the framing the input turned out to use. Nothing is written before that is known. */
 class FramedWriter extends AbstractMessageWriter implements MessageWriter {
   private target: MessageWriter | undefined;
-  /** Responses whose write has completed (or failed: the client is gone). */
-  responses = 0;
+  /** Set once the output failed (EPIPE: the client is gone): later frames are dropped. */
+  private broken = false;
 
-  constructor(private readonly output: Writable) {
+  constructor(
+    private readonly output: Writable,
+    private readonly ledger: RequestLedger,
+  ) {
     super();
   }
 
@@ -88,19 +88,27 @@ class FramedWriter extends AbstractMessageWriter implements MessageWriter {
     });
   }
 
-  /** Set once the output failed (EPIPE: the client is gone): later frames are dropped. */
-  private broken = false;
-
+  /** Frames from the connection; a response settles its request once written (or lost with the client). */
   write(msg: Message): Promise<void> {
-    const isResponse = (msg as { method?: unknown }).method === undefined;
-    const settled = () => {
-      if (isResponse) this.responses += 1; // counted once on the wire (or lost with the client)
+    const settle = () => {
+      if ((msg as { method?: unknown }).method === undefined) this.ledger.settle((msg as { id?: unknown }).id);
     };
-    if (this.broken) return Promise.resolve(settled());
+    return this.send(msg).then(settle, (err: unknown) => {
+      settle();
+      throw err;
+    });
+  }
+
+  /** Answers a frame that never reached the connection (it is not in the ledger). */
+  writeProblem(msg: Message): void {
+    this.send(msg).catch(() => {});
+  }
+
+  private send(msg: Message): Promise<void> {
+    if (this.broken) return Promise.resolve();
     if (!this.target) return Promise.reject(new Error('framing not yet known'));
-    return this.target.write(msg).then(settled, (err: unknown) => {
+    return this.target.write(msg).catch((err: unknown) => {
       this.broken = true;
-      settled();
       throw err;
     });
   }
@@ -116,31 +124,36 @@ export interface Transport {
   closedByFault(): boolean;
   /** Resolves once every request read so far has been answered. */
   allAnswered(): Promise<void>;
+  /** Requests read and not yet answered. */
+  pending(): number;
 }
 
 export function createTransport(input: Readable, output: Writable, opts: TransportOptions): Transport {
-  const writer = new FramedWriter(output);
+  const ledger = new RequestLedger();
+  const writer = new FramedWriter(output, ledger);
   let framing: Framing | undefined = opts.framing === 'auto' ? undefined : opts.framing;
   if (framing) writer.use(framing);
   const answer = (p: FrameProblem) => {
-    reader.requests += 1; // answered here, never handed to the connection
     const error = { code: p.code, message: p.message, ...(p.data ? { data: p.data } : {}) };
-    writer.write({ jsonrpc: '2.0', id: p.id, error } as Message).catch(() => {});
+    writer.writeProblem({ jsonrpc: '2.0', id: p.id, error } as Message);
   };
   const reader: FrameReader = new FrameReader(input, (callback) => new FrameDecoder(opts.framing, opts.maxMessageBytes, {
     framing: (f) => {
       framing = f;
       writer.use(f);
     },
-    message: callback,
+    message: (m) => {
+      const { id, method } = m as { id?: string | number; method?: unknown };
+      if (id !== undefined && method !== undefined && !ledger.admit(id)) {
+        return answer({ id, code: JsonRpcErrorCode.InvalidRequest, message: 'Invalid request: this id is already used by a request in flight' });
+      }
+      callback(m);
+    },
     problem: answer,
     fatal: (reason) => {
       opts.diagnostic(`closing the connection: ${reason}`);
       reader.close();
     },
   }));
-  const allAnswered = async () => {
-    while (writer.responses < reader.requests) await new Promise((r) => setTimeout(r, 2));
-  };
-  return { reader, writer, framing: () => framing, closedByFault: () => reader.faulted, allAnswered };
+  return { reader, writer, framing: () => framing, closedByFault: () => reader.faulted, allAnswered: () => ledger.drained(), pending: () => ledger.size };
 }

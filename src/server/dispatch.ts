@@ -32,7 +32,6 @@ export const MAX_NESTING = 256;
 export class Dispatcher {
   private readonly table = new Map<string, RequestHandler>();
   private inFlight = 0;
-  private idleWaiters: Array<() => void> = [];
 
   constructor(
     handlers: RequestHandler[],
@@ -50,7 +49,6 @@ export class Dispatcher {
       throw toResponseError(err, this.log);
     } finally {
       this.inFlight -= 1;
-      if (this.inFlight === 0) this.idleWaiters.splice(0).forEach((w) => w());
     }
   }
 
@@ -69,10 +67,9 @@ export class Dispatcher {
     return handler.handle(parsed.data as never, token);
   }
 
-  /** Resolves when no request is being handled. */
-  idle(): Promise<void> {
-    if (this.inFlight === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  /** True while a handler runs. */
+  get busy(): boolean {
+    return this.inFlight > 0;
   }
 }
 

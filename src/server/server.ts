@@ -61,11 +61,28 @@ export function startServer(opts: ServerOptions): RunningServer {
 
   async function drainAndClose(): Promise<void> {
     // Requests already read are answered before the store closes (appends finish durably).
-    await transport.allAnswered();
+    await untilAnswered();
     lifecycle.dispose();
     await store.closeAll();
     connection.dispose();
   }
 
+  /** Waits for every request read to be answered; gives up only if none can progress any more. */
+  async function untilAnswered(): Promise<void> {
+    let idleSince: number | undefined;
+    while (transport.pending() > 0) {
+      const done = await Promise.race([transport.allAnswered().then(() => true), sleep(50).then(() => false)]);
+      if (done) return;
+      if (dispatcher.busy) idleSince = undefined;
+      else if (Date.now() - (idleSince ??= Date.now()) > STALL_MS) {
+        log.warn(`exiting with ${transport.pending()} request(s) that can no longer be answered`);
+        return;
+      }
+    }
+  }
+
   return { exited, stop };
 }
+
+const STALL_MS = 2000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -32,6 +32,18 @@ describe.each(FRAMINGS)('framing %s', (framing) => {
     expect(() => parseFrames(Buffer.concat(c.stdout), framing)).not.toThrow();
   });
 
+  it('a request reusing the id of one in flight is refused, and exit still answers everything', async () => {
+    const c = await startSidecar({ framing });
+    const req = (title: string) => c.frame({ jsonrpc: '2.0', id: 'same', method: 'session/create', params: { title } });
+    c.writeRaw(Buffer.concat([req('a'), req('b'), req('c')]));
+    const { code } = await c.end();
+    expect(code).toBe(0);
+    const answers = parseFrames(Buffer.concat(c.stdout), framing).filter((f) => f.id === 'same');
+    expect(answers).toHaveLength(3);
+    expect(answers.filter((f) => f.result !== undefined).length).toBeGreaterThanOrEqual(1);
+    for (const f of answers.filter((x) => x.error)) expect((f.error as { code: number }).code).toBe(-32600);
+  });
+
   it('--framing forces the framing; auto detects it from the first byte', async () => {
     const c = spawnSidecar({ framing, args: ['--framing', framing] });
     expect((await c.initialize()).protocolVersion).toBe(1);
