@@ -74,23 +74,24 @@ export class OpenSession {
   async writeIndexNow(): Promise<void> {
     clearTimeout(this.indexTimer);
     this.indexTimer = undefined;
-    this.indexDirty = true;
-    this.indexWriting ??= this.writeIndexLoop();
+    while (this.indexWriting) await this.indexWriting;
+    this.indexWriting = this.writeIndexLoop();
     await this.indexWriting;
   }
 
+  /** Writes the entry once; commits that arrived meanwhile schedule the next write (after the delay). */
   private async writeIndexLoop(): Promise<void> {
+    this.indexDirty = false;
     try {
-      while (this.indexDirty) {
-        this.indexDirty = false;
-        try {
-          await writeIndexEntry(this.fsl, this.layout, this.indexEntry());
-        } catch {
-          this.warn(`index entry of session ${this.id} not written; it will be rebuilt from the journal`);
-        }
-      }
+      await writeIndexEntry(this.fsl, this.layout, this.indexEntry());
+    } catch {
+      this.warn(`index entry of session ${this.id} not written; it will be rebuilt from the journal`);
     } finally {
       this.indexWriting = undefined;
+    }
+    if (this.indexDirty) {
+      this.indexDirty = false;
+      this.scheduleIndexWrite();
     }
   }
 
@@ -98,7 +99,8 @@ export class OpenSession {
   async close(): Promise<void> {
     await this.writer?.drain();
     if (this.indexDirty || this.indexTimer) await this.writeIndexNow();
-    await this.indexWriting;
+    while (this.indexWriting) await this.indexWriting;
+    clearTimeout(this.indexTimer);
     this.fsl.closeSync(this.handle.fd);
   }
 }

@@ -5,7 +5,7 @@ export function summarizeRecord(record: Record<string, unknown>, max = SUMMARY_C
   if (record.kind !== 'message') return undefined;
   const message = record.message as { role?: unknown; content?: unknown } | undefined;
   if (!message || typeof message.role !== 'string') return undefined;
-  const text = textOf(message.content).replace(/\s+/g, ' ').trim();
+  const text = textOf(message.content).slice(0, max * 4).replace(/\s+/g, ' ').trim();
   if (text === '') return undefined;
   return cut(`${message.role}: ${text}`, max);
 }
@@ -24,6 +24,7 @@ function textOf(content: unknown): string {
 }
 
 function cut(s: string, max: number): string {
-  const chars = Array.from(s); // by code point: never split a surrogate pair
+  if (s.length <= max) return s; // UTF-16 length bounds the code point count
+  const chars = Array.from(s.slice(0, max * 2)); // by code point: never split a surrogate pair
   return chars.length <= max ? s : `${chars.slice(0, max - 1).join('')}…`;
 }
