@@ -5,7 +5,7 @@ export function summarizeRecord(record: Record<string, unknown>, max = SUMMARY_C
   if (record.kind !== 'message') return undefined;
   const message = record.message as { role?: unknown; content?: unknown } | undefined;
   if (!message || typeof message.role !== 'string') return undefined;
-  const text = textOf(message.content).slice(0, max * 4).replace(/\s+/g, ' ').trim();
+  const text = textOf(message.content).trimStart().slice(0, max * 4).replace(/\s+/g, ' ').trim();
   if (text === '') return undefined;
   return cut(`${message.role}: ${text}`, max);
 }
