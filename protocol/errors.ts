@@ -28,6 +28,7 @@ export const ErrorKindCode = {
   ReadOnly: -31009,
   PayloadTooLarge: -31010,
   UnsupportedProtocolVersion: -31011,
+  SecretRejected: -31012,
 } as const;
 
 export type ErrorKind = keyof typeof ErrorKindCode;

@@ -15,6 +15,7 @@ export * from './version.js';
 export * from './errors.js';
 export * from './common.js';
 export * from './records.js';
+export * from './secrets.js';
 export * from './methods/lifecycle.js';
 export * from './methods/session.create.js';
 export * from './methods/session.open.js';

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { printOut } from './cliOutput.js';
 import { createStderrLogger, type LogLevel, redirectConsoleToStderr } from './log.js';
+import { protocolVocabulary } from '../protocol/vocabulary.js';
 import { startServer } from './server/server.js';
 import { StoreError } from './store/errors.js';
 import { FileSessionStore } from './store/fileStore.js';
@@ -76,7 +77,8 @@ function storeRoot(store: string | undefined, workspace: string | undefined): st
 
 async function serve(args: ServeArgs): Promise<number> {
   const log = createStderrLogger(args.logLevel);
-  const store = new FileSessionStore(args.store, { warn: (m) => log.warn(m) });
+  const store = new FileSessionStore(args.store, { warn: (m) => log.warn(m), vocabulary: protocolVocabulary() });
+  log.scrubWith((text) => store.scrub(text));
   if (process.stdin.isTTY) process.stderr.write(TTY_HINT);
   const server = startServer({
     store, input: process.stdin, output: process.stdout, framing: args.framing,

@@ -13,11 +13,20 @@ export interface Logger {
   debug(message: string): void;
 }
 
-export function createStderrLogger(level: LogLevel = 'warn', write = (s: string) => process.stderr.write(s)): Logger {
+export interface StderrLogger extends Logger {
+  /** Every line passes through `scrub` (secret redaction) before it is written. */
+  scrubWith(scrub: (text: string) => string): void;
+}
+
+export function createStderrLogger(level: LogLevel = 'warn', write = (s: string) => process.stderr.write(s)): StderrLogger {
+  let scrub = (text: string) => text;
   const at = (l: LogLevel) => (message: string) => {
-    if (ORDER[l] <= ORDER[level]) write(`session-sidecar ${l}: ${message}\n`);
+    if (ORDER[l] <= ORDER[level]) write(`session-sidecar ${l}: ${scrub(message)}\n`);
   };
-  return { error: at('error'), warn: at('warn'), info: at('info'), log: at('info'), debug: at('debug') };
+  return {
+    error: at('error'), warn: at('warn'), info: at('info'), log: at('info'), debug: at('debug'),
+    scrubWith: (fn) => (scrub = fn),
+  };
 }
 
 /** Any stray console output (from a dependency, say) goes to stderr, never into the protocol stream. */

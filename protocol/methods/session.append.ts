@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineMethod, paramsObject, resultObject, Seq, SessionId } from '../common.js';
 import { Record } from '../records.js';
+import { Redaction } from '../secrets.js';
 
 export const MAX_APPEND_RECORDS = 10_000;
 
@@ -15,12 +16,13 @@ export const SessionAppendParams = paramsObject({
 export const SessionAppendResult = resultObject({
   firstSeq: Seq,
   lastSeq: Seq,
+  redactions: z.array(Redaction).optional().meta({ description: 'What was redacted on write, when anything was (no values)' }),
 }).meta({ id: 'SessionAppendResult' });
 
 export const sessionAppend = defineMethod({
   method: 'session/append', kind: 'request', direction: 'clientToServer', since: 1,
   params: SessionAppendParams, result: SessionAppendResult, capability: 'session.append',
-  summary: 'Append records all-or-nothing in one write; answered only after fdatasync.',
+  summary: 'Append records all-or-nothing in one write; answered only after fdatasync. Refused if a record holds a registered secret; well-known credentials are redacted.',
 });
 
 export type SessionAppendParams = z.infer<typeof SessionAppendParams>;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineMethod, paramsObject, resultObject, SessionId, Timestamp } from '../common.js';
+import { EnvVarName, Redaction, SecretsParam, SecretsStatus } from '../secrets.js';
 
-export const EnvVarName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name');
 
 export const LlmConfig = z
   .strictObject({
@@ -20,17 +20,20 @@ export const SessionCreateParams = paramsObject({
   systemPrompt: z.string().optional(),
   llm: LlmConfig.optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
+  secrets: SecretsParam.optional(),
 }).meta({ id: 'SessionCreateParams' });
 
 export const SessionCreateResult = resultObject({
   sessionId: SessionId,
   createdAt: Timestamp,
+  secrets: SecretsStatus,
+  redactions: z.array(Redaction).optional().meta({ description: 'What was redacted in the header (seq 0), when anything was' }),
 }).meta({ id: 'SessionCreateResult' });
 
 export const sessionCreate = defineMethod({
   method: 'session/create', kind: 'request', direction: 'clientToServer', since: 1,
   params: SessionCreateParams, result: SessionCreateResult, capability: 'session.create',
-  summary: 'Create a session (durably, before answering) and open it for writing in this connection.',
+  summary: 'Create a session (durably, before answering) and open it for writing in this connection; register its secrets.',
 });
 
 export type SessionCreateParams = z.infer<typeof SessionCreateParams>;

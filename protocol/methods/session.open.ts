@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineMethod, paramsObject, resultObject, Seq, SessionId, Timestamp } from '../common.js';
+import { SecretsParam, SecretsStatus } from '../secrets.js';
 import { LlmConfig } from './session.create.js';
 
 export const OpenMode = z.enum(['write', 'read']);
@@ -7,6 +8,7 @@ export const OpenMode = z.enum(['write', 'read']);
 export const SessionOpenParams = paramsObject({
   sessionId: SessionId,
   mode: OpenMode.optional().meta({ description: 'write (default): may append; read: never changes the journal' }),
+  secrets: SecretsParam.optional().meta({ description: 'More secrets for this session (values must be sent again after a restart)' }),
 }).meta({ id: 'SessionOpenParams' });
 
 export const Recovered = z
@@ -26,6 +28,7 @@ export const SessionOpenResult = resultObject({
   llm: LlmConfig.optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
   lastSeq: Seq,
+  secrets: SecretsStatus,
   recovered: Recovered.optional(),
 }).meta({ id: 'SessionOpenResult' });
 

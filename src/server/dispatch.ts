@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import type { MethodDescriptor } from '../../protocol/common.js';
 import { JsonRpcErrorCode } from '../../protocol/errors.js';
 import type { Logger } from '../log.js';
-import { invalidParams, toResponseError, zodIssues } from './errors.js';
+import { invalidParams, scrubError, toResponseError, zodIssues } from './errors.js';
 
 /** A request handler bound to its descriptor: params are parsed by the descriptor's schema before it runs. */
 export interface RequestHandler {
@@ -22,7 +22,7 @@ export function handle<S extends z.ZodType>(
 /** What the lifecycle allows right now: undefined, or the error to answer with. */
 export type Gate = (method: string) => ResponseError<unknown> | undefined;
 
-export const MAX_NESTING = 256;
+export const MAX_NESTING = 128;
 
 /**
  * Routes requests by method: lifecycle gate, cancellation, params validation, then the
@@ -37,6 +37,8 @@ export class Dispatcher {
     handlers: RequestHandler[],
     private readonly gate: Gate,
     private readonly log: Logger,
+    /** Removes secrets from error text: no error message or data ever carries one. */
+    private readonly scrub: (text: string) => string = (t) => t,
   ) {
     for (const h of handlers) this.table.set(h.descriptor.method, h);
   }
@@ -46,7 +48,7 @@ export class Dispatcher {
     try {
       return await this.run(method, params, token);
     } catch (err) {
-      throw toResponseError(err, this.log);
+      throw scrubError(toResponseError(err, this.log), this.scrub);
     } finally {
       this.inFlight -= 1;
     }

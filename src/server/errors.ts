@@ -27,6 +27,24 @@ export function toResponseError(err: unknown, log: Logger): ResponseError<unknow
   });
 }
 
+/** The error with every registered secret and well-known credential removed from its message and data. */
+export function scrubError(err: ResponseError<unknown>, scrub: (text: string) => string): ResponseError<unknown> {
+  const message = scrub(err.message);
+  let data = err.data;
+  if (data !== undefined) {
+    const text = JSON.stringify(data);
+    const clean = scrub(text);
+    if (clean !== text) {
+      try {
+        data = JSON.parse(clean) as unknown;
+      } catch {
+        data = { kind: (err.data as { kind?: unknown }).kind };
+      }
+    }
+  }
+  return message === err.message && data === err.data ? err : new ResponseError(err.code, message, data);
+}
+
 export interface ParamIssue {
   path: string;
   message: string;

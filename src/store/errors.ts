@@ -13,6 +13,7 @@ export type StoreErrorKind =
   | 'Uncertain'
   | 'ReadOnly'
   | 'PayloadTooLarge'
+  | 'SecretRejected'
   /** A caller's argument is malformed (details.path names it); the server answers -32602. */
   | 'InvalidArgument';
 

@@ -1,9 +1,9 @@
 import path from 'node:path';
-import { createPrivate, fsyncDir, ensurePrivateDir } from '../durable/durableFile.js';
-import { errnoOf, UnsafeFileError } from '../durable/errors.js';
+import { UnsafeFileError } from '../durable/errors.js';
 import { type FsLayer, nodeFs } from '../durable/fsLayer.js';
 import { StoreError } from './errors.js';
 import { checkSessionId, newSessionId } from './ids.js';
+import { createJournal } from './journal/create.js';
 import { JOURNAL_FORMAT, JOURNAL_VERSION, sealLine } from './journal/format.js';
 import { catchUp, type JournalHandle, openJournal } from './journal/open.js';
 import { readPage, seekAfterSeq } from './journal/read.js';
@@ -12,10 +12,16 @@ import { JournalWriter } from './journal/writer.js';
 import { StoreLayout } from './layout.js';
 import { listSessions } from './list.js';
 import { OpenSession } from './openSession.js';
-import { serializeRecord } from './serialize.js';
+import { SecretSet } from './secrets/knownSecrets.js';
+import { guardValue } from './secrets/gate.js';
+import { resolveSecrets } from './secrets/sessionSecrets.js';
+import type { Redaction } from './secrets/redact.js';
+import { redactTokens } from './secrets/tokenRules.js';
+import { prepareRecord } from './serialize.js';
 import { summarizeRecord } from './summary.js';
 import type {
-  AppendResult, ListPage, OpenedSession, OpenMode, ReadOptions, ReadPage, RecordInput, SessionHeaderInput, SessionStore,
+  AppendResult, CreatedSession, ListPage, OpenedSession, OpenMode, ReadOptions, ReadPage, RecordInput, SecretsInput, SecretsStatus,
+  SessionHeaderInput, SessionStore,
 } from './types.js';
 
 export interface FileStoreOptions {
@@ -26,6 +32,10 @@ export interface FileStoreOptions {
   maxRecordBytes?: number;
   /** Where warnings go (stderr in the server). Never given record content. */
   warn?: (message: string) => void;
+  /** Words every record contains (the protocol's vocabulary): no secret may occur in them. */
+  vocabulary?: readonly string[];
+  /** Where env var names given as secrets are resolved (default: process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export const DEFAULT_READ_LIMIT = 1000;
@@ -39,6 +49,10 @@ export class FileSessionStore implements SessionStore {
   private readonly clock: () => number;
   private readonly maxRecordBytes: number;
   private readonly warn: (message: string) => void;
+  private readonly vocabulary: readonly string[];
+  private readonly env: NodeJS.ProcessEnv;
+  /** Every secret registered in this instance, kept to scrub error and log text. */
+  private readonly allSecrets = new SecretSet();
   private readonly sessions = new Map<string, OpenSession>();
   /** Sessions whose writer stopped after an unknown outcome: read-only for the life of this instance. */
   private readonly failStopped = new Set<string>();
@@ -50,6 +64,8 @@ export class FileSessionStore implements SessionStore {
     this.clock = opts.clock ?? Date.now;
     this.maxRecordBytes = opts.maxRecordBytes ?? 32 << 20;
     this.warn = opts.warn ?? (() => {});
+    this.vocabulary = opts.vocabulary ?? [];
+    this.env = opts.env ?? process.env;
     try {
       this.layout.init(this.fsl);
     } catch (err) {
@@ -58,80 +74,54 @@ export class FileSessionStore implements SessionStore {
     }
   }
 
-  async create(input: SessionHeaderInput): Promise<{ sessionId: string; createdAt: string }> {
+  async create(input: SessionHeaderInput, secretsInput: SecretsInput = {}): Promise<CreatedSession> {
+    const { set, status } = resolveSecrets({ apiKeyEnv: input.llm?.apiKeyEnv, input: secretsInput }, this.env, this.vocabulary);
     const now = this.clock();
     const sessionId = newSessionId(now);
     const createdAt = new Date(now).toISOString();
-    const header = JSON.parse(JSON.stringify({ format: JOURNAL_FORMAT, version: JOURNAL_VERSION, sessionId, createdAt, ...input }));
+    const secretEnv = secretsInput.env?.length ? { secretEnv: [...new Set(secretsInput.env)] } : {};
+    const fields = JSON.parse(JSON.stringify({ ...input, ...secretEnv })) as SessionHeaderInput;
+    const guarded = guardValue(fields, set, 'header');
+    const header = { format: JOURNAL_FORMAT, version: JOURNAL_VERSION, sessionId, createdAt, ...(guarded.value as object) };
     const line = sealLine(JSON.stringify(header));
     if (line.length > this.maxRecordBytes) throw new StoreError('PayloadTooLarge', `session header is larger than ${this.maxRecordBytes} bytes`);
-    const fd = this.createJournal(sessionId, line);
+    if (set.findInBytes(line)) throw new StoreError('SecretRejected', 'the session header contains a registered secret; nothing was written', { path: 'header', rule: 'raw' });
+    const fd = createJournal(this.fsl, this.layout, sessionId, line);
     const handle: JournalHandle = {
-      fd, ino: this.fsl.fstatSync(fd).ino, header: { sessionId, createdAt, ...input }, dataStart: line.length,
+      fd, ino: this.fsl.fstatSync(fd).ino, header: { sessionId, createdAt, ...(guarded.value as SessionHeaderInput) }, dataStart: line.length,
       position: { bytes: line.length, lastSeq: 0, records: 0, lastCrc: crcOf(line.subarray(0, line.length - 1)) },
     };
-    const session = this.adopt(handle, 'write');
+    const session = this.adopt(handle, 'write', set, status);
     await session.writeIndexNow();
-    return { sessionId, createdAt };
+    const redactions = guarded.redactions.map((r: Redaction) => ({ seq: 0, ...r }));
+    return { sessionId, createdAt, secrets: status, ...(redactions.length > 0 ? { redactions } : {}) };
   }
 
-  /**
-   * Crash reasoning: the journal is complete and synced under a temporary name before it is
-   * renamed into place and the directory synced, so after a crash a session either exists
-   * whole or not at all (a leftover .tmp is never read).
-   */
-  private createJournal(id: string, line: Buffer): number {
-    try {
-      return this.writeNewJournal(id, line);
-    } catch (err) {
-      if (err instanceof UnsafeFileError) throw new StoreError('UnsafeStore', `store refused: ${err.reason}`, { reason: err.reason });
-      this.removeIncomplete(id);
-      const errno = errnoOf(err);
-      throw new StoreError('NotWritten', `session not created (${errno ?? 'I/O error'}); nothing was kept`, errno ? { errno } : {});
-    }
-  }
-
-  /** Best effort: an incomplete create leaves nothing a reader would take for a session. */
-  private removeIncomplete(id: string): void {
-    for (const file of [this.layout.journalTemp(id), this.layout.journal(id)]) {
-      try {
-        this.fsl.unlinkSync(file);
-      } catch {
-        // absent, or the disk refuses: a journal.jsonl.tmp is never read anyway
-      }
-    }
-  }
-
-  private writeNewJournal(id: string, line: Buffer): number {
-    ensurePrivateDir(this.fsl, this.layout.sessionDir(id));
-    const tmp = this.layout.journalTemp(id);
-    const fd = createPrivate(this.fsl, tmp);
-    try {
-      for (let done = 0; done < line.length; ) done += this.fsl.writeSync(fd, line, done, line.length - done, done);
-      this.fsl.fsyncSync(fd);
-      this.fsl.renameSync(tmp, this.layout.journal(id));
-      fsyncDir(this.fsl, this.layout.sessionDir(id));
-      return fd;
-    } catch (err) {
-      this.fsl.closeSync(fd);
-      throw err;
-    }
-  }
-
-  async open(sessionId: string, mode: OpenMode): Promise<OpenedSession> {
+  async open(sessionId: string, mode: OpenMode, secretsInput: SecretsInput = {}): Promise<OpenedSession> {
     checkSessionId(sessionId);
     if (mode === 'write' && this.failStopped.has(sessionId)) throw failStopError(sessionId);
     const existing = this.sessions.get(sessionId);
     if (existing && (existing.mode === 'write' || mode === 'read')) {
+      existing.addSecrets(resolveSecrets({ input: secretsInput }, this.env, this.vocabulary, existing.secrets).status);
+      this.allSecrets.addAll(existing.secrets);
       if (!existing.writer) catchUp(this.fsl, existing.handle);
       return existing.describe();
     }
+    const prior = existing?.secrets;
     if (existing) await this.close(sessionId); // upgrade read -> write: reopen writable
     const handle = openJournal(this.fsl, this.layout, sessionId, {
       writable: mode === 'write',
       hint: this.readIndexHint(sessionId),
     });
-    const session = this.adopt(handle, mode);
+    let resolved;
+    try {
+      resolved = resolveSecrets({ apiKeyEnv: handle.header.llm?.apiKeyEnv, headerEnv: handle.header.secretEnv, input: secretsInput },
+        this.env, this.vocabulary, prior);
+    } catch (err) {
+      this.fsl.closeSync(handle.fd);
+      throw err;
+    }
+    const session = this.adopt(handle, mode, resolved.set, resolved.status);
     if (mode === 'write') session.scheduleIndexWrite();
     const opened = session.describe();
     handle.recovered = undefined; // reported by the open that repaired it, not by later ones
@@ -142,26 +132,28 @@ export class FileSessionStore implements SessionStore {
     return OpenSession.readHint(this.fsl, this.layout, id);
   }
 
-  private adopt(handle: JournalHandle, mode: OpenMode): OpenSession {
-    const writer = mode === 'write'
-      ? new JournalWriter(this.fsl, handle.fd, handle.position, this.clock, () => {})
-      : undefined;
-    const session = new OpenSession(this.fsl, this.layout, handle, mode, writer, this.warn);
+  private adopt(handle: JournalHandle, mode: OpenMode, secrets: SecretSet, status: SecretsStatus): OpenSession {
+    this.allSecrets.addAll(secrets);
+    const gate = (bytes: Buffer) => secrets.findInBytes(bytes);
+    const writer = mode === 'write' ? new JournalWriter(this.fsl, handle.fd, handle.position, this.clock, gate) : undefined;
+    const session = new OpenSession(this.fsl, this.layout, handle, mode, writer, this.warn, secrets, status);
     this.sessions.set(handle.header.sessionId, session);
     return session;
   }
 
   async append(sessionId: string, records: RecordInput[], opts: { expectedLastSeq?: number } = {}): Promise<AppendResult> {
     const session = this.writable(sessionId);
-    const texts = records.map((r, i) => serializeRecord(r, i, this.maxRecordBytes));
-    const summaries = records.map((r) => summarizeRecord(r));
+    const prepared = records.map((r, i) => prepareRecord(r, i, session.secrets, this.maxRecordBytes));
+    const texts = prepared.map((p) => p.text);
+    const summaries = prepared.map((p) => summarizeRecord(p.value as RecordInput));
     const writer = session.writer as JournalWriter;
     const committed = await writer.append(texts, opts.expectedLastSeq).catch((err: unknown) => {
       if (writer.stoppedReason) this.failStopped.add(sessionId);
       throw err;
     });
     session.noteCommitted(summaries, committed.ts);
-    return { firstSeq: committed.firstSeq, lastSeq: committed.lastSeq };
+    const redactions = prepared.flatMap((p, i) => p.redactions.map((r) => ({ seq: committed.firstSeq + i, ...r })));
+    return { firstSeq: committed.firstSeq, lastSeq: committed.lastSeq, ...(redactions.length > 0 ? { redactions } : {}) };
   }
 
   private writable(sessionId: string): OpenSession {
@@ -222,6 +214,10 @@ export class FileSessionStore implements SessionStore {
     }
     this.sessions.delete(sessionId);
     await session.close();
+  }
+
+  scrub(text: string): string {
+    return redactTokens(this.allSecrets.scrub(text));
   }
 
   async closeAll(): Promise<void> {

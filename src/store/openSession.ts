@@ -3,7 +3,8 @@ import type { JournalHandle } from './journal/open.js';
 import type { JournalWriter } from './journal/writer.js';
 import type { StoreLayout } from './layout.js';
 import { type IndexEntry, readIndexEntry, writeIndexEntry } from './sessionIndex.js';
-import type { OpenedSession, OpenMode } from './types.js';
+import type { SecretSet } from './secrets/knownSecrets.js';
+import type { OpenedSession, OpenMode, SecretsStatus } from './types.js';
 
 /** How long committed appends may wait before their index entry is rewritten. */
 export const INDEX_DELAY_MS = 50;
@@ -27,6 +28,9 @@ export class OpenSession {
     readonly mode: OpenMode,
     readonly writer: JournalWriter | undefined,
     private readonly warn: (message: string) => void,
+    /** The session's known secrets: values in memory only. */
+    readonly secrets: SecretSet,
+    private secretsStatus: SecretsStatus,
   ) {
     this.updatedAt = handle.position.lastTs ?? handle.header.createdAt;
   }
@@ -41,8 +45,14 @@ export class OpenSession {
 
   describe(): OpenedSession {
     const { header, position, recovered } = this.handle;
+    const { secretEnv: _names, ...shown } = header;
     const mode = this.writer?.stoppedReason ? 'read' : this.mode; // a fail-stopped writer writes no more
-    return { ...header, mode, lastSeq: position.lastSeq, ...(recovered ? { recovered } : {}) };
+    return { ...shown, mode, lastSeq: position.lastSeq, secrets: this.secretsStatus, ...(recovered ? { recovered } : {}) };
+  }
+
+  /** A later open registered more secrets (they were added to `secrets`). */
+  addSecrets(status: SecretsStatus): void {
+    this.secretsStatus = status;
   }
 
   indexEntry(): IndexEntry {

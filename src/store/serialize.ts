@@ -1,18 +1,27 @@
 import { StoreError } from './errors.js';
 import { ENVELOPE_KEYS } from './journal/format.js';
+import { guardValue } from './secrets/gate.js';
+import type { SecretSet } from './secrets/knownSecrets.js';
+import type { Redaction } from './secrets/redact.js';
 import type { RecordInput } from './types.js';
 
 /**
- * A record's JSON text as it will stand in its journal line. The envelope names belong to
- * the store; a record over `maxBytes` is refused before anything is written.
+ * A record as it will stand in its journal line: refused if it holds a registered secret,
+ * well-known credentials redacted, refused if larger than `maxBytes`. Nothing is written
+ * for a batch until every record of it passed.
  */
-export function serializeRecord(record: RecordInput, index: number, maxBytes: number): string {
+export function prepareRecord(
+  record: RecordInput,
+  index: number,
+  secrets: SecretSet,
+  maxBytes: number,
+): { value: unknown; text: string; redactions: Redaction[] } {
   for (const key of ENVELOPE_KEYS) {
     if (Object.hasOwn(record, key)) throw new TypeError(`record ${index} uses the reserved member name ${key}`);
   }
-  const text = JSON.stringify(record);
-  if (text.length > maxBytes || Buffer.byteLength(text) > maxBytes) {
+  const guarded = guardValue(record, secrets, `records[${index}]`);
+  if (guarded.text.length > maxBytes || Buffer.byteLength(guarded.text) > maxBytes) {
     throw new StoreError('PayloadTooLarge', `record ${index} is larger than ${maxBytes} bytes`, { index, maxBytes });
   }
-  return text;
+  return guarded;
 }

@@ -26,13 +26,35 @@ export interface SessionHeaderInput {
 export interface SessionHeader extends SessionHeaderInput {
   sessionId: string;
   createdAt: string;
+  /** Names of the env vars whose values are this session's secrets (never the values). */
+  secretEnv?: string[];
 }
 
 export type OpenMode = 'write' | 'read';
 
+/** Secrets a client registers for a session: env var names (resolved here) and values (memory only). */
+export interface SecretsInput {
+  env?: string[];
+  values?: string[];
+}
+
+/** How many secrets guard the session, and which named env vars were not set. */
+export interface SecretsStatus {
+  registered: number;
+  unsetEnv?: string[];
+}
+
+/** A redaction applied on write: where (within the record, or the header for seq 0) and which rule. */
+export interface Redaction {
+  seq: number;
+  path: string;
+  rule: string;
+}
+
 export interface OpenedSession extends SessionHeader {
   mode: OpenMode;
   lastSeq: number;
+  secrets: SecretsStatus;
   /** Present when opening repaired a torn tail: bytes removed and where they were kept. */
   recovered?: { bytes: number; evidence: string };
 }
@@ -40,6 +62,15 @@ export interface OpenedSession extends SessionHeader {
 export interface AppendResult {
   firstSeq: number;
   lastSeq: number;
+  /** Present when something was redacted. */
+  redactions?: Redaction[];
+}
+
+export interface CreatedSession {
+  sessionId: string;
+  createdAt: string;
+  secrets: SecretsStatus;
+  redactions?: Redaction[];
 }
 
 export interface ReadOptions {
@@ -73,10 +104,10 @@ export interface ListPage {
 export interface SessionStore {
   /** Absolute path of the store. */
   readonly root: string;
-  /** Creates a session durably and opens it for writing. */
-  create(header: SessionHeaderInput): Promise<{ sessionId: string; createdAt: string }>;
-  /** Opens (or re-opens) a session; `write` repairs a torn tail and allows appends. */
-  open(sessionId: string, mode: OpenMode): Promise<OpenedSession>;
+  /** Creates a session durably and opens it for writing; no secret of `secrets` may be in the header. */
+  create(header: SessionHeaderInput, secrets?: SecretsInput): Promise<CreatedSession>;
+  /** Opens (or re-opens) a session; `write` repairs a torn tail and allows appends. Adds `secrets`. */
+  open(sessionId: string, mode: OpenMode, secrets?: SecretsInput): Promise<OpenedSession>;
   /** Appends all records or none; resolves only once they are durable. */
   append(sessionId: string, records: RecordInput[], opts?: { expectedLastSeq?: number }): Promise<AppendResult>;
   /** Reads a page of records after `afterSeq`, verified, streamed from disk. */
@@ -87,4 +118,6 @@ export interface SessionStore {
   close(sessionId: string): Promise<void>;
   /** Closes every open session (process exit). */
   closeAll(): Promise<void>;
+  /** `text` with every secret registered in this store and every well-known credential redacted (for errors and logs). */
+  scrub(text: string): string;
 }

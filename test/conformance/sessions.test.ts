@@ -18,7 +18,7 @@ describe.each(FRAMINGS)('session methods over %s', (framing) => {
     const c = await startSidecar({ framing, store });
     const header = {
       cwd: '/work/project', title: 'Fix the build', systemPrompt: 'You are terse.',
-      llm: { provider: 'openai', model: 'gpt-4o', baseUrl: 'https://api.example', apiKeyEnv: 'OPENAI_API_KEY' },
+      llm: { provider: 'openai', model: 'gpt-4o', baseUrl: 'https://api.example', apiKeyEnv: 'SIDECAR_TEST_UNSET_KEY' },
       metadata: { agent: 'demo', tags: ['a', 'b'] },
     };
     const { sessionId, createdAt } = await c.create(header);
@@ -27,9 +27,9 @@ describe.each(FRAMINGS)('session methods over %s', (framing) => {
     await c.shutdown();
     const d = await startSidecar({ framing, store });
     const opened = await d.open({ sessionId });
-    expect(opened).toEqual({ sessionId, createdAt, mode: 'write', lastSeq: 0, ...header });
+    expect(opened).toEqual({ sessionId, createdAt, mode: 'write', lastSeq: 0, secrets: { registered: 0, unsetEnv: ['SIDECAR_TEST_UNSET_KEY'] }, ...header });
     const journal = fs.readFileSync(path.join(store, 'sessions', sessionId, 'journal.jsonl'), 'utf8');
-    expect(journal).toContain('"apiKeyEnv":"OPENAI_API_KEY"');
+    expect(journal).toContain('"apiKeyEnv":"SIDECAR_TEST_UNSET_KEY"');
   });
 
   it('append assigns gapless seqs, batches are all-or-nothing, read pages by afterSeq/limit/kinds', async () => {
@@ -168,7 +168,7 @@ describe.each(FRAMINGS)('session methods over %s', (framing) => {
     expect(snapshotTree(store)).toEqual(before);
   });
 
-  it('nesting deeper than 256 levels is refused, not a crash', async () => {
+  it('nesting deeper than 128 levels is refused, not a crash', async () => {
     const c = await startSidecar({ framing });
     const { sessionId } = await c.create();
     const depth = 100_000;
@@ -178,7 +178,7 @@ describe.each(FRAMINGS)('session methods over %s', (framing) => {
     c.writeRaw(framing === 'lsp' ? `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}` : `${body}\n`);
     const err = await rejection(answered);
     expect(err.code).toBe(-32602);
-    expect(err.message).toContain('deeper than 256');
+    expect(err.message).toContain('deeper than 128');
     expect((await c.read({ sessionId })).lastSeq).toBe(0);
   });
 

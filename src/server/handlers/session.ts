@@ -7,8 +7,8 @@ import { cancelled, handle, type RequestHandler } from '../dispatch.js';
 /** session/* — each handler only translates params to one store call. */
 export function sessionHandlers(store: SessionStore): RequestHandler[] {
   return [
-    handle(sessionCreate, async ({ _meta, ...header }) => store.create(header)),
-    handle(sessionOpen, async (p) => store.open(p.sessionId, p.mode ?? 'write')),
+    handle(sessionCreate, async ({ _meta, secrets, ...header }) => store.create(header, secrets)),
+    handle(sessionOpen, async (p) => store.open(p.sessionId, p.mode ?? 'write', p.secrets)),
     handle(sessionAppend, async (p, token) => {
       if (token.isCancellationRequested) throw cancelled();
       return store.append(p.sessionId, p.records, { expectedLastSeq: p.expectedLastSeq });

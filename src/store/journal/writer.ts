@@ -37,7 +37,8 @@ export class JournalWriter {
     /** Committed position: advanced only after a successful sync. */
     readonly position: JournalPosition,
     private readonly clock: () => number,
-    private readonly onCommit: (c: CommittedAppend) => void,
+    /** The final secret gate over each request's bytes: the rule that matched, if any. */
+    private readonly gate: (bytes: Buffer) => string | undefined,
   ) {}
 
   /** Why the writer refuses appends, if it does. */
@@ -102,7 +103,16 @@ export class JournalWriter {
       }
       const firstSeq = seq + 1;
       const batchEnd = p.texts.length > 1 ? seq + p.texts.length : undefined;
-      for (const text of p.texts) lines.push(encodeRecordLine(++seq, ts, batchEnd, text));
+      const own = p.texts.map((text, i) => encodeRecordLine(firstSeq + i, ts, batchEnd, text));
+      const rule = this.gate(own.length === 1 ? (own[0] as Buffer) : Buffer.concat(own));
+      if (rule) {
+        p.reject(new StoreError('SecretRejected', `a registered secret reached the final check (rule: ${rule}); nothing was written`, {
+          path: '(serialized line)', rule,
+        }));
+        continue;
+      }
+      lines.push(...own);
+      seq += own.length;
       accepted.push({ p, c: { firstSeq, lastSeq: seq, ts } });
     }
     if (lines.length === 0) return accepted.forEach(({ p, c }) => p.resolve(c));
@@ -130,10 +140,7 @@ export class JournalWriter {
       lastCrc: crcOf(last.subarray(0, last.length - 1)),
       lastTs: ts,
     });
-    for (const { p, c } of accepted) {
-      if (p.texts.length > 0) this.onCommit(c);
-      p.resolve(c);
-    }
+    for (const { p, c } of accepted) p.resolve(c);
   }
 
   private failure(err: unknown): StoreError {

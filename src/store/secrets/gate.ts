@@ -1,0 +1,25 @@
+import { StoreError } from '../errors.js';
+import type { SecretSet } from './knownSecrets.js';
+import { type Redaction, redactValue } from './redact.js';
+
+/**
+ * What is persisted of one JSON value (a record, a header): refused whole if a known secret
+ * is in it anywhere, in any encoding; otherwise with well-known credentials redacted.
+ */
+export function guardValue(
+  value: unknown,
+  secrets: SecretSet,
+  where: string,
+): { value: unknown; text: string; redactions: Redaction[] } {
+  const original = JSON.stringify(value);
+  const hit = secrets.locate(value, original);
+  if (hit) {
+    const path = hit.path ? `${where}.${hit.path}`.replace('.[', '[') : where;
+    throw new StoreError('SecretRejected', `${where} contains a registered secret at ${path} (rule: ${hit.rule}); nothing was written`, {
+      path, rule: hit.rule,
+    });
+  }
+  const redacted = redactValue(value, original);
+  const text = redacted.value === value ? original : JSON.stringify(redacted.value);
+  return { value: redacted.value, text, redactions: redacted.redactions };
+}

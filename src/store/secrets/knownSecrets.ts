@@ -1,0 +1,125 @@
+import { decodeJsonEscapes, decodePercent, type EncodingRule, type Needle, needlesOf } from './encodings.js';
+import { indexPath, memberPath, NESTED_JSON_LEVELS, parseNestedJson } from './paths.js';
+
+export const MIN_SECRET_CHARS = 8;
+const MAX_SECRET_CHARS = 4096;
+
+/** Why a value cannot be registered as a secret; never includes the value. */
+export function refuseSecret(value: string, vocabulary: readonly string[]): string | undefined {
+  if (value.length < MIN_SECRET_CHARS) return `a secret must have at least ${MIN_SECRET_CHARS} characters`;
+  if (value.length > MAX_SECRET_CHARS) return `a secret may have at most ${MAX_SECRET_CHARS} characters`;
+  if (vocabulary.some((word) => word.includes(value))) return "a secret may not occur in the protocol's own vocabulary";
+  return undefined;
+}
+
+export interface SecretHit {
+  path: string;
+  rule: EncodingRule | 'nested-json';
+}
+
+/**
+ * The known secrets of a session (or of the whole store, for scrubbing output). Values live in
+ * memory only. Finding one is a scan of text for every needle (raw, JSON-escaped, percent,
+ * base64 at three alignments, hex), plus the raw value in the text with \u and % escapes decoded.
+ */
+export class SecretSet {
+  private readonly values = new Set<string>();
+  private needles: Needle[] = [];
+
+  get size(): number {
+    return this.values.size;
+  }
+
+  add(value: string): void {
+    if (this.values.has(value)) return;
+    this.values.add(value);
+    this.needles = this.needles.concat(needlesOf(value)).sort((a, b) => b.text.length - a.text.length);
+  }
+
+  addAll(other: SecretSet): void {
+    for (const v of other.values) this.add(v);
+  }
+
+  /** The rule of the first secret form found in `text`. */
+  findInText(text: string): EncodingRule | undefined {
+    if (this.values.size === 0) return undefined;
+    for (const n of this.needles) if (text.includes(n.text)) return n.rule;
+    const unescaped = decodeJsonEscapes(text);
+    if (unescaped !== text && this.hasRaw(unescaped)) return 'json-escape';
+    const unpercented = decodePercent(text);
+    if (unpercented !== text && this.hasRaw(unpercented)) return 'percent';
+    return undefined;
+  }
+
+  /** The final gate over bytes about to be written: raw value and its encodings. */
+  findInBytes(buf: Buffer): EncodingRule | undefined {
+    for (const n of this.needles) if (buf.indexOf(n.bytes) !== -1) return n.rule;
+    return undefined;
+  }
+
+  private hasRaw(text: string): boolean {
+    for (const v of this.values) if (text.includes(v)) return true;
+    return false;
+  }
+
+  /**
+   * Where in a JSON value a secret stands: string values, object keys, the text of numbers,
+   * and JSON held in strings (three levels deep). `json` is the value's JSON text: when the
+   * secret is not in it at all, the walk is skipped.
+   */
+  locate(value: unknown, json: string): SecretHit | undefined {
+    if (this.values.size === 0 || this.findInText(json) === undefined) return undefined;
+    return this.walk(value, '', 0) ?? { path: '', rule: this.findInText(json) as EncodingRule };
+  }
+
+  private walk(v: unknown, path: string, level: number): SecretHit | undefined {
+    if (typeof v === 'string') return this.inString(v, path, level);
+    if (typeof v === 'number' || typeof v === 'bigint') {
+      const rule = this.findInText(String(v));
+      return rule && { path, rule };
+    }
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const hit = this.walk(v[i], indexPath(path, i), level);
+        if (hit) return hit;
+      }
+      return undefined;
+    }
+    if (v === null || typeof v !== 'object') return undefined;
+    for (const [key, item] of Object.entries(v)) {
+      const keyRule = this.findInText(key);
+      if (keyRule) return { path: `${path}${path ? '.' : ''}<key>`, rule: keyRule };
+      const hit = this.walk(item, memberPath(path, safeKey(key)), level);
+      if (hit) return hit;
+    }
+    return undefined;
+  }
+
+  private inString(s: string, path: string, level: number): SecretHit | undefined {
+    const rule = this.findInText(s);
+    if (!rule) return undefined;
+    if (level < NESTED_JSON_LEVELS) {
+      const nested = parseNestedJson(s);
+      if (nested !== undefined) {
+        const deeper = this.walk(nested, `${path}<json>`, level + 1);
+        if (deeper) return { path: deeper.path, rule: deeper.rule === 'raw' ? 'nested-json' : deeper.rule };
+      }
+    }
+    return { path, rule };
+  }
+
+  /** Replaces every form of every secret in `text` (for error messages and log lines). */
+  scrub(text: string): string {
+    if (this.values.size === 0) return text;
+    let out = text;
+    for (const n of this.needles) if (out.includes(n.text)) out = out.split(n.text).join('<redacted:secret>');
+    const unescaped = decodeJsonEscapes(out);
+    if (unescaped !== out && this.hasRaw(unescaped)) return '<redacted:secret>';
+    return out;
+  }
+}
+
+/** A key on a reported path: shown unless it could itself carry secret-looking text. */
+function safeKey(key: string): string {
+  return /^[A-Za-z_$][A-Za-z0-9_$-]{0,63}$/.test(key) ? key : '(key)';
+}

@@ -1,0 +1,72 @@
+import { isCredentialKey, isKeptKey } from './credentialKeys.js';
+import { indexPath, memberPath, NESTED_JSON_LEVELS, parseNestedJson } from './paths.js';
+import { redactTokens, TOKEN_ANCHORS } from './tokenRules.js';
+
+export const REDACTED = '<redacted>';
+
+export interface Redaction {
+  path: string;
+  rule: string;
+}
+
+/** Key names that may hold credentials, as they appear in JSON text: a cheap test before walking. */
+const CREDENTIAL_KEY_HINT = /(?:api[-_. ]?key|token|auth|passw|secret|private[-_. ]?key|cookie)[^"]{0,64}"\s*:/i;
+
+/**
+ * Redacts well-known credentials in a JSON value: string values under credential keys become
+ * "<redacted>", well-known token formats anywhere become "<redacted:rule>", also inside JSON
+ * text held in strings (up to three levels). Ids, signatures and usage counters are kept
+ * byte-exact. Deterministic and idempotent; returns the same object when nothing changed.
+ * `json` is the value's JSON text, used to skip the walk when nothing can match.
+ */
+export function redactValue(value: unknown, json: string): { value: unknown; redactions: Redaction[] } {
+  const redactions: Redaction[] = [];
+  if (!TOKEN_ANCHORS.test(json) && !CREDENTIAL_KEY_HINT.test(json)) return { value, redactions };
+  const out = walk(value, '', false, 0, redactions);
+  return { value: out, redactions };
+}
+
+function walk(v: unknown, path: string, credential: boolean, jsonLevel: number, out: Redaction[]): unknown {
+  if (typeof v === 'string') return redactString(v, path, credential, jsonLevel, out);
+  if (Array.isArray(v)) {
+    let changed = false;
+    const arr = v.map((item, i) => {
+      const r = walk(item, indexPath(path, i), credential, jsonLevel, out);
+      changed ||= r !== item;
+      return r;
+    });
+    return changed ? arr : v;
+  }
+  if (v === null || typeof v !== 'object') return v;
+  let changed = false;
+  const obj: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(v)) {
+    const p = memberPath(path, key);
+    const newKey = redactTokens(key, (rule) => out.push({ path: p, rule }));
+    const kept = isKeptKey(key);
+    const r = kept ? item : walk(item, p, credential || isCredentialKey(key), jsonLevel, out);
+    changed ||= r !== item || newKey !== key;
+    obj[newKey] = r;
+  }
+  return changed ? obj : v;
+}
+
+function redactString(s: string, path: string, credential: boolean, jsonLevel: number, out: Redaction[]): string {
+  if (credential) {
+    if (s === REDACTED) return s;
+    out.push({ path, rule: 'credential-key' });
+    return REDACTED;
+  }
+  if (jsonLevel < NESTED_JSON_LEVELS) {
+    const nested = parseNestedJson(s);
+    if (nested !== undefined && typeof nested === 'object' && nested !== null) {
+      const r = walk(nested, `${path}<json>`, false, jsonLevel + 1, out);
+      return r === nested ? s : JSON.stringify(r); // unchanged JSON text keeps its exact bytes
+    }
+    if (typeof nested === 'string') {
+      const r = redactString(nested, `${path}<json>`, false, jsonLevel + 1, out);
+      return r === nested ? s : JSON.stringify(r);
+    }
+  }
+  return redactTokens(s, (rule) => out.push({ path, rule }));
+}
