@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { SidecarClient } from '../dist/src/client/index.js';
+import { secretBench } from './secrets.js';
 
 const { values } = parseArgs({ options: { records: { type: 'string', default: '2000' }, dir: { type: 'string' } } });
 const N = Number(values.records);
@@ -76,6 +77,9 @@ const lines = [
   '| --- | ---: | ---: | ---: | ---: |',
   ...rows.map((r) => `| ${r.scenario} | ${fmt(r.opsPerSec)} | ${(r.opsPerSec / limit).toFixed(2)} | ${fmt(r.p50Us)} | ${fmt(r.p99Us)} |`),
 ];
+const secretRows = await secretBench(work);
+lines.push('', '| secret safety | measured |', '| --- | --- |', ...secretRows.map((r) => `| ${r.scenario} | ${r.value} |`));
 process.stdout.write(`${lines.join('\n')}\n`);
-fs.writeFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), 'results.json'), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, records: N, rows }, null, 2)}\n`);
+const results = { date: new Date().toISOString(), node: process.version, records: N, rows, secrets: secretRows };
+fs.writeFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
 fs.rmSync(work, { recursive: true, force: true });
