@@ -64,6 +64,7 @@ export function ensurePrivateDir(fsl: FsLayer, dir: string): void {
   if (st.isSymbolicLink()) throw new UnsafeFileError(dir, 'is a symbolic link');
   if (!st.isDirectory()) throw new UnsafeFileError(dir, 'is not a directory');
   if ((st.mode & 0o022) !== 0) throw new UnsafeFileError(dir, 'is writable by group or others');
+  if (typeof process.getuid === 'function' && st.uid !== process.getuid()) throw new UnsafeFileError(dir, 'is owned by another user');
 }
 
 /** Makes a directory's entries (created or renamed files) durable. */

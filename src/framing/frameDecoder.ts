@@ -7,7 +7,8 @@ export type Framing = 'lsp' | 'ndjson';
 
 export interface FrameSink {
   framing(f: Framing): void;
-  message(m: Message): void;
+  /** A decoded message and the size of its frame body in bytes. */
+  message(m: Message, bytes: number): void;
   problem(p: FrameProblem): void;
   /** The stream cannot be read on: say why on stderr and close. */
   fatal(reason: string): void;
@@ -42,18 +43,22 @@ export class FrameDecoder {
 
   push(chunk: Buffer): void {
     if (this.dead) return;
-    if (this.mode === undefined && !this.detect(chunk)) return;
+    if (this.mode === undefined) {
+      const first = this.detect(chunk);
+      if (first === -1) return;
+      chunk = chunk.subarray(first); // blank bytes before the first message are not part of it
+    }
     if (this.mode === 'ndjson') this.pushNdjson(chunk);
     else this.pushLsp(chunk);
   }
 
-  /** The first non-blank byte decides: `C`/`c` (Content-Length) is LSP, anything else NDJSON. */
-  private detect(chunk: Buffer): boolean {
+  /** The first non-blank byte decides: `C`/`c` (Content-Length) is LSP, anything else NDJSON. Returns its index. */
+  private detect(chunk: Buffer): number {
     const i = chunk.findIndex((b) => b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== NL);
-    if (i === -1) return false;
+    if (i === -1) return -1;
     this.mode = chunk[i] === 0x43 || chunk[i] === 0x63 ? 'lsp' : 'ndjson';
     this.sink.framing(this.mode);
-    return true;
+    return i;
   }
 
   private pushNdjson(chunk: Buffer): void {
@@ -77,7 +82,7 @@ export class FrameDecoder {
         continue;
       }
       const line = Buffer.concat([...this.takeParts(), piece]);
-      if (line.some((b) => b !== 0x20 && b !== 0x09 && b !== 0x0d)) this.emit(decodeMessage(line));
+      if (line.some((b) => b !== 0x20 && b !== 0x09 && b !== 0x0d)) this.emit(decodeMessage(line), line.length);
     }
   }
 
@@ -97,8 +102,9 @@ export class FrameDecoder {
         this.partBytes += Math.min(need, rest.length);
         rest = rest.subarray(need);
         if (this.partBytes === this.lspLength) {
+          const length = this.lspLength;
           this.lspLength = undefined;
-          this.emit(decodeMessage(Buffer.concat(this.takeParts())));
+          this.emit(decodeMessage(Buffer.concat(this.takeParts())), length);
         }
       }
     }
@@ -119,7 +125,7 @@ export class FrameDecoder {
     }
     const body = buffered.subarray(end + HEADER_END.length);
     if (length > this.max) this.skip = { remaining: length, sniff: [], sniffed: 0, decided: false };
-    else if (length === 0) this.emit(decodeMessage(Buffer.alloc(0)));
+    else if (length === 0) this.emit(decodeMessage(Buffer.alloc(0)), 0);
     else this.lspLength = length;
     return body;
   }
@@ -155,8 +161,8 @@ export class FrameDecoder {
     return p;
   }
 
-  private emit(d: Decoded): void {
-    if ('message' in d) this.sink.message(d.message);
+  private emit(d: Decoded, bytes: number): void {
+    if ('message' in d) this.sink.message(d.message, bytes);
     else this.sink.problem(d.problem);
   }
 

@@ -5,25 +5,34 @@
  * first one in its queue, silently, leaving it unanswered forever).
  */
 export class RequestLedger {
-  private readonly open = new Set<string>();
+  private readonly open = new Map<string, number>();
   private waiters: Array<() => void> = [];
+  /** Bytes of the requests in flight: the reader stops reading input above a budget. */
+  bytes = 0;
+  /** Called after every settle (the reader may resume). */
+  onSettle: () => void = () => {};
 
+  /** As the connection keys its queue: the id 7 and the id "7" collide there, so they do here. */
   private static key(id: string | number): string {
-    return `${typeof id}:${id}`;
+    return String(id);
   }
 
   /** False when a request with this id is already in flight. */
-  admit(id: string | number): boolean {
+  admit(id: string | number, bytes: number): boolean {
     const key = RequestLedger.key(id);
     if (this.open.has(key)) return false;
-    this.open.add(key);
+    this.open.set(key, bytes);
+    this.bytes += bytes;
     return true;
   }
 
   settle(id: unknown): void {
     if (typeof id !== 'string' && typeof id !== 'number') return;
-    this.open.delete(RequestLedger.key(id));
+    const key = RequestLedger.key(id);
+    this.bytes -= this.open.get(key) ?? 0;
+    this.open.delete(key);
     if (this.open.size === 0) this.waiters.splice(0).forEach((w) => w());
+    this.onSettle();
   }
 
   get size(): number {

@@ -11,6 +11,8 @@ import { RequestLedger } from './ledger.js';
 export interface TransportOptions {
   framing: 'auto' | Framing;
   maxMessageBytes: number;
+  /** Input is paused while requests in flight hold more bytes than this (default 256 MiB). */
+  maxInFlightBytes?: number;
   /** A diagnostic for stderr; never given message content. */
   diagnostic: (line: string) => void;
 }
@@ -45,6 +47,13 @@ class FrameReader extends AbstractMessageReader implements MessageReader {
     this.faulted = true;
     this.input.pause();
     this.fireClose();
+  }
+
+  /** Backpressure: stop reading input while the server is this far behind, resume below half. */
+  throttle(inFlightBytes: number, budget: number): void {
+    if (this.faulted) return;
+    if (inFlightBytes > budget && !this.input.isPaused()) this.input.pause();
+    else if (inFlightBytes <= budget / 2 && this.input.isPaused()) this.input.resume();
   }
 }
 
@@ -126,10 +135,15 @@ export interface Transport {
   allAnswered(): Promise<void>;
   /** Requests read and not yet answered. */
   pending(): number;
+  /** True once an `exit` notification was read (the connection decides the exit code, not the EOF after it). */
+  sawExit(): boolean;
 }
 
 export function createTransport(input: Readable, output: Writable, opts: TransportOptions): Transport {
   const ledger = new RequestLedger();
+  const budget = opts.maxInFlightBytes ?? 256 << 20;
+  let sawExit = false;
+  ledger.onSettle = () => reader.throttle(ledger.bytes, budget);
   const writer = new FramedWriter(output, ledger);
   let framing: Framing | undefined = opts.framing === 'auto' ? undefined : opts.framing;
   if (framing) writer.use(framing);
@@ -142,10 +156,14 @@ export function createTransport(input: Readable, output: Writable, opts: Transpo
       framing = f;
       writer.use(f);
     },
-    message: (m) => {
+    message: (m, bytes) => {
       const { id, method } = m as { id?: string | number; method?: unknown };
-      if (id !== undefined && method !== undefined && !ledger.admit(id)) {
-        return answer({ id, code: JsonRpcErrorCode.InvalidRequest, message: 'Invalid request: this id is already used by a request in flight' });
+      if (method === 'exit' && id === undefined) sawExit = true;
+      if (id !== undefined && method !== undefined) {
+        if (!ledger.admit(id, bytes)) {
+          return answer({ id, code: JsonRpcErrorCode.InvalidRequest, message: 'Invalid request: this id is already used by a request in flight' });
+        }
+        reader.throttle(ledger.bytes, budget);
       }
       callback(m);
     },
@@ -155,5 +173,8 @@ export function createTransport(input: Readable, output: Writable, opts: Transpo
       reader.close();
     },
   }));
-  return { reader, writer, framing: () => framing, closedByFault: () => reader.faulted, allAnswered: () => ledger.drained(), pending: () => ledger.size };
+  return {
+    reader, writer, framing: () => framing, closedByFault: () => reader.faulted, sawExit: () => sawExit,
+    allAnswered: () => ledger.drained(), pending: () => ledger.size,
+  };
 }

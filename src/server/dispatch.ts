@@ -61,9 +61,8 @@ export class Dispatcher {
     if (!handler) throw new ResponseError(JsonRpcErrorCode.MethodNotFound, `Method not found: ${printable(method)}`);
     if (token.isCancellationRequested) throw cancelled();
     if (Array.isArray(params)) throw invalidParams([{ path: '', message: 'params must be an object, not an array' }]);
-    if (nestingExceeds(params, MAX_NESTING)) {
-      throw invalidParams([{ path: '', message: `params nest deeper than ${MAX_NESTING} levels` }]);
-    }
+    const shape = shapeProblem(params, MAX_NESTING);
+    if (shape) throw invalidParams([{ path: '', message: shape }]);
     const parsed = handler.descriptor.params.safeParse(params ?? {});
     if (!parsed.success) throw invalidParams(zodIssues(parsed.error));
     return handler.handle(parsed.data as never, token);
@@ -83,14 +82,19 @@ function printable(method: string): string {
   return /^[\x20-\x7e]{1,100}$/.test(method) ? JSON.stringify(method) : '(unprintable method name)';
 }
 
-/** Iterative, so hostile nesting cannot overflow the stack. */
-export function nestingExceeds(value: unknown, max: number): boolean {
+/**
+ * What makes params unstorable as JSON objects in JavaScript: nesting deeper than `max` (checked
+ * iteratively, so hostile nesting cannot overflow the stack) or a `__proto__` member, which
+ * object copies would turn into a prototype and silently drop.
+ */
+export function shapeProblem(value: unknown, max: number): string | undefined {
   const stack: Array<[unknown, number]> = [[value, 1]];
   while (stack.length > 0) {
     const [v, depth] = stack.pop() as [unknown, number];
     if (v === null || typeof v !== 'object') continue;
-    if (depth > max) return true;
+    if (depth > max) return `params nest deeper than ${max} levels`;
+    if (!Array.isArray(v) && Object.hasOwn(v, '__proto__')) return 'the member name __proto__ is not allowed';
     for (const child of Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
   }
-  return false;
+  return undefined;
 }

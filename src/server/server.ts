@@ -54,7 +54,9 @@ export function startServer(opts: ServerOptions): RunningServer {
   });
   connection.onRequest((method, params, token) => dispatcher.request(method, params, token));
   connection.onNotification((method) => lifecycle.notification(method));
-  connection.onClose(() => stop(transport.closedByFault() ? 1 : 0, 'input closed'));
+  connection.onClose(() => {
+    if (!transport.sawExit()) stop(transport.closedByFault() ? 1 : 0, 'input closed');
+  });
   connection.onError(() => stop(1, 'the output is closed (the client is gone)'));
   opts.output.on('error', () => stop(1, 'the output is closed (the client is gone)'));
   connection.listen();

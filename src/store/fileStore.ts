@@ -11,6 +11,7 @@ import { crcOf } from './journal/scan.js';
 import { JournalWriter } from './journal/writer.js';
 import { StoreLayout } from './layout.js';
 import { listSessions } from './list.js';
+import { rememberIndex } from './sessionIndex.js';
 import { OpenSession } from './openSession.js';
 import { SecretSet } from './secrets/knownSecrets.js';
 import { guardValue } from './secrets/gate.js';
@@ -54,6 +55,7 @@ export class FileSessionStore implements SessionStore {
   /** Every secret registered in this instance, kept to scrub error and log text. */
   private readonly allSecrets = new SecretSet();
   private readonly sessions = new Map<string, OpenSession>();
+  private readonly opening = new Map<string, Promise<unknown>>();
   /** Sessions whose writer stopped after an unknown outcome: read-only for the life of this instance. */
   private readonly failStopped = new Set<string>();
 
@@ -97,8 +99,20 @@ export class FileSessionStore implements SessionStore {
     return { sessionId, createdAt, secrets: status, ...(redactions.length > 0 ? { redactions } : {}) };
   }
 
+  /** Opens of one session run one at a time (an upgrade closes and reopens the journal). */
   async open(sessionId: string, mode: OpenMode, secretsInput: SecretsInput = {}): Promise<OpenedSession> {
     checkSessionId(sessionId);
+    const previous = this.opening.get(sessionId) ?? Promise.resolve();
+    const run = previous.catch(() => undefined).then(() => this.openNow(sessionId, mode, secretsInput));
+    this.opening.set(sessionId, run);
+    try {
+      return await run;
+    } finally {
+      if (this.opening.get(sessionId) === run) this.opening.delete(sessionId);
+    }
+  }
+
+  private async openNow(sessionId: string, mode: OpenMode, secretsInput: SecretsInput): Promise<OpenedSession> {
     if (mode === 'write' && this.failStopped.has(sessionId)) throw failStopError(sessionId);
     const existing = this.sessions.get(sessionId);
     if (existing && (existing.mode === 'write' || mode === 'read')) {
@@ -126,6 +140,14 @@ export class FileSessionStore implements SessionStore {
     const opened = session.describe();
     handle.recovered = undefined; // reported by the open that repaired it, not by later ones
     return opened;
+  }
+
+  /** A read-only handle; an index entry found stale is rewritten so the next reader need not scan. */
+  private openForReading(sessionId: string): JournalHandle {
+    const hint = this.readIndexHint(sessionId);
+    const handle = openJournal(this.fsl, this.layout, sessionId, { writable: false, hint });
+    if (!hint || hint.bytes !== handle.position.bytes || hint.ino !== handle.ino) rememberIndex(this.fsl, this.layout, handle, this.warn);
+    return handle;
   }
 
   private readIndexHint(id: string) {
@@ -173,7 +195,7 @@ export class FileSessionStore implements SessionStore {
     const open = this.sessions.get(sessionId);
     await open?.writer?.barrier();
     if (open && !open.writer) catchUp(this.fsl, open.handle);
-    const handle = open?.handle ?? openJournal(this.fsl, this.layout, sessionId, { writable: false, hint: this.readIndexHint(sessionId) });
+    const handle = open?.handle ?? this.openForReading(sessionId);
     try {
       const { fd, dataStart, position } = handle;
       const afterSeq = Math.min(opts.afterSeq ?? 0, position.lastSeq);
@@ -212,6 +234,9 @@ export class FileSessionStore implements SessionStore {
       }
       return;
     }
+    // A fail-stopped session stays: its committed position is this process's only true view
+    // (the journal may hold bytes of the failed sync that must not be read as committed).
+    if (this.failStopped.has(sessionId)) return;
     this.sessions.delete(sessionId);
     await session.close();
   }
@@ -221,8 +246,9 @@ export class FileSessionStore implements SessionStore {
   }
 
   async closeAll(): Promise<void> {
-    const all = [...this.sessions.keys()];
-    await Promise.all(all.map((id) => this.close(id)));
+    const all = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.all(all.map((s) => s.close()));
   }
 }
 

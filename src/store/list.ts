@@ -4,7 +4,7 @@ import { checkSessionId } from './ids.js';
 import { openJournal } from './journal/open.js';
 import type { StoreLayout } from './layout.js';
 import type { OpenSession } from './openSession.js';
-import { type IndexEntry, readIndexEntry, summaryOf } from './sessionIndex.js';
+import { entryOf, type IndexEntry, readIndexEntry, rememberIndex, summaryOf } from './sessionIndex.js';
 import type { ListPage, SessionSummary } from './types.js';
 
 /**
@@ -53,11 +53,8 @@ function summarize(fsl: FsLayer, layout: StoreLayout, id: string, live: IndexEnt
   try {
     const handle = openJournal(fsl, layout, id, { writable: false, hint: entry });
     fsl.closeSync(handle.fd);
-    const { header, position } = handle;
-    return {
-      sessionId: id, title: header.title, createdAt: header.createdAt, updatedAt: position.lastTs ?? header.createdAt,
-      lastSeq: position.lastSeq, bytes: position.bytes, firstMessage: handle.firstMessage, lastMessage: handle.lastMessage,
-    };
+    rememberIndex(fsl, layout, handle, warn);
+    return summaryOf(entryOf(handle));
   } catch (err) {
     const kind = err instanceof StoreError ? err.kind : 'an I/O error';
     warn(`session ${id} left out of the list: ${kind}`);

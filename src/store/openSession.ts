@@ -2,7 +2,7 @@ import type { FsLayer } from '../durable/fsLayer.js';
 import type { JournalHandle } from './journal/open.js';
 import type { JournalWriter } from './journal/writer.js';
 import type { StoreLayout } from './layout.js';
-import { type IndexEntry, readIndexEntry, writeIndexEntry } from './sessionIndex.js';
+import { entryOf, type IndexEntry, readIndexEntry, writeIndexEntry } from './sessionIndex.js';
 import type { SecretSet } from './secrets/knownSecrets.js';
 import type { OpenedSession, OpenMode, SecretsStatus } from './types.js';
 
@@ -56,12 +56,7 @@ export class OpenSession {
   }
 
   indexEntry(): IndexEntry {
-    const { header, position, ino, firstMessage, lastMessage } = this.handle;
-    return {
-      v: 1, sessionId: header.sessionId, title: header.title, createdAt: header.createdAt, updatedAt: this.updatedAt,
-      lastSeq: position.lastSeq, records: position.records, bytes: position.bytes, ino, lastCrc: position.lastCrc,
-      firstMessage, lastMessage,
-    };
+    return entryOf(this.handle, this.updatedAt);
   }
 
   /** Called in commit order with the summaries of the committed records. */

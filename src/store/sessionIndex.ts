@@ -1,5 +1,6 @@
 import { readPrivateSmall, replaceAtomically } from '../durable/durableFile.js';
 import type { FsLayer } from '../durable/fsLayer.js';
+import type { JournalHandle } from './journal/open.js';
 import type { JournalPosition } from './journal/scan.js';
 import type { StoreLayout } from './layout.js';
 import type { SessionSummary } from './types.js';
@@ -51,4 +52,22 @@ export function positionOf(entry: IndexEntry): JournalPosition {
 export function summaryOf(entry: IndexEntry): SessionSummary {
   const { sessionId, title, createdAt, updatedAt, lastSeq, bytes, firstMessage, lastMessage } = entry;
   return { sessionId, title, createdAt, updatedAt, lastSeq, bytes, firstMessage, lastMessage };
+}
+
+/** The entry describing a verified journal handle. */
+export function entryOf(handle: JournalHandle, updatedAt?: string): IndexEntry {
+  const { header, position, ino, firstMessage, lastMessage } = handle;
+  return {
+    v: 1, sessionId: header.sessionId, title: header.title, createdAt: header.createdAt,
+    updatedAt: updatedAt ?? position.lastTs ?? header.createdAt, lastSeq: position.lastSeq, records: position.records,
+    bytes: position.bytes, ino, lastCrc: position.lastCrc, firstMessage, lastMessage,
+  };
+}
+
+/**
+ * Rewrites the entry after a reader had to verify the journal itself (no entry, or a stale one),
+ * so later readers need not. A cache write: not awaited, failures only warned about.
+ */
+export function rememberIndex(fsl: FsLayer, layout: StoreLayout, handle: JournalHandle, warn: (m: string) => void): void {
+  writeIndexEntry(fsl, layout, entryOf(handle)).catch(() => warn(`index entry of session ${handle.header.sessionId} not rewritten`));
 }

@@ -44,6 +44,19 @@ describe.each(FRAMINGS)('framing %s', (framing) => {
     for (const f of answers.filter((x) => x.error)) expect((f.error as { code: number }).code).toBe(-32600);
   });
 
+  it('the ids 7 and "7" are one id: the second is refused while the first is in flight', async () => {
+    const c = await startSidecar({ framing });
+    c.writeRaw(Buffer.concat([
+      c.frame({ jsonrpc: '2.0', id: 7, method: 'session/create', params: { title: 'number' } }),
+      c.frame({ jsonrpc: '2.0', id: '7', method: 'session/create', params: { title: 'string' } }),
+    ]));
+    const { code } = await c.end();
+    expect(code).toBe(0);
+    const answers = parseFrames(Buffer.concat(c.stdout), framing).filter((f) => String(f.id) === '7');
+    expect(answers).toHaveLength(2);
+    expect(answers.filter((f) => f.error).map((f) => (f.error as { code: number }).code)).toEqual([-32600]);
+  });
+
   it('--framing forces the framing; auto detects it from the first byte', async () => {
     const c = spawnSidecar({ framing, args: ['--framing', framing] });
     expect((await c.initialize()).protocolVersion).toBe(1);
@@ -69,6 +82,16 @@ describe.each(FRAMINGS)('framing %s', (framing) => {
     expect(code).toBe(1);
     expect(c.stderr).toContain('larger than 4096 bytes');
     expect(() => parseFrames(Buffer.concat(c.stdout), framing)).not.toThrow();
+  });
+});
+
+describe('auto-detection', () => {
+  it('skips blank bytes before the first LSP frame, in the same chunk', async () => {
+    const c = spawnSidecar({ framing: 'lsp' });
+    const init = c.frame({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1 } });
+    const answered = c.expectResponse(1);
+    c.writeRaw(Buffer.concat([Buffer.from('\r\n\n \n'), init]));
+    expect(await answered).toMatchObject({ protocolVersion: 1 });
   });
 });
 

@@ -47,10 +47,13 @@ describe.each(FRAMINGS)('lifecycle over %s', (framing) => {
     expect(await c.exited).toEqual({ code: 0, signal: null });
   });
 
-  it('exit without shutdown ends with code 1', async () => {
+  it('exit without shutdown ends with code 1, also when EOF follows at once', async () => {
     const c = await startSidecar({ framing });
     c.notify('exit');
     expect((await c.exited).code).toBe(1);
+    const d = await startSidecar({ framing });
+    d.notify('exit');
+    expect((await d.end()).code).toBe(1);
   });
 
   it('answers unknown methods with -32601 and ignores unknown $/ notifications', async () => {

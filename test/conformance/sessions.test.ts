@@ -168,6 +168,26 @@ describe.each(FRAMINGS)('session methods over %s', (framing) => {
     expect(snapshotTree(store)).toEqual(before);
   });
 
+  it('a __proto__ member is refused, never silently dropped', async () => {
+    const store = tempDir();
+    const c = await startSidecar({ framing, store });
+    const { sessionId } = await c.create();
+    for (const [method, body] of [
+      ['session/append', `{"sessionId":"${sessionId}","records":[{"kind":"message","message":{"role":"user","content":"x","__proto__":{"y":1}}}]}`],
+      ['session/create', '{"metadata":{"__proto__":{"polluted":true},"a":2}}'],
+    ] as const) {
+      const id = `proto-${method}`;
+      const answered = c.expectResponse(id);
+      const frame = `{"jsonrpc":"2.0","id":"${id}","method":"${method}","params":${body}}`;
+      c.writeRaw(framing === 'lsp' ? `Content-Length: ${Buffer.byteLength(frame)}\r\n\r\n${frame}` : `${frame}\n`);
+      const err = await rejection(answered);
+      expect(err.code).toBe(-32602);
+      expect(err.message).toContain('__proto__');
+    }
+    expect((await c.read({ sessionId })).lastSeq).toBe(0);
+    expect((await c.list()).sessions).toHaveLength(1);
+  });
+
   it('nesting deeper than 128 levels is refused, not a crash', async () => {
     const c = await startSidecar({ framing });
     const { sessionId } = await c.create();

@@ -85,6 +85,9 @@ function verifyJournal(fsl: FsLayer, layout: StoreLayout, id: string, fd: number
     throw corrupt(scan.position.records + 2, `${scan.tail.reason} in bytes the index records as committed`);
   }
   if (scan.tail && opts.writable) handle.recovered = cutTornTail(fsl, layout, id, fd, scan.tail.offset, scan.tail.bytes);
+  // Lines a killed writer left in the page cache may never have been synced: make them durable
+  // before this process reports them or lets the index vouch for them.
+  else if (opts.writable) fsl.fsyncSync(fd);
   return handle;
 }
 

@@ -13,6 +13,9 @@ interface PendingAppend {
   reject: (e: unknown) => void;
 }
 
+/** Bytes of records written by one write + fdatasync at most (one request may exceed it alone). */
+export const MAX_COMMIT_BYTES = 64 << 20;
+
 export interface CommittedAppend {
   firstSeq: number;
   lastSeq: number;
@@ -71,7 +74,7 @@ export class JournalWriter {
   private async flush(): Promise<void> {
     try {
       while (this.queue.length > 0) {
-        const batch = this.queue.splice(0);
+        const batch = this.takeCommit();
         try {
           await this.commit(batch);
         } catch (err) {
@@ -82,6 +85,18 @@ export class JournalWriter {
     } finally {
       this.flushing = undefined;
     }
+  }
+
+  /** The next requests to commit together: all queued ones, up to MAX_COMMIT_BYTES (at least one). */
+  private takeCommit(): PendingAppend[] {
+    let bytes = 0;
+    let n = 0;
+    while (n < this.queue.length) {
+      bytes += (this.queue[n] as PendingAppend).texts.reduce((sum, t) => sum + t.length, 0);
+      if (n > 0 && bytes > MAX_COMMIT_BYTES) break;
+      n += 1;
+    }
+    return this.queue.splice(0, n);
   }
 
   private async commit(batch: PendingAppend[]): Promise<void> {

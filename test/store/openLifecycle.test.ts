@@ -1,0 +1,88 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { nodeFs } from '../../src/durable/fsLayer.js';
+import { tempDir } from '../helpers.js';
+import { eio, faultFs, indexOf, journalOf, note, store, storeError } from './storeHelpers.js';
+
+const openFds = () => fs.readdirSync('/proc/self/fd').length;
+
+describe('opening for writing', () => {
+  it('syncs the journal before answering, so lines a killed writer left unsynced are durable before they are reported', async () => {
+    const root = tempDir();
+    const s = store(root);
+    const { sessionId } = await s.create({});
+    await s.append(sessionId, [note(1)]);
+    await s.close(sessionId);
+    const indexBefore = fs.readFileSync(indexOf(root, sessionId));
+    await s.open(sessionId, 'write');
+    await s.append(sessionId, [note(2)]);
+    await s.closeAll();
+    fs.writeFileSync(indexOf(root, sessionId), indexBefore); // as if killed before the index caught up
+    let journalSyncs = 0;
+    const t = store(root, { fs: faultFs({ fsyncSync: (fd) => { if (fs.fstatSync(fd).isFile()) journalSyncs += 1; nodeFs.fsyncSync(fd); } }) });
+    expect((await t.open(sessionId, 'write')).lastSeq).toBe(2);
+    expect(journalSyncs).toBe(1);
+    await t.closeAll();
+  });
+
+  it('concurrent read-to-write upgrades of one session leave one handle, no leaked descriptor', async () => {
+    const root = tempDir();
+    const s = store(root);
+    const { sessionId } = await s.create({});
+    await s.close(sessionId);
+    const before = openFds();
+    await s.open(sessionId, 'read');
+    const results = await Promise.all([s.open(sessionId, 'write'), s.open(sessionId, 'write'), s.open(sessionId, 'write')]);
+    expect(results.map((r) => r.mode)).toEqual(['write', 'write', 'write']);
+    expect(openFds()).toBe(before + 1);
+    await s.close(sessionId);
+    expect(openFds()).toBe(before);
+  });
+});
+
+describe('a fail-stopped session', () => {
+  it('keeps showing only what was committed, also after session/close and in list', async () => {
+    const root = tempDir();
+    let failSync = false;
+    const s = store(root, { fs: faultFs({ fdatasync: (fd) => (failSync ? Promise.reject(eio()) : nodeFs.fdatasync(fd)) }) });
+    const { sessionId } = await s.create({});
+    await s.append(sessionId, [note(1)]);
+    failSync = true;
+    await storeError(s.append(sessionId, [note(2)]), 'Uncertain');
+    await s.close(sessionId);
+    expect((await s.read(sessionId)).records.map((r) => r.i)).toEqual([1]);
+    expect((await s.open(sessionId, 'read')).lastSeq).toBe(1);
+    expect((await s.list()).sessions.map((x) => x.lastSeq)).toEqual([1]);
+    await s.closeAll();
+  });
+});
+
+describe('index write-back by readers', () => {
+  it('a read or a list that had to scan the journal rewrites its index entry', async () => {
+    const root = tempDir();
+    const s = store(root);
+    const { sessionId } = await s.create({ title: 'cached' });
+    await s.append(sessionId, [note(1), note(2)]);
+    await s.closeAll();
+    for (const how of ['read', 'list'] as const) {
+      fs.rmSync(indexOf(root, sessionId));
+      const t = store(root);
+      if (how === 'read') await t.read(sessionId, { afterSeq: 1 });
+      else await t.list();
+      await new Promise((r) => setTimeout(r, 50));
+      const entry = JSON.parse(fs.readFileSync(indexOf(root, sessionId), 'utf8'));
+      expect(entry, how).toMatchObject({ sessionId, lastSeq: 2, bytes: fs.statSync(journalOf(root, sessionId)).size, title: 'cached' });
+    }
+  });
+});
+
+describe('store directories owned by another user', () => {
+  it.skipIf(process.getuid?.() !== 0)('are refused as unsafe (needs root to chown)', () => {
+    const base = tempDir();
+    const root = path.join(base, 'foreign');
+    fs.mkdirSync(root, { mode: 0o755 });
+    fs.chownSync(root, 65534, 65534);
+    expect(() => store(root)).toThrow(/owned by another user/);
+  });
+});
