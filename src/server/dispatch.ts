@@ -37,8 +37,8 @@ export class Dispatcher {
     handlers: RequestHandler[],
     private readonly gate: Gate,
     private readonly log: Logger,
-    /** Removes secrets from error text: no error message or data ever carries one. */
-    private readonly scrub: (text: string) => string = (t) => t,
+    /** Removes secrets from error text (also those the failed request itself carried). */
+    private readonly scrub: (text: string, extra?: RequestSecrets) => string = (t) => t,
   ) {
     for (const h of handlers) this.table.set(h.descriptor.method, h);
   }
@@ -48,7 +48,8 @@ export class Dispatcher {
     try {
       return await this.run(method, params, token);
     } catch (err) {
-      throw scrubError(toResponseError(err, this.log), this.scrub);
+      const extra = requestSecrets(params);
+      throw scrubError(toResponseError(err, this.log), (text) => this.scrub(text, extra));
     } finally {
       this.inFlight -= 1;
     }
@@ -72,6 +73,20 @@ export class Dispatcher {
   get busy(): boolean {
     return this.inFlight > 0;
   }
+}
+
+export interface RequestSecrets {
+  values?: string[];
+  env?: string[];
+}
+
+/** The secrets a request names (`secrets.values`, `secrets.env`, `llm.apiKeyEnv`), read defensively: params may be anything. */
+function requestSecrets(params: unknown): RequestSecrets {
+  const p = (params ?? {}) as { secrets?: { values?: unknown; env?: unknown }; llm?: { apiKeyEnv?: unknown } };
+  const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  const env = strings(p.secrets?.env);
+  if (typeof p.llm?.apiKeyEnv === 'string') env.push(p.llm.apiKeyEnv);
+  return { values: strings(p.secrets?.values), env };
 }
 
 export function cancelled(): ResponseError<unknown> {

@@ -45,7 +45,7 @@ export function startServer(opts: ServerOptions): RunningServer {
     diagnostic: (line) => log.error(line),
   });
   const lifecycle = new Lifecycle({ ...opts, finish: stop });
-  const dispatcher = new Dispatcher([...lifecycle.handlers(), ...sessionHandlers(store)], lifecycle.gate, log, (t) => store.scrub(t));
+  const dispatcher = new Dispatcher([...lifecycle.handlers(), ...sessionHandlers(store)], lifecycle.gate, log, (t, extra) => store.scrub(t, extra));
   const connection = createMessageConnection(transport.reader, transport.writer, libraryLogger(log), {
     connectionStrategy: {
       // A request cancelled before it was dispatched is answered -32800 and never runs.

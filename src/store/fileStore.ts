@@ -13,7 +13,7 @@ import { StoreLayout } from './layout.js';
 import { listSessions } from './list.js';
 import { rememberIndex } from './sessionIndex.js';
 import { OpenSession } from './openSession.js';
-import { SecretSet } from './secrets/knownSecrets.js';
+import { MIN_SECRET_CHARS, SecretSet } from './secrets/knownSecrets.js';
 import { guardValue } from './secrets/gate.js';
 import { resolveSecrets } from './secrets/sessionSecrets.js';
 import type { Redaction } from './secrets/redact.js';
@@ -83,11 +83,12 @@ export class FileSessionStore implements SessionStore {
     const createdAt = new Date(now).toISOString();
     const secretEnv = secretsInput.env?.length ? { secretEnv: [...new Set(secretsInput.env)] } : {};
     const fields = JSON.parse(JSON.stringify({ ...input, ...secretEnv })) as SessionHeaderInput;
-    const guarded = guardValue(fields, set, 'header');
+    this.allSecrets.addAll(set); // a secret registered for any session may reach no journal
+    const guarded = guardValue(fields, this.allSecrets, 'header');
     const header = { format: JOURNAL_FORMAT, version: JOURNAL_VERSION, sessionId, createdAt, ...(guarded.value as object) };
     const line = sealLine(JSON.stringify(header));
     if (line.length > this.maxRecordBytes) throw new StoreError('PayloadTooLarge', `session header is larger than ${this.maxRecordBytes} bytes`);
-    if (set.findInBytes(line)) throw new StoreError('SecretRejected', 'the session header contains a registered secret; nothing was written', { path: 'header', rule: 'raw' });
+    if (this.allSecrets.findInBytes(line)) throw new StoreError('SecretRejected', 'the session header contains a registered secret; nothing was written', { path: 'header', rule: 'raw' });
     const fd = createJournal(this.fsl, this.layout, sessionId, line);
     const handle: JournalHandle = {
       fd, ino: this.fsl.fstatSync(fd).ino, header: { sessionId, createdAt, ...(guarded.value as SessionHeaderInput) }, dataStart: line.length,
@@ -156,7 +157,7 @@ export class FileSessionStore implements SessionStore {
 
   private adopt(handle: JournalHandle, mode: OpenMode, secrets: SecretSet, status: SecretsStatus): OpenSession {
     this.allSecrets.addAll(secrets);
-    const gate = (bytes: Buffer) => secrets.findInBytes(bytes);
+    const gate = (bytes: Buffer) => this.allSecrets.findInBytes(bytes);
     const writer = mode === 'write' ? new JournalWriter(this.fsl, handle.fd, handle.position, this.clock, gate) : undefined;
     const session = new OpenSession(this.fsl, this.layout, handle, mode, writer, this.warn, secrets, status);
     this.sessions.set(handle.header.sessionId, session);
@@ -165,7 +166,7 @@ export class FileSessionStore implements SessionStore {
 
   async append(sessionId: string, records: RecordInput[], opts: { expectedLastSeq?: number } = {}): Promise<AppendResult> {
     const session = this.writable(sessionId);
-    const prepared = records.map((r, i) => prepareRecord(r, i, session.secrets, this.maxRecordBytes));
+    const prepared = records.map((r, i) => prepareRecord(r, i, this.allSecrets, this.maxRecordBytes));
     const texts = prepared.map((p) => p.text);
     const summaries = prepared.map((p) => summarizeRecord(p.value as RecordInput));
     const writer = session.writer as JournalWriter;
@@ -241,8 +242,16 @@ export class FileSessionStore implements SessionStore {
     await session.close();
   }
 
-  scrub(text: string): string {
-    return redactTokens(this.allSecrets.scrub(text));
+  scrub(text: string, extra: SecretsInput = {}): string {
+    const secrets = new SecretSet();
+    secrets.addAll(this.allSecrets);
+    // Secrets sent with a request that failed before they were registered still never echo back.
+    for (const v of extra.values ?? []) if (typeof v === 'string' && v.length >= MIN_SECRET_CHARS) secrets.add(v);
+    for (const name of extra.env ?? []) {
+      const v = typeof name === 'string' ? this.env[name] : undefined;
+      if (v && v.length >= MIN_SECRET_CHARS) secrets.add(v);
+    }
+    return redactTokens(secrets.scrub(text));
   }
 
   async closeAll(): Promise<void> {

@@ -118,6 +118,9 @@ export interface SessionStore {
   close(sessionId: string): Promise<void>;
   /** Closes every open session (process exit). */
   closeAll(): Promise<void>;
-  /** `text` with every secret registered in this store and every well-known credential redacted (for errors and logs). */
-  scrub(text: string): string;
+  /**
+   * `text` with every secret registered in this store, the secrets named in `extra` (those of a
+   * request that failed), and every well-known credential redacted: for errors and logs.
+   */
+  scrub(text: string, extra?: SecretsInput): string;
 }

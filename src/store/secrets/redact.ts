@@ -41,8 +41,10 @@ function walk(v: unknown, path: string, credential: boolean, jsonLevel: number, 
   let changed = false;
   const obj: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(v)) {
-    const p = memberPath(path, key);
-    const newKey = redactTokens(key, (rule) => out.push({ path: p, rule }));
+    const hits: string[] = [];
+    const newKey = redactTokens(key, (rule) => hits.push(rule));
+    const p = memberPath(path, newKey); // paths name keys as stored: never a credential
+    for (const rule of hits) out.push({ path: p, rule });
     const kept = isKeptKey(key);
     const r = kept ? item : walk(item, p, credential || isCredentialKey(key), jsonLevel, out);
     changed ||= r !== item || newKey !== key;

@@ -1,6 +1,7 @@
 import { StoreError } from '../errors.js';
 import type { SecretsInput, SecretsStatus } from '../types.js';
 import { refuseSecret, SecretSet } from './knownSecrets.js';
+import { redactTokens } from './tokenRules.js';
 
 export interface SecretSources {
   /** From the header: llm.apiKeyEnv and the env names stored at create. */
@@ -28,6 +29,9 @@ export function resolveSecrets(
   (sources.input?.env ?? []).forEach((name, i) => named.push([name, `secrets.env[${i}]`]));
   const accepted: string[] = [];
   for (const [name, path] of named) {
+    if (redactTokens(name) !== name) {
+      throw new StoreError('InvalidArgument', 'this looks like a credential, not the name of an environment variable', { path });
+    }
     const value = env[name];
     if (value === undefined || value === '') {
       if (!unsetEnv.includes(name)) unsetEnv.push(name);

@@ -1,5 +1,6 @@
 /**
- * Well-known credential formats, replaced in free text by `<redacted:rule>`. Every pattern is
+ * Token rules start where no letter or digit precedes (`_`, `-` and the like may: a token glued
+ * to a name, as in GITHUB_TOKEN_ghp_…, is still found). Well-known credential formats, replaced in free text by `<redacted:rule>`. Every pattern is
  * linear: literal anchors, bounded character classes, no nested or overlapping quantifiers, so
  * hostile input cannot make a scan backtrack. (secretlint's recommended preset was measured
  * here at ~118 µs per 2 KB call, six times the append budget, and it misses GitLab, Google,
@@ -15,17 +16,17 @@ export interface TokenRule {
 
 export const TOKEN_RULES: readonly TokenRule[] = [
   { name: 'private-key', pattern: /-----BEGIN (?:[A-Z0-9]{1,20} ){0,3}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]{1,20} ){0,3}PRIVATE KEY(?: BLOCK)?-----|$)/g },
-  { name: 'anthropic-key', pattern: /\bsk-ant-[a-z]{2,8}\d{0,4}-[A-Za-z0-9_-]{20,300}/g },
-  { name: 'openai-key', pattern: /\bsk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,300}|[A-Za-z0-9]{32,300})/g },
-  { name: 'github-token', pattern: /\b(?:gh[opsur]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})/g },
-  { name: 'gitlab-token', pattern: /\bglpat-[A-Za-z0-9_-]{20,64}/g },
-  { name: 'aws-access-key-id', pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b/g },
-  { name: 'slack-token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,250}/g },
-  { name: 'google-api-key', pattern: /\bAIza[A-Za-z0-9_-]{35}/g },
-  { name: 'stripe-key', pattern: /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,247}/g },
-  { name: 'npm-token', pattern: /\bnpm_[A-Za-z0-9]{36}\b/g },
-  { name: 'huggingface-token', pattern: /\bhf_[A-Za-z0-9]{30,64}\b/g },
-  { name: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{5,4000}\.eyJ[A-Za-z0-9_-]{5,8000}\.[A-Za-z0-9_-]{8,2000}/g },
+  { name: 'anthropic-key', pattern: /(?<![A-Za-z0-9])sk-ant-[a-z]{2,8}\d{0,4}-[A-Za-z0-9_-]{20,300}/g },
+  { name: 'openai-key', pattern: /(?<![A-Za-z0-9])sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,300}|[A-Za-z0-9]{32,300})/g },
+  { name: 'github-token', pattern: /(?<![A-Za-z0-9])(?:gh[opsur]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})/g },
+  { name: 'gitlab-token', pattern: /(?<![A-Za-z0-9])glpat-[A-Za-z0-9_-]{20,64}/g },
+  { name: 'aws-access-key-id', pattern: /(?<![A-Za-z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b/g },
+  { name: 'slack-token', pattern: /(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,250}/g },
+  { name: 'google-api-key', pattern: /(?<![A-Za-z0-9])AIza[A-Za-z0-9_-]{35}/g },
+  { name: 'stripe-key', pattern: /(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,247}/g },
+  { name: 'npm-token', pattern: /(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}\b/g },
+  { name: 'huggingface-token', pattern: /(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,64}\b/g },
+  { name: 'jwt', pattern: /(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{5,4000}\.eyJ[A-Za-z0-9_-]{5,8000}\.[A-Za-z0-9_-]{8,2000}/g },
   // "Bearer"/"Token" then ASCII blanks then a token of 16+ characters holding a non-letter:
   // "Bearer of good news" or a no-break space after Bearer is left alone.
   { name: 'bearer-token', pattern: /\b([Bb]earer|Token)([ \t]{1,8})([A-Za-z0-9._~+/-]{16,4000}=*)/g, group: 3 },
