@@ -29,6 +29,7 @@ export const ErrorKindCode = {
   PayloadTooLarge: -31010,
   UnsupportedProtocolVersion: -31011,
   SecretRejected: -31012,
+  InvalidTurnTransition: -31013,
 } as const;
 
 export type ErrorKind = keyof typeof ErrorKindCode;

@@ -10,12 +10,15 @@ import { sessionCreate } from './methods/session.create.js';
 import { sessionList } from './methods/session.list.js';
 import { sessionOpen } from './methods/session.open.js';
 import { sessionRead } from './methods/session.read.js';
+import { sessionContext } from './methods/session.context.js';
+import { turnFail, turnFinish, turnGet, turnResume, turnSetPhase, turnStart } from './methods/turn.js';
 
 export * from './version.js';
 export * from './errors.js';
 export * from './common.js';
 export * from './records.js';
 export * from './secrets.js';
+export * from './turns.js';
 export * from './methods/lifecycle.js';
 export * from './methods/session.create.js';
 export * from './methods/session.open.js';
@@ -23,9 +26,12 @@ export * from './methods/session.append.js';
 export * from './methods/session.read.js';
 export * from './methods/session.list.js';
 export * from './methods/session.close.js';
+export * from './methods/session.context.js';
+export * from './methods/turn.js';
 
 /** Every method and notification of the protocol, in documentation order. */
 export const methods: readonly MethodDescriptor[] = [
   initialize, initialized, shutdown, exit,
-  sessionCreate, sessionOpen, sessionAppend, sessionRead, sessionList, sessionClose,
+  sessionCreate, sessionOpen, sessionAppend, sessionRead, sessionList, sessionClose, sessionContext,
+  turnStart, turnSetPhase, turnFail, turnResume, turnFinish, turnGet,
 ];

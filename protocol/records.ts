@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { Seq, Timestamp } from './common.js';
+import { StoredTurnRecord } from './turns.js';
 
 /**
  * Records are what a session's journal holds. A client appends records; it reads them back
  * as stored records (the same fields plus `seq` and `ts`). The top level of every record is
- * strict (the names `seq`, `ts`, `batchEnd` and `crc` belong to the store); message bodies
+ * strict (the names `seq`, `ts`, `turnId`, `batchEnd` and `crc` belong to the store); message bodies
  * keep provider-specific members, with their values exact (member order may change).
  */
 
@@ -41,7 +42,11 @@ const eventShape = {
   type: z.string().min(1).max(256),
   payload: z.unknown(),
 };
-const stored = { seq: Seq.min(1), ts: Timestamp };
+const stored = {
+  seq: Seq.min(1),
+  ts: Timestamp,
+  turnId: z.string().optional().meta({ description: 'The turn that was pending when the record was appended' }),
+};
 
 export const MessageRecord = z.strictObject(messageShape).meta({ id: 'MessageRecord' });
 export const InterruptionRecord = z.strictObject(interruptionShape).meta({ id: 'InterruptionRecord' });
@@ -58,9 +63,11 @@ export const StoredRecord = z
     z.strictObject({ ...stored, ...messageShape }),
     z.strictObject({ ...stored, ...interruptionShape }),
     z.strictObject({ ...stored, ...eventShape }),
+    StoredTurnRecord,
   ])
   .meta({ id: 'StoredRecord' });
 
+/** Kinds a client appends; `turn` records are written by the server's turn methods. */
 export const RecordKinds = ['message', 'interruption', 'event'] as const;
 
 export type ChatMessage = z.infer<typeof ChatMessage>;

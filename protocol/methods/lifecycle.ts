@@ -21,7 +21,9 @@ export const ServerCapabilities = z
       append: z.object({ maxRecords: z.number().int(), expectedLastSeq: z.boolean() }),
       read: z.object({ maxLimit: z.number().int(), kinds: z.boolean() }),
       list: z.object({ maxLimit: z.number().int() }),
+      context: z.object({ prune: z.boolean() }),
     }),
+    turns: z.object({ modes: z.array(z.enum(['manual', 'auto'])) }),
   })
   .meta({ id: 'ServerCapabilities' });
 

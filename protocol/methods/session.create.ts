@@ -21,6 +21,9 @@ export const SessionCreateParams = paramsObject({
   llm: LlmConfig.optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
   secrets: SecretsParam.optional(),
+  turns: z.enum(['manual', 'auto']).optional().meta({
+    description: 'manual (default): turns only through turn/* methods; auto: messages drive the turn lifecycle',
+  }),
 }).meta({ id: 'SessionCreateParams' });
 
 export const SessionCreateResult = resultObject({

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineMethod, paramsObject, resultObject, Seq, SessionId, Timestamp } from '../common.js';
 import { SecretsParam, SecretsStatus } from '../secrets.js';
+import { TurnState } from '../turns.js';
 import { LlmConfig } from './session.create.js';
 
 export const OpenMode = z.enum(['write', 'read']);
@@ -29,6 +30,8 @@ export const SessionOpenResult = resultObject({
   metadata: z.record(z.string(), z.unknown()).optional(),
   lastSeq: Seq,
   secrets: SecretsStatus,
+  turns: z.enum(['manual', 'auto']).optional(),
+  turn: TurnState.nullable().meta({ description: 'The current or last turn (null when the session never had one)' }),
   recovered: Recovered.optional(),
 }).meta({ id: 'SessionOpenResult' });
 

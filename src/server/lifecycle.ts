@@ -80,7 +80,9 @@ export class Lifecycle {
           append: { maxRecords: MAX_APPEND_RECORDS, expectedLastSeq: true },
           read: { maxLimit: MAX_READ_LIMIT, kinds: true },
           list: { maxLimit: MAX_LIST_LIMIT },
+          context: { prune: true },
         },
+        turns: { modes: ['manual', 'auto'] },
       },
       store: { root: this.opts.store.root },
     };

@@ -14,6 +14,7 @@ export type StoreErrorKind =
   | 'ReadOnly'
   | 'PayloadTooLarge'
   | 'SecretRejected'
+  | 'InvalidTurnTransition'
   /** A caller's argument is malformed (details.path names it); the server answers -32602. */
   | 'InvalidArgument';
 

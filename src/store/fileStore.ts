@@ -8,7 +8,7 @@ import { JOURNAL_FORMAT, JOURNAL_VERSION, sealLine } from './journal/format.js';
 import { catchUp, type JournalHandle, openJournal } from './journal/open.js';
 import { readPage, seekAfterSeq } from './journal/read.js';
 import { crcOf } from './journal/scan.js';
-import { JournalWriter } from './journal/writer.js';
+import { type AppendRequest, JournalWriter } from './journal/writer.js';
 import { StoreLayout } from './layout.js';
 import { listSessions } from './list.js';
 import { rememberIndex } from './sessionIndex.js';
@@ -20,9 +20,13 @@ import type { Redaction } from './secrets/redact.js';
 import { redactTokens } from './secrets/tokenRules.js';
 import { prepareRecord } from './serialize.js';
 import { summarizeRecord } from './summary.js';
+import { planAppend } from './turns/autoTurns.js';
+import { ContextBuilder } from './turns/context.js';
+import { newTurnId } from './turns/ids.js';
+import { applyTurn, type TurnEvent } from './turns/turnState.js';
 import type {
-  AppendResult, CreatedSession, ListPage, OpenedSession, OpenMode, ReadOptions, ReadPage, RecordInput, SecretsInput, SecretsStatus,
-  SessionHeaderInput, SessionStore,
+  AppendResult, ContextMessage, CreatedSession, ListPage, OpenedSession, OpenMode, PruneOptions, ReadOptions, ReadPage, RecordInput,
+  SecretsInput, SecretsStatus, SessionHeaderInput, SessionStore, TurnChange, TurnKind, TurnState,
 } from './types.js';
 
 export interface FileStoreOptions {
@@ -168,15 +172,70 @@ export class FileSessionStore implements SessionStore {
     const session = this.writable(sessionId);
     const prepared = records.map((r, i) => prepareRecord(r, i, this.allSecrets, this.maxRecordBytes));
     const texts = prepared.map((p) => p.text);
-    const summaries = prepared.map((p) => summarizeRecord(p.value as RecordInput));
+    const values = prepared.map((p) => p.value as RecordInput);
+    const auto = session.handle.header.turns === 'auto';
+    let recordSeqs: number[] = [];
+    const committed = await this.commit(session, {
+      texts,
+      expectedLastSeq: opts.expectedLastSeq,
+      plan: (turn, firstSeq) => {
+        const planned = planAppend(values, texts, turn, firstSeq, auto);
+        recordSeqs = planned.recordSeqs;
+        return planned;
+      },
+    });
+    session.noteCommitted(values.map((v) => summarizeRecord(v)), committed.ts);
+    const redactions = prepared.flatMap((p, i) => p.redactions.map((r) => ({ seq: recordSeqs[i] as number, ...r })));
+    return { firstSeq: committed.firstSeq, lastSeq: committed.lastSeq, ...(redactions.length > 0 ? { redactions } : {}) };
+  }
+
+  async startTurn(sessionId: string, kind: TurnKind): Promise<{ turnId: string }> {
+    const turnId = newTurnId();
+    await this.writeTurnEvent(sessionId, { kind: 'turn', turnId, event: 'start', turnKind: kind });
+    return { turnId };
+  }
+
+  async transitionTurn(sessionId: string, turnId: string, change: TurnChange): Promise<void> {
+    await this.writeTurnEvent(sessionId, { kind: 'turn', turnId, ...change });
+  }
+
+  /** A transition is validated at commit time, against the state the appends before it left. */
+  private async writeTurnEvent(sessionId: string, event: TurnEvent): Promise<void> {
+    const session = this.writable(sessionId);
+    const { text, value } = prepareRecord(event as unknown as RecordInput, 0, this.allSecrets, this.maxRecordBytes);
+    await this.commit(session, {
+      texts: [],
+      plan: (turn, firstSeq) => ({ texts: [text], turn: applyTurn(turn, value as TurnEvent, firstSeq) }),
+    });
+  }
+
+  private async commit(session: OpenSession, request: AppendRequest) {
     const writer = session.writer as JournalWriter;
-    const committed = await writer.append(texts, opts.expectedLastSeq).catch((err: unknown) => {
-      if (writer.stoppedReason) this.failStopped.add(sessionId);
+    return writer.append(request).catch((err: unknown) => {
+      if (writer.stoppedReason) this.failStopped.add(session.id);
       throw err;
     });
-    session.noteCommitted(summaries, committed.ts);
-    const redactions = prepared.flatMap((p, i) => p.redactions.map((r) => ({ seq: committed.firstSeq + i, ...r })));
-    return { firstSeq: committed.firstSeq, lastSeq: committed.lastSeq, ...(redactions.length > 0 ? { redactions } : {}) };
+  }
+
+  async getTurn(sessionId: string): Promise<TurnState | null> {
+    return this.withReadHandle(sessionId, (handle) => handle.position.turn ?? null);
+  }
+
+  async context(sessionId: string, prune?: PruneOptions): Promise<{ messages: ContextMessage[]; turn: TurnState | null }> {
+    return this.withReadHandle(sessionId, (handle) => {
+      const builder = new ContextBuilder(handle.header);
+      const { fd, dataStart, position } = handle;
+      let from = dataStart;
+      let afterSeq = 0;
+      while (afterSeq < position.lastSeq) {
+        const page = readPage(this.fsl, fd, { from, end: position.bytes, afterSeq, limit: 10_000, maxBytes: PAGE_BYTES });
+        for (const rec of page.records) builder.add(rec);
+        if (page.scannedSeq === afterSeq) break;
+        afterSeq = page.scannedSeq;
+        from = seekAfterSeq(this.fsl, fd, dataStart, position.bytes, afterSeq);
+      }
+      return { messages: builder.finish(prune), turn: position.turn ?? null };
+    });
   }
 
   private writable(sessionId: string): OpenSession {
@@ -192,12 +251,7 @@ export class FileSessionStore implements SessionStore {
   }
 
   async read(sessionId: string, opts: ReadOptions = {}): Promise<ReadPage> {
-    checkSessionId(sessionId);
-    const open = this.sessions.get(sessionId);
-    await open?.writer?.barrier();
-    if (open && !open.writer) catchUp(this.fsl, open.handle);
-    const handle = open?.handle ?? this.openForReading(sessionId);
-    try {
+    return this.withReadHandle(sessionId, (handle) => {
       const { fd, dataStart, position } = handle;
       const afterSeq = Math.min(opts.afterSeq ?? 0, position.lastSeq);
       const end = position.bytes;
@@ -208,6 +262,21 @@ export class FileSessionStore implements SessionStore {
       });
       const more = page.scannedSeq < position.lastSeq;
       return { records: page.records, lastSeq: position.lastSeq, nextAfterSeq: more ? page.scannedSeq : null };
+    });
+  }
+
+  /**
+   * Runs `use` on the session's committed view: its open handle (after the appends sent before
+   * this call committed, or caught up with another writer's), or a transient read-only one.
+   */
+  private async withReadHandle<T>(sessionId: string, use: (handle: JournalHandle) => T): Promise<T> {
+    checkSessionId(sessionId);
+    const open = this.sessions.get(sessionId);
+    await open?.writer?.barrier();
+    if (open && !open.writer) catchUp(this.fsl, open.handle);
+    const handle = open?.handle ?? this.openForReading(sessionId);
+    try {
+      return use(handle);
     } finally {
       if (!open) this.fsl.closeSync(handle.fd);
     }

@@ -47,7 +47,10 @@ export class OpenSession {
     const { header, position, recovered } = this.handle;
     const { secretEnv: _names, ...shown } = header;
     const mode = this.writer?.stoppedReason ? 'read' : this.mode; // a fail-stopped writer writes no more
-    return { ...shown, mode, lastSeq: position.lastSeq, secrets: this.secretsStatus, ...(recovered ? { recovered } : {}) };
+    return {
+      ...shown, mode, lastSeq: position.lastSeq, secrets: this.secretsStatus, turn: position.turn ?? null,
+      ...(recovered ? { recovered } : {}),
+    };
   }
 
   /** A later open registered more secrets (they were added to `secrets`). */

@@ -3,7 +3,7 @@ import type { FsLayer } from '../durable/fsLayer.js';
 import type { JournalHandle } from './journal/open.js';
 import type { JournalPosition } from './journal/scan.js';
 import type { StoreLayout } from './layout.js';
-import type { SessionSummary } from './types.js';
+import type { SessionSummary, TurnState } from './types.js';
 
 /**
  * index/<id>.json: a derived summary of one journal. It is a cache: written atomically but
@@ -15,6 +15,8 @@ export interface IndexEntry extends SessionSummary {
   records: number;
   ino: number;
   lastCrc: string;
+  /** Turn state after the last record: an open that trusts the entry need not reduce the journal. */
+  turn?: TurnState | null;
 }
 
 const MAX_INDEX_BYTES = 1 << 20;
@@ -46,7 +48,10 @@ export async function writeIndexEntry(fsl: FsLayer, layout: StoreLayout, entry: 
 
 /** The position an index entry vouches for, to be checked against the journal before use. */
 export function positionOf(entry: IndexEntry): JournalPosition {
-  return { bytes: entry.bytes, lastSeq: entry.lastSeq, records: entry.records, lastCrc: entry.lastCrc, lastTs: entry.updatedAt };
+  return {
+    bytes: entry.bytes, lastSeq: entry.lastSeq, records: entry.records, lastCrc: entry.lastCrc, lastTs: entry.updatedAt,
+    turn: entry.turn ?? null,
+  };
 }
 
 export function summaryOf(entry: IndexEntry): SessionSummary {
@@ -60,7 +65,7 @@ export function entryOf(handle: JournalHandle, updatedAt?: string): IndexEntry {
   return {
     v: 1, sessionId: header.sessionId, title: header.title, createdAt: header.createdAt,
     updatedAt: updatedAt ?? position.lastTs ?? header.createdAt, lastSeq: position.lastSeq, records: position.records,
-    bytes: position.bytes, ino, lastCrc: position.lastCrc, firstMessage, lastMessage,
+    bytes: position.bytes, ino, lastCrc: position.lastCrc, firstMessage, lastMessage, turn: position.turn ?? null,
   };
 }
 

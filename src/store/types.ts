@@ -3,6 +3,10 @@
  * implements to pass the same tests. It speaks in sessions and records, never in JSON-RPC.
  */
 
+import type { TurnKind, TurnOutcome, TurnPhase, TurnState } from './turns/turnState.js';
+
+export type { TurnKind, TurnOutcome, TurnPhase, TurnState };
+
 /** A record as appended: a JSON object with a string `kind` (validated by the caller). */
 export type RecordInput = { kind: string } & Record<string, unknown>;
 /** A record as stored: the appended members plus `seq` and `ts`. */
@@ -16,6 +20,8 @@ export interface LlmConfig {
 }
 
 export interface SessionHeaderInput {
+  /** manual (default): turns only through the turn methods; auto: messages drive them. */
+  turns?: 'manual' | 'auto';
   cwd?: string;
   title?: string;
   systemPrompt?: string;
@@ -55,6 +61,7 @@ export interface OpenedSession extends SessionHeader {
   mode: OpenMode;
   lastSeq: number;
   secrets: SecretsStatus;
+  turn: TurnState | null;
   /** Present when opening repaired a torn tail: bytes removed and where they were kept. */
   recovered?: { bytes: number; evidence: string };
 }
@@ -116,6 +123,14 @@ export interface SessionStore {
   list(opts?: { limit?: number; cursor?: string }): Promise<ListPage>;
   /** Waits for in-flight appends, then closes the session in this store instance. */
   close(sessionId: string): Promise<void>;
+  /** Starts a turn; refused (InvalidTurnTransition) while one is pending. */
+  startTurn(sessionId: string, kind: TurnKind): Promise<{ turnId: string }>;
+  /** One turn transition, validated against the committed state and written as a `turn` record. */
+  transitionTurn(sessionId: string, turnId: string, change: TurnChange): Promise<void>;
+  /** The current or last turn, or null. */
+  getTurn(sessionId: string): Promise<TurnState | null>;
+  /** What to send to the provider on resume. */
+  context(sessionId: string, prune?: PruneOptions): Promise<{ messages: ContextMessage[]; turn: TurnState | null }>;
   /** Closes every open session (process exit). */
   closeAll(): Promise<void>;
   /**
@@ -124,3 +139,17 @@ export interface SessionStore {
    */
   scrub(text: string, extra?: SecretsInput): string;
 }
+
+export type TurnChange =
+  | { event: 'phase'; phase: TurnPhase }
+  | { event: 'fail'; error: string }
+  | { event: 'resume' }
+  | { event: 'finish'; outcome: TurnOutcome; error?: string };
+
+export interface PruneOptions {
+  keepRecentToolOutputs?: number;
+  maxToolOutputChars?: number;
+}
+
+/** A provider chat message as rebuilt by session/context. */
+export type ContextMessage = { role: string } & Record<string, unknown>;

@@ -27,7 +27,7 @@ describe.each(FRAMINGS)('session methods over %s', (framing) => {
     await c.shutdown();
     const d = await startSidecar({ framing, store });
     const opened = await d.open({ sessionId });
-    expect(opened).toEqual({ sessionId, createdAt, mode: 'write', lastSeq: 0, secrets: { registered: 0, unsetEnv: ['SIDECAR_TEST_UNSET_KEY'] }, ...header });
+    expect(opened).toEqual({ sessionId, createdAt, mode: 'write', lastSeq: 0, secrets: { registered: 0, unsetEnv: ['SIDECAR_TEST_UNSET_KEY'] }, turn: null, ...header });
     const journal = fs.readFileSync(path.join(store, 'sessions', sessionId, 'journal.jsonl'), 'utf8');
     expect(journal).toContain('"apiKeyEnv":"SIDECAR_TEST_UNSET_KEY"');
   });

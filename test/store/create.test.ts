@@ -74,7 +74,7 @@ describe('create', () => {
         expect(Buffer.from(b64, 'base64').toString('utf8'), file).not.toContain(secret);
       }
       const opened = await store(root).open(sessionId, 'read');
-      expect(opened).toEqual({ ...header, sessionId, createdAt, mode: 'read', lastSeq: 1, secrets: { registered: 1 } });
+      expect(opened).toEqual({ ...header, sessionId, createdAt, mode: 'read', lastSeq: 1, secrets: { registered: 1 }, turn: null });
       expect(opened.llm?.apiKeyEnv).toBe('SIDECAR_TEST_API_KEY');
     } finally {
       delete process.env.SIDECAR_TEST_API_KEY;

@@ -1,6 +1,7 @@
 import type { FsLayer } from '../../durable/fsLayer.js';
 import { StoreError } from '../errors.js';
 import { decodeLine, JOURNAL_FORMAT, JOURNAL_VERSION } from './format.js';
+import { applyTurn, type TurnEvent, type TurnState } from '../turns/turnState.js';
 import { type Line, scanLines } from './lines.js';
 
 /** Where a verified journal prefix ends: everything a reader or writer needs to continue. */
@@ -14,6 +15,8 @@ export interface JournalPosition {
   lastCrc: string;
   /** `ts` of the last record, if any. */
   lastTs?: string;
+  /** The turn state after the last record (null: no turn yet). */
+  turn?: TurnState | null;
 }
 
 export interface ScanResult {
@@ -86,13 +89,18 @@ export function scanRecords(
     batch.records.push(rec);
     expected += 1;
     if (rec.seq === batch.end) {
-      for (const r of batch.records) onCommit?.(r);
+      let turn = position.turn ?? null;
+      for (const r of batch.records) {
+        if (r.kind === 'turn') turn = reduceOnDisk(turn, r, lineNo - (batch.end - r.seq));
+        onCommit?.(r);
+      }
       position = {
         bytes: line.end,
         lastSeq: rec.seq,
         records: position.records + batch.records.length,
         lastCrc: crcOf(line.bytes),
         lastTs: typeof rec.ts === 'string' ? rec.ts : position.lastTs,
+        turn,
       };
       batch = undefined;
     }
@@ -100,4 +108,13 @@ export function scanRecords(
   if (position.bytes >= end) return { position };
   const reason = damage?.reason ?? 'incomplete batch';
   return { position, tail: { offset: position.bytes, bytes: end - position.bytes, reason } };
+}
+
+/** A transition on disk that the rules refuse is corruption: the journal was not written by them. */
+function reduceOnDisk(turn: TurnState | null, rec: CommittedRecord, lineNo: number): TurnState {
+  try {
+    return applyTurn(turn, rec as unknown as TurnEvent, rec.seq);
+  } catch (err) {
+    throw corrupt(lineNo, `impossible turn transition (${err instanceof StoreError ? err.message : 'invalid'})`);
+  }
 }

@@ -3,12 +3,20 @@ import { AppendFailure } from '../../durable/errors.js';
 import type { FsLayer } from '../../durable/fsLayer.js';
 import { StoreError } from '../errors.js';
 import { encodeRecordLine } from './format.js';
+import type { TurnState } from '../turns/turnState.js';
 import { crcOf, type JournalPosition } from './scan.js';
 
-/** One append request: its records already serialized (JSON.stringify of each record). */
-interface PendingAppend {
+/**
+ * What to append: records already serialized, or a plan that lays them out (and the turn
+ * transitions they cause) against the turn state at commit time.
+ */
+export interface AppendRequest {
   texts: string[];
   expectedLastSeq?: number;
+  plan?: (turn: TurnState | null, firstSeq: number) => { texts: string[]; turn: TurnState | null };
+}
+
+interface PendingAppend extends AppendRequest {
   resolve: (r: CommittedAppend) => void;
   reject: (e: unknown) => void;
 }
@@ -49,10 +57,10 @@ export class JournalWriter {
     return this.stopped;
   }
 
-  append(texts: string[], expectedLastSeq?: number): Promise<CommittedAppend> {
+  append(request: AppendRequest): Promise<CommittedAppend> {
     if (this.stopped) return Promise.reject(this.readOnlyError());
     return new Promise((resolve, reject) => {
-      this.queue.push({ texts, expectedLastSeq, resolve, reject });
+      this.queue.push({ ...request, resolve, reject });
       this.flushing ??= this.flush();
     });
   }
@@ -87,12 +95,45 @@ export class JournalWriter {
     }
   }
 
+  /**
+   * The lines of one request at `seq`, checked in arrival order against the state the requests
+   * before it leave: expectedLastSeq, the turn plan, the final secret gate. Undefined when the
+   * request was refused (and answered).
+   */
+  private layOut(p: PendingAppend, seq: number, turn: TurnState | null, ts: string): { lines: Buffer[]; turn: TurnState | null } | undefined {
+    if (p.texts.length === 0 && !p.plan) return { lines: [], turn }; // a barrier: answered with its batch
+    if (p.expectedLastSeq !== undefined && p.expectedLastSeq !== seq) {
+      p.reject(new StoreError('Conflict', `expectedLastSeq ${p.expectedLastSeq} does not match lastSeq ${seq}`, {
+        expectedLastSeq: p.expectedLastSeq, lastSeq: seq,
+      }));
+      return undefined;
+    }
+    let texts = p.texts;
+    let after = turn;
+    try {
+      if (p.plan) ({ texts, turn: after } = p.plan(turn, seq + 1));
+    } catch (err) {
+      p.reject(err);
+      return undefined;
+    }
+    const batchEnd = texts.length > 1 ? seq + texts.length : undefined;
+    const own = texts.map((text, i) => encodeRecordLine(seq + 1 + i, ts, batchEnd, text));
+    const rule = this.gate(own.length === 1 ? (own[0] as Buffer) : Buffer.concat(own));
+    if (rule) {
+      p.reject(new StoreError('SecretRejected', `a registered secret reached the final check (rule: ${rule}); nothing was written`, {
+        path: '(serialized line)', rule,
+      }));
+      return undefined;
+    }
+    return { lines: own, turn: after };
+  }
+
   /** The next requests to commit together: all queued ones, up to MAX_COMMIT_BYTES (at least one). */
   private takeCommit(): PendingAppend[] {
     let bytes = 0;
     let n = 0;
     while (n < this.queue.length) {
-      bytes += (this.queue[n] as PendingAppend).texts.reduce((sum, t) => sum + t.length, 0);
+      bytes += (this.queue[n] as PendingAppend).texts.reduce((sum, t) => sum + t.length, 0); // plans add only small turn records
       if (n > 0 && bytes > MAX_COMMIT_BYTES) break;
       n += 1;
     }
@@ -105,30 +146,14 @@ export class JournalWriter {
     const lines: Buffer[] = [];
     const accepted: Array<{ p: PendingAppend; c: CommittedAppend }> = [];
     let seq = this.position.lastSeq;
+    let turn = this.position.turn ?? null;
     for (const p of batch) {
-      if (p.texts.length === 0) {
-        accepted.push({ p, c: { firstSeq: seq + 1, lastSeq: seq, ts } }); // a barrier: answered with its batch
-        continue;
-      }
-      if (p.expectedLastSeq !== undefined && p.expectedLastSeq !== seq) {
-        p.reject(new StoreError('Conflict', `expectedLastSeq ${p.expectedLastSeq} does not match lastSeq ${seq}`, {
-          expectedLastSeq: p.expectedLastSeq, lastSeq: seq,
-        }));
-        continue;
-      }
-      const firstSeq = seq + 1;
-      const batchEnd = p.texts.length > 1 ? seq + p.texts.length : undefined;
-      const own = p.texts.map((text, i) => encodeRecordLine(firstSeq + i, ts, batchEnd, text));
-      const rule = this.gate(own.length === 1 ? (own[0] as Buffer) : Buffer.concat(own));
-      if (rule) {
-        p.reject(new StoreError('SecretRejected', `a registered secret reached the final check (rule: ${rule}); nothing was written`, {
-          path: '(serialized line)', rule,
-        }));
-        continue;
-      }
-      lines.push(...own);
-      seq += own.length;
-      accepted.push({ p, c: { firstSeq, lastSeq: seq, ts } });
+      const laid = this.layOut(p, seq, turn, ts);
+      if (!laid) continue;
+      lines.push(...laid.lines);
+      accepted.push({ p, c: { firstSeq: seq + 1, lastSeq: seq + laid.lines.length, ts } });
+      seq += laid.lines.length;
+      turn = laid.turn;
     }
     if (lines.length === 0) return accepted.forEach(({ p, c }) => p.resolve(c));
     const buf = Buffer.concat(lines);
@@ -154,6 +179,7 @@ export class JournalWriter {
       records: this.position.records + lines.length,
       lastCrc: crcOf(last.subarray(0, last.length - 1)),
       lastTs: ts,
+      turn,
     });
     for (const { p, c } of accepted) p.resolve(c);
   }

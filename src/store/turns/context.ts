@@ -1,0 +1,83 @@
+import type { ContextMessage, PruneOptions, SessionHeader } from '../types.js';
+
+export const CANCELLED_RESULT = '[cancelled: the tool call did not complete; no result was recorded]';
+const DEFAULT_KEEP_RECENT = 3;
+const DEFAULT_MAX_CHARS = 2000;
+
+type Rec = Record<string, unknown> & { kind: string };
+type Call = { id: string; name: string };
+
+/**
+ * Rebuilds the conversation to send to a provider: the system prompt, then the messages in
+ * journal order, such that every assistant tool call is answered before the next non-tool
+ * message (a provider refuses anything else). An interrupted turn's observed tool results
+ * answer their calls; partial tool calls are never replayed; calls left without a result
+ * (the agent died mid-tool) get a synthetic "cancelled" result.
+ */
+export class ContextBuilder {
+  private readonly messages: ContextMessage[] = [];
+  private open: Call[] = [];
+
+  constructor(header: SessionHeader) {
+    if (header.systemPrompt) this.messages.push({ role: 'system', content: header.systemPrompt });
+  }
+
+  add(rec: Rec): void {
+    if (rec.kind === 'message') this.addMessage(rec.message as ContextMessage);
+    else if (rec.kind === 'interruption') this.addInterruption(rec);
+  }
+
+  finish(prune?: PruneOptions): ContextMessage[] {
+    this.answerOpenCalls();
+    return prune ? pruneToolOutputs(this.messages, prune) : this.messages;
+  }
+
+  private addMessage(m: ContextMessage): void {
+    if (m.role === 'tool') {
+      const id = m.toolCallId;
+      this.open = this.open.filter((c) => c.id !== id);
+      this.messages.push(m);
+      return;
+    }
+    this.answerOpenCalls();
+    this.messages.push(m);
+    if (m.role === 'assistant' && Array.isArray(m.toolCalls)) {
+      this.open = m.toolCalls.flatMap((c: { id?: unknown; name?: unknown }) =>
+        typeof c?.id === 'string' ? [{ id: c.id, name: typeof c.name === 'string' ? c.name : '' }] : []);
+    }
+  }
+
+  private addInterruption(rec: Rec): void {
+    if (rec.phase === 'executingTools' && Array.isArray(rec.toolResults)) {
+      for (const r of rec.toolResults as Array<{ id?: unknown; name?: unknown; result?: unknown }>) {
+        const call = this.open.find((c) => c.id === r.id);
+        if (!call) continue; // only calls an assistant message declared and nothing answered yet
+        this.addMessage({ role: 'tool', toolCallId: call.id, name: call.name, content: typeof r.result === 'string' ? r.result : JSON.stringify(r.result ?? null) });
+      }
+    }
+    if (typeof rec.assistantText === 'string' && rec.assistantText.trim() !== '') {
+      this.addMessage({ role: 'assistant', content: rec.assistantText }); // partial text, never its partial tool calls
+    }
+  }
+
+  private answerOpenCalls(): void {
+    for (const c of this.open) this.messages.push({ role: 'tool', toolCallId: c.id, name: c.name, content: CANCELLED_RESULT });
+    this.open = [];
+  }
+}
+
+/**
+ * Shortens old tool outputs: all but the newest `keepRecentToolOutputs` tool messages keep at
+ * most `maxToolOutputChars` characters of string content. A pure function of its input: the
+ * same history gives the same context after any number of restarts.
+ */
+export function pruneToolOutputs(messages: ContextMessage[], opts: PruneOptions): ContextMessage[] {
+  const keep = opts.keepRecentToolOutputs ?? DEFAULT_KEEP_RECENT;
+  const max = opts.maxToolOutputChars ?? DEFAULT_MAX_CHARS;
+  const toolIdx = messages.flatMap((m, i) => (m.role === 'tool' ? [i] : []));
+  const old = new Set(toolIdx.slice(0, Math.max(0, toolIdx.length - keep)));
+  return messages.map((m, i) => {
+    if (!old.has(i) || typeof m.content !== 'string' || m.content.length <= max) return m;
+    return { ...m, content: `${m.content.slice(0, max)}\n[… ${m.content.length - max} characters pruned]` };
+  });
+}

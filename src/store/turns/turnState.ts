@@ -1,0 +1,68 @@
+import { StoreError } from '../errors.js';
+
+export type TurnKind = 'user' | 'background';
+export type TurnPhase = 'accepted' | 'compacting' | 'providerStream' | 'executingTools';
+export type TurnStatus = 'active' | 'retryable' | 'completed' | 'interrupted' | 'terminalFailure' | 'abandoned';
+export type TurnOutcome = 'completed' | 'interrupted' | 'terminalFailure' | 'abandoned';
+
+export interface TurnState {
+  turnId: string;
+  kind: TurnKind;
+  phase: TurnPhase;
+  status: TurnStatus;
+  firstSeq: number;
+  lastSeq?: number;
+  error?: string;
+}
+
+/** A `turn` record: one transition. */
+export interface TurnEvent {
+  kind: 'turn';
+  turnId: string;
+  event: 'start' | 'phase' | 'fail' | 'resume' | 'finish';
+  turnKind?: TurnKind;
+  phase?: TurnPhase;
+  outcome?: TurnOutcome;
+  error?: string;
+}
+
+export const isPending = (t: TurnState | null | undefined): t is TurnState =>
+  t !== null && t !== undefined && (t.status === 'active' || t.status === 'retryable');
+
+export function invalidTransition(turn: TurnState | null, reason: string): StoreError {
+  return new StoreError('InvalidTurnTransition', reason, { turn, reason });
+}
+
+/**
+ * The one reducer of turn state, used both to validate a transition before it is written and
+ * to rebuild the state from the journal (where a transition it refuses means `Corrupt`).
+ * Rules: at most one pending (active or retryable) turn; only a pending turn changes phase,
+ * is resumed or finishes; only an active turn fails; a retryable turn can only be abandoned.
+ */
+export function applyTurn(turn: TurnState | null, ev: TurnEvent, seq: number): TurnState {
+  if (ev.event === 'start') {
+    if (isPending(turn)) throw invalidTransition(turn, `turn ${turn.turnId} is still ${turn.status}: finish, resume or abandon it first`);
+    return { turnId: ev.turnId, kind: ev.turnKind ?? 'user', phase: 'accepted', status: 'active', firstSeq: seq };
+  }
+  if (!isPending(turn) || turn.turnId !== ev.turnId) {
+    throw invalidTransition(turn, turn && turn.turnId === ev.turnId ? `turn ${ev.turnId} is already ${turn.status}` : `turn ${ev.turnId} is not the pending turn`);
+  }
+  switch (ev.event) {
+    case 'phase':
+      return { ...turn, phase: ev.phase ?? turn.phase };
+    case 'fail':
+      if (turn.status !== 'active') throw invalidTransition(turn, `turn ${turn.turnId} is ${turn.status}: only an active turn can fail`);
+      return { ...turn, status: 'retryable', error: ev.error };
+    case 'resume': {
+      const { error: _e, ...rest } = turn;
+      return { ...rest, status: 'active' };
+    }
+    case 'finish': {
+      const outcome = ev.outcome ?? 'completed';
+      if (turn.status === 'retryable' && outcome !== 'abandoned') {
+        throw invalidTransition(turn, `turn ${turn.turnId} is retryable: resume it (turn/resume) or abandon it`);
+      }
+      return { ...turn, status: outcome, lastSeq: seq, ...(ev.error !== undefined ? { error: ev.error } : {}) };
+    }
+  }
+}
