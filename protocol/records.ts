@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Seq, Timestamp } from './common.js';
-import { StoredTurnRecord } from './turns.js';
+import { StoredTurnRecord, TurnState } from './turns.js';
 
 /**
  * Records are what a session's journal holds. A client appends records; it reads them back
@@ -57,6 +57,16 @@ export const Record = z
   .discriminatedUnion('kind', [MessageRecord, InterruptionRecord, EventRecord])
   .meta({ id: 'Record' });
 
+/** Written by session/compact: stands for every record up to its seq (they are in the archive). */
+export const StoredCheckpointRecord = z
+  .strictObject({
+    seq: Seq.min(1), ts: Timestamp, kind: z.literal('checkpoint'), generation: z.number().int(), throughSeq: Seq,
+    turn: TurnState.nullable(), counters: z.object({ summarizedRecords: z.number().int() }),
+    archived: z.object({ generation: z.number().int(), records: z.number().int(), bytes: z.number().int() }),
+    summary: z.string(), provider: z.string().optional(), model: z.string().optional(),
+  })
+  .meta({ id: 'StoredCheckpointRecord' });
+
 /** A record as read back: the appended fields plus its `seq` (gapless per session) and `ts`. */
 export const StoredRecord = z
   .discriminatedUnion('kind', [
@@ -64,6 +74,7 @@ export const StoredRecord = z
     z.strictObject({ ...stored, ...interruptionShape }),
     z.strictObject({ ...stored, ...eventShape }),
     StoredTurnRecord,
+    StoredCheckpointRecord,
   ])
   .meta({ id: 'StoredRecord' });
 

@@ -3,7 +3,9 @@ import { UnsafeFileError } from '../durable/errors.js';
 import { type FsLayer, nodeFs } from '../durable/fsLayer.js';
 import { StoreError } from './errors.js';
 import { checkSessionId, newSessionId } from './ids.js';
+import { type CompactionResult, type CompactionStep, compactJournal } from './journal/compact.js';
 import { createJournal } from './journal/create.js';
+import { listHistory, removeStaleTemps, sanitizeSummary } from './history.js';
 import { JOURNAL_FORMAT, JOURNAL_VERSION, sealLine } from './journal/format.js';
 import { catchUp, type JournalHandle, openJournal } from './journal/open.js';
 import { readPage, seekAfterSeq } from './journal/read.js';
@@ -25,7 +27,7 @@ import { ContextBuilder } from './turns/context.js';
 import { newTurnId } from './turns/ids.js';
 import { applyTurn, type TurnEvent } from './turns/turnState.js';
 import type {
-  AppendResult, ContextMessage, CreatedSession, ListPage, OpenedSession, OpenMode, PruneOptions, ReadOptions, ReadPage, RecordInput,
+  AppendResult, CompactRequest, ContextMessage, HistoryEntry, CreatedSession, ListPage, OpenedSession, OpenMode, PruneOptions, ReadOptions, ReadPage, RecordInput,
   SecretsInput, SecretsStatus, SessionHeaderInput, SessionStore, TurnChange, TurnKind, TurnState,
 } from './types.js';
 
@@ -41,6 +43,8 @@ export interface FileStoreOptions {
   vocabulary?: readonly string[];
   /** Where env var names given as secrets are resolved (default: process.env). */
   env?: NodeJS.ProcessEnv;
+  /** Test seams: called after each durable step of a compaction (a test may throw there). */
+  hooks?: { compactionStep?: (step: CompactionStep) => void };
 }
 
 export const DEFAULT_READ_LIMIT = 1000;
@@ -56,6 +60,7 @@ export class FileSessionStore implements SessionStore {
   private readonly warn: (message: string) => void;
   private readonly vocabulary: readonly string[];
   private readonly env: NodeJS.ProcessEnv;
+  private readonly hooks: NonNullable<FileStoreOptions['hooks']>;
   /** Every secret registered in this instance, kept to scrub error and log text. */
   private readonly allSecrets = new SecretSet();
   private readonly sessions = new Map<string, OpenSession>();
@@ -72,6 +77,7 @@ export class FileSessionStore implements SessionStore {
     this.warn = opts.warn ?? (() => {});
     this.vocabulary = opts.vocabulary ?? [];
     this.env = opts.env ?? process.env;
+    this.hooks = opts.hooks ?? {};
     try {
       this.layout.init(this.fsl);
     } catch (err) {
@@ -95,7 +101,7 @@ export class FileSessionStore implements SessionStore {
     if (this.allSecrets.findInBytes(line)) throw new StoreError('SecretRejected', 'the session header contains a registered secret; nothing was written', { path: 'header', rule: 'raw' });
     const fd = createJournal(this.fsl, this.layout, sessionId, line);
     const handle: JournalHandle = {
-      fd, ino: this.fsl.fstatSync(fd).ino, header: { sessionId, createdAt, ...(guarded.value as SessionHeaderInput) }, dataStart: line.length,
+      fd, ino: this.fsl.fstatSync(fd).ino, header: { sessionId, createdAt, ...(guarded.value as SessionHeaderInput) }, dataStart: line.length, firstSeq: 1, generation: 0,
       position: { bytes: line.length, lastSeq: 0, records: 0, lastCrc: crcOf(line.subarray(0, line.length - 1)) },
     };
     const session = this.adopt(handle, 'write', set, status);
@@ -128,6 +134,7 @@ export class FileSessionStore implements SessionStore {
     }
     const prior = existing?.secrets;
     if (existing) await this.close(sessionId); // upgrade read -> write: reopen writable
+    if (mode === 'write') removeStaleTemps(this.fsl, this.layout, sessionId);
     const handle = openJournal(this.fsl, this.layout, sessionId, {
       writable: mode === 'write',
       hint: this.readIndexHint(sessionId),
@@ -148,7 +155,16 @@ export class FileSessionStore implements SessionStore {
   }
 
   /** A read-only handle; an index entry found stale is rewritten so the next reader need not scan. */
-  private openForReading(sessionId: string): JournalHandle {
+  private openForReading(sessionId: string, generation?: number): JournalHandle {
+    if (generation !== undefined) {
+      const current = this.openForReading(sessionId);
+      this.fsl.closeSync(current.fd);
+      if (generation === current.generation) return this.openForReading(sessionId);
+      if (generation > current.generation) {
+        throw new StoreError('InvalidArgument', `generation ${generation} does not exist (the current one is ${current.generation})`, { path: 'generation' });
+      }
+      return openJournal(this.fsl, this.layout, sessionId, { writable: false, file: this.layout.archive(sessionId, generation) });
+    }
     const hint = this.readIndexHint(sessionId);
     const handle = openJournal(this.fsl, this.layout, sessionId, { writable: false, hint });
     if (!hint || hint.bytes !== handle.position.bytes || hint.ino !== handle.ino) rememberIndex(this.fsl, this.layout, handle, this.warn);
@@ -162,7 +178,7 @@ export class FileSessionStore implements SessionStore {
   private adopt(handle: JournalHandle, mode: OpenMode, secrets: SecretSet, status: SecretsStatus): OpenSession {
     this.allSecrets.addAll(secrets);
     const gate = (bytes: Buffer) => this.allSecrets.findInBytes(bytes);
-    const writer = mode === 'write' ? new JournalWriter(this.fsl, handle.fd, handle.position, this.clock, gate) : undefined;
+    const writer = mode === 'write' ? new JournalWriter(this.fsl, handle, handle.position, this.clock, gate) : undefined;
     const session = new OpenSession(this.fsl, this.layout, handle, mode, writer, this.warn, secrets, status);
     this.sessions.set(handle.header.sessionId, session);
     return session;
@@ -217,18 +233,58 @@ export class FileSessionStore implements SessionStore {
     });
   }
 
+  /** Compacts a session: see compactJournal for the steps and what is authoritative when. */
+  async compact(sessionId: string, req: CompactRequest): Promise<CompactionResult> {
+    const session = this.writable(sessionId);
+    const summary = sanitizeSummary(req.summary);
+    const extra = { summary, ...(req.provider ? { provider: req.provider } : {}), ...(req.model ? { model: req.model } : {}) };
+    const writer = session.writer as JournalWriter;
+    const result = await writer.exclusive(() => {
+      const { position } = session.handle;
+      if (req.expectedLastSeq !== undefined && req.expectedLastSeq !== position.lastSeq) {
+        throw new StoreError('Conflict', `expectedLastSeq ${req.expectedLastSeq} does not match lastSeq ${position.lastSeq}; nothing was compacted`, {
+          expectedLastSeq: req.expectedLastSeq, lastSeq: position.lastSeq, stage: 'preCommit',
+        });
+      }
+      return compactJournal(this.fsl, this.layout, session.handle, {
+        throughSeq: req.throughSeq,
+        ts: new Date(this.clock()).toISOString(),
+        checkpointText: (members) => {
+          const guarded = guardValue({ ...members, ...extra }, this.allSecrets, 'checkpoint');
+          if (guarded.text.length > this.maxRecordBytes) throw new StoreError('PayloadTooLarge', `the checkpoint is larger than ${this.maxRecordBytes} bytes`);
+          return guarded.text;
+        },
+        onStep: this.hooks.compactionStep,
+      });
+    }).catch((err: unknown) => {
+      if (writer.stoppedReason) this.failStopped.add(sessionId);
+      throw err;
+    });
+    await session.writeIndexNow();
+    return result;
+  }
+
+  /** The archived generations of a session, oldest first. */
+  async history(sessionId: string): Promise<HistoryEntry[]> {
+    checkSessionId(sessionId);
+    if (this.fsl.lstatSync(this.layout.journal(sessionId)) === undefined) {
+      throw new StoreError('SessionNotFound', `session ${sessionId} not found`, { sessionId });
+    }
+    return listHistory(this.fsl, this.layout, sessionId);
+  }
+
   async getTurn(sessionId: string): Promise<TurnState | null> {
-    return this.withReadHandle(sessionId, (handle) => handle.position.turn ?? null);
+    return this.withReadHandle(sessionId, undefined, (handle) => handle.position.turn ?? null);
   }
 
   async context(sessionId: string, prune?: PruneOptions): Promise<{ messages: ContextMessage[]; turn: TurnState | null }> {
-    return this.withReadHandle(sessionId, (handle) => {
+    return this.withReadHandle(sessionId, undefined, (handle) => {
       const builder = new ContextBuilder(handle.header);
       const { fd, dataStart, position } = handle;
       let from = dataStart;
       let afterSeq = 0;
       while (afterSeq < position.lastSeq) {
-        const page = readPage(this.fsl, fd, { from, end: position.bytes, afterSeq, limit: 10_000, maxBytes: PAGE_BYTES });
+        const page = readPage(this.fsl, fd, { from, end: position.bytes, afterSeq, limit: 10_000, maxBytes: PAGE_BYTES, firstSeq: handle.firstSeq });
         for (const rec of page.records) builder.add(rec);
         if (page.scannedSeq === afterSeq) break;
         afterSeq = page.scannedSeq;
@@ -251,14 +307,14 @@ export class FileSessionStore implements SessionStore {
   }
 
   async read(sessionId: string, opts: ReadOptions = {}): Promise<ReadPage> {
-    return this.withReadHandle(sessionId, (handle) => {
+    return this.withReadHandle(sessionId, opts.generation, (handle) => {
       const { fd, dataStart, position } = handle;
       const afterSeq = Math.min(opts.afterSeq ?? 0, position.lastSeq);
       const end = position.bytes;
       const from = afterSeq === 0 ? dataStart : seekAfterSeq(this.fsl, fd, dataStart, end, afterSeq);
       const page = readPage(this.fsl, fd, {
         from, end, afterSeq, limit: opts.limit ?? DEFAULT_READ_LIMIT,
-        kinds: opts.kinds ? new Set(opts.kinds) : undefined, maxBytes: PAGE_BYTES,
+        kinds: opts.kinds ? new Set(opts.kinds) : undefined, maxBytes: PAGE_BYTES, firstSeq: handle.firstSeq,
       });
       const more = page.scannedSeq < position.lastSeq;
       return { records: page.records, lastSeq: position.lastSeq, nextAfterSeq: more ? page.scannedSeq : null };
@@ -269,12 +325,15 @@ export class FileSessionStore implements SessionStore {
    * Runs `use` on the session's committed view: its open handle (after the appends sent before
    * this call committed, or caught up with another writer's), or a transient read-only one.
    */
-  private async withReadHandle<T>(sessionId: string, use: (handle: JournalHandle) => T): Promise<T> {
+  private async withReadHandle<T>(sessionId: string, generation: number | undefined, use: (handle: JournalHandle) => T): Promise<T> {
     checkSessionId(sessionId);
-    const open = this.sessions.get(sessionId);
+    let open = this.sessions.get(sessionId);
     await open?.writer?.barrier();
     if (open && !open.writer) catchUp(this.fsl, open.handle);
-    const handle = open?.handle ?? this.openForReading(sessionId);
+    if (generation !== undefined && generation !== (open?.handle ?? undefined)?.generation) {
+      open = undefined; // an archived generation: its own read-only handle
+    }
+    const handle = open?.handle ?? this.openForReading(sessionId, generation);
     try {
       return use(handle);
     } finally {

@@ -9,6 +9,7 @@ import type { FsLayer } from '../durable/fsLayer.js';
  *   sessions/<id>/journal.jsonl     the session's journal
  *   index/<id>.json                 derived summary, rebuilt from the journal when stale
  *   recovery/<id>/<ms>-<offset>.torn  torn tails removed from journals, kept as evidence
+ *   history/<id>/<generation>.jsonl   a journal as it was before compaction <generation + 1>
  */
 export class StoreLayout {
   constructor(readonly root: string) {}
@@ -16,12 +17,15 @@ export class StoreLayout {
   get sessionsDir(): string { return path.join(this.root, 'sessions'); }
   get indexDir(): string { return path.join(this.root, 'index'); }
   get recoveryDir(): string { return path.join(this.root, 'recovery'); }
+  get historyDir(): string { return path.join(this.root, 'history'); }
 
   sessionDir(id: string): string { return path.join(this.sessionsDir, id); }
   journal(id: string): string { return path.join(this.sessionDir(id), 'journal.jsonl'); }
   journalTemp(id: string): string { return path.join(this.sessionDir(id), 'journal.jsonl.tmp'); }
   indexEntry(id: string): string { return path.join(this.indexDir, `${id}.json`); }
   recoverySessionDir(id: string): string { return path.join(this.recoveryDir, id); }
+  historySessionDir(id: string): string { return path.join(this.historyDir, id); }
+  archive(id: string, generation: number): string { return path.join(this.historySessionDir(id), `${generation}.jsonl`); }
 
   /** Creates the root and its folders (0700) and the root's .gitignore. */
   init(fsl: FsLayer): void {

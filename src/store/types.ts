@@ -81,6 +81,8 @@ export interface CreatedSession {
 }
 
 export interface ReadOptions {
+  /** An archived generation (default: the active journal). */
+  generation?: number;
   afterSeq?: number;
   limit?: number;
   kinds?: readonly string[];
@@ -123,6 +125,10 @@ export interface SessionStore {
   list(opts?: { limit?: number; cursor?: string }): Promise<ListPage>;
   /** Waits for in-flight appends, then closes the session in this store instance. */
   close(sessionId: string): Promise<void>;
+  /** Compacts the records up to throughSeq into a checkpoint, archiving the journal first. */
+  compact(sessionId: string, req: CompactRequest): Promise<{ generation: number; checkpointSeq: number; archived: { generation: number; records: number; bytes: number } }>;
+  /** The archived generations of a session. */
+  history(sessionId: string): Promise<HistoryEntry[]>;
   /** Starts a turn; refused (InvalidTurnTransition) while one is pending. */
   startTurn(sessionId: string, kind: TurnKind): Promise<{ turnId: string }>;
   /** One turn transition, validated against the committed state and written as a `turn` record. */
@@ -153,3 +159,19 @@ export interface PruneOptions {
 
 /** A provider chat message as rebuilt by session/context. */
 export type ContextMessage = { role: string } & Record<string, unknown>;
+
+export interface CompactRequest {
+  summary: string;
+  throughSeq: number;
+  provider?: string;
+  model?: string;
+  expectedLastSeq?: number;
+}
+
+export interface HistoryEntry {
+  generation: number;
+  throughSeq: number;
+  records: number;
+  bytes: number;
+  createdAt: string;
+}

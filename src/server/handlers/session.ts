@@ -1,4 +1,5 @@
 import {
+  sessionCompact, sessionHistory,
   DEFAULT_LIST_LIMIT, DEFAULT_READ_LIMIT, sessionAppend, sessionClose, sessionCreate, sessionList, sessionOpen, sessionRead,
 } from '../../../protocol/index.js';
 import type { SessionStore } from '../../store/types.js';
@@ -14,7 +15,9 @@ export function sessionHandlers(store: SessionStore): RequestHandler[] {
       return store.append(p.sessionId, p.records, { expectedLastSeq: p.expectedLastSeq });
     }),
     handle(sessionRead, async (p) =>
-      store.read(p.sessionId, { afterSeq: p.afterSeq, limit: p.limit ?? DEFAULT_READ_LIMIT, kinds: p.kinds })),
+      store.read(p.sessionId, { generation: p.generation, afterSeq: p.afterSeq, limit: p.limit ?? DEFAULT_READ_LIMIT, kinds: p.kinds })),
+    handle(sessionCompact, async ({ _meta, sessionId, ...req }) => store.compact(sessionId, req)),
+    handle(sessionHistory, async (p) => ({ generations: await store.history(p.sessionId) })),
     handle(sessionList, async (p) => store.list({ limit: p.limit ?? DEFAULT_LIST_LIMIT, cursor: p.cursor })),
     handle(sessionClose, async (p) => {
       await store.close(p.sessionId);

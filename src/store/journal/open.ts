@@ -7,8 +7,8 @@ import type { StoreLayout } from '../layout.js';
 import { type IndexEntry, positionOf } from '../sessionIndex.js';
 import { summarizeRecord } from '../summary.js';
 import type { SessionHeader } from '../types.js';
-import { peekSeq } from './format.js';
-import { lineEndingAt, readPrefix } from './lines.js';
+import { decodeLine, peekSeq } from './format.js';
+import { lineEndingAt, readPrefix, scanLines } from './lines.js';
 import { corrupt, crcOf, type JournalPosition, readHeader, scanRecords } from './scan.js';
 
 /** An open journal, verified up to `position`. */
@@ -18,6 +18,10 @@ export interface JournalHandle {
   header: SessionHeader;
   /** Offset of the first record line. */
   dataStart: number;
+  /** Seq of the first record line: 1, or a checkpoint's seq after a compaction. */
+  firstSeq: number;
+  /** 0, or the generation of the checkpoint that starts the journal. */
+  generation: number;
   position: JournalPosition;
   firstMessage?: string;
   lastMessage?: string;
@@ -26,6 +30,8 @@ export interface JournalHandle {
 
 export interface OpenJournalOptions {
   writable: boolean;
+  /** Another file of the session (an archived generation) instead of its journal. */
+  file?: string;
   /** The index entry, trusted only if the journal still matches it. */
   hint?: IndexEntry;
 }
@@ -37,7 +43,7 @@ export interface OpenJournalOptions {
  * A read-only open treats a torn tail as the end of the log and changes nothing.
  */
 export function openJournal(fsl: FsLayer, layout: StoreLayout, id: string, opts: OpenJournalOptions): JournalHandle {
-  const fd = openJournalFile(fsl, layout, id, opts.writable);
+  const fd = openJournalFile(fsl, layout, id, opts.writable, opts.file);
   try {
     return verifyJournal(fsl, layout, id, fd, opts);
   } catch (err) {
@@ -46,12 +52,12 @@ export function openJournal(fsl: FsLayer, layout: StoreLayout, id: string, opts:
   }
 }
 
-function openJournalFile(fsl: FsLayer, layout: StoreLayout, id: string, writable: boolean): number {
+function openJournalFile(fsl: FsLayer, layout: StoreLayout, id: string, writable: boolean, file = layout.journal(id)): number {
   if (fsl.lstatSync(layout.sessionDir(id))?.isSymbolicLink()) {
     throw new StoreError('UnsafeStore', `session directory of ${id} refused: it is a symbolic link`, { sessionId: id, reason: 'is a symbolic link' });
   }
   try {
-    return openPrivate(fsl, layout.journal(id), writable);
+    return openPrivate(fsl, file, writable);
   } catch (err) {
     if (errnoOf(err) === 'ENOENT') throw new StoreError('SessionNotFound', `session ${id} not found`, { sessionId: id });
     if (err instanceof UnsafeFileError) {
@@ -72,6 +78,7 @@ function verifyJournal(fsl: FsLayer, layout: StoreLayout, id: string, fd: number
     ino: st.ino,
     header: headerOf(header),
     dataStart: line.end,
+    ...firstRecord(fsl, fd, line.end, st.size),
     position: hint ? positionOf(hint) : origin,
     firstMessage: hint?.firstMessage,
     lastMessage: hint?.lastMessage,
@@ -145,4 +152,15 @@ function cutTornTail(fsl: FsLayer, layout: StoreLayout, id: string, fd: number, 
   fsl.ftruncateSync(fd, offset);
   fsl.fsyncSync(fd);
   return { bytes, evidence: path.relative(layout.root, path.join(dir, name)) };
+}
+
+/** Seq and generation of a journal's first record line (a checkpoint after a compaction). */
+function firstRecord(fsl: FsLayer, fd: number, dataStart: number, size: number): { firstSeq: number; generation: number } {
+  const first = scanLines(fsl, fd, dataStart, size).next();
+  if (first.done || !first.value.terminated) return { firstSeq: 1, generation: 0 };
+  const seq = peekSeq(first.value.bytes) ?? 1;
+  if (!first.value.bytes.includes('"kind":"checkpoint"')) return { firstSeq: seq, generation: 0 };
+  const decoded = decodeLine(first.value.bytes); // damage here is reported by the scan or the read that meets it
+  const generation = decoded.ok && decoded.value.kind === 'checkpoint' ? Number(decoded.value.generation) : 0;
+  return { firstSeq: seq, generation: Number.isSafeInteger(generation) ? generation : 0 };
 }

@@ -35,6 +35,8 @@ export interface PageRequest {
   kinds?: ReadonlySet<string>;
   /** Stop after this many bytes of lines (at least one record is returned). */
   maxBytes: number;
+  /** Seq of the journal's first record line (greater than 1 after a compaction). */
+  firstSeq: number;
 }
 
 export interface Page {
@@ -46,16 +48,17 @@ export interface Page {
 /** Reads verified records after `afterSeq`; every returned line passed its checksum. */
 export function readPage(fsl: FsLayer, fd: number, req: PageRequest): Page {
   const records: StoredRecord[] = [];
-  let scannedSeq = req.afterSeq;
+  let scannedSeq = Math.max(req.afterSeq, req.firstSeq - 1);
+  const lineOf = (seq: number) => 2 + seq - req.firstSeq;
   let bytes = 0;
   for (const line of scanLines(fsl, fd, req.from, req.end)) {
     const peeked = peekSeq(line.bytes);
     if (peeked !== undefined && peeked <= req.afterSeq) continue;
     const expected = scannedSeq + 1;
     const decoded = line.terminated ? decodeLine(line.bytes) : ({ ok: false, reason: 'unterminated' } as const);
-    if (!decoded.ok) throw corrupt(expected + 1, decoded.reason, { seq: expected });
+    if (!decoded.ok) throw corrupt(lineOf(expected), decoded.reason, { seq: expected });
     const rec = decoded.value as StoredRecord;
-    if (rec.seq !== expected) throw corrupt(expected + 1, `seq ${String(rec.seq)} where ${expected} was expected`);
+    if (rec.seq !== expected) throw corrupt(lineOf(expected), `seq ${String(rec.seq)} where ${expected} was expected`);
     delete (rec as Record<string, unknown>).batchEnd;
     scannedSeq = rec.seq;
     bytes += line.bytes.length;

@@ -78,6 +78,12 @@ export function scanRecords(
     }
     if (damage) throw corrupt(damage.line, `${damage.reason}, followed by valid line ${lineNo}`);
     const rec = decoded.value as CommittedRecord;
+    if (rec.kind === 'checkpoint') {
+      // A compacted journal's first record line stands for every record up to its own seq.
+      if (lineNo !== 2 || rec.batchEnd !== undefined) throw corrupt(lineNo, 'a checkpoint that is not the first record line');
+      if (!Number.isSafeInteger(rec.seq) || rec.seq < 1) throw corrupt(lineNo, 'invalid checkpoint seq');
+      expected = rec.seq;
+    }
     if (rec.seq !== expected) throw corrupt(lineNo, `seq ${String(rec.seq)} where ${expected} was expected`);
     const batchEnd = rec.batchEnd;
     if (batch && batchEnd !== batch.end) throw corrupt(lineNo, 'batch interrupted by another batch');
@@ -92,6 +98,7 @@ export function scanRecords(
       let turn = position.turn ?? null;
       for (const r of batch.records) {
         if (r.kind === 'turn') turn = reduceOnDisk(turn, r, lineNo - (batch.end - r.seq));
+        else if (r.kind === 'checkpoint') turn = (r.turn as TurnState | null | undefined) ?? null;
         onCommit?.(r);
       }
       position = {

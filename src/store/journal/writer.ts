@@ -19,6 +19,8 @@ export interface AppendRequest {
 interface PendingAppend extends AppendRequest {
   resolve: (r: CommittedAppend) => void;
   reject: (e: unknown) => void;
+  /** An exclusive operation (a compaction): runs alone, after every request before it. */
+  run?: () => unknown;
 }
 
 /** Bytes of records written by one write + fdatasync at most (one request may exceed it alone). */
@@ -44,7 +46,8 @@ export class JournalWriter {
 
   constructor(
     private readonly fsl: FsLayer,
-    private readonly fd: number,
+    /** The journal's fd, read at each commit: a compaction swaps it. */
+    private readonly file: { fd: number },
     /** Committed position: advanced only after a successful sync. */
     readonly position: JournalPosition,
     private readonly clock: () => number,
@@ -65,6 +68,15 @@ export class JournalWriter {
     });
   }
 
+  /** Runs `op` alone once every request queued before it is committed; nothing is written meanwhile. */
+  exclusive<T>(op: () => T): Promise<T> {
+    if (this.stopped) return Promise.reject(this.readOnlyError());
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ texts: [], run: op, resolve: resolve as unknown as (r: CommittedAppend) => void, reject });
+      this.flushing ??= this.flush();
+    });
+  }
+
   /** Resolves once every append queued before this call is committed or failed (read-your-writes). */
   async barrier(): Promise<void> {
     if (this.queue.length === 0 && !this.flushing) return;
@@ -80,9 +92,17 @@ export class JournalWriter {
   }
 
   private async flush(): Promise<void> {
+    // Yield once: `flushing` must be set before this can finish (an exclusive operation runs
+    // without awaiting), and appends of the same tick join the first write.
+    await Promise.resolve();
     try {
       while (this.queue.length > 0) {
         const batch = this.takeCommit();
+        const op = batch[0]?.run;
+        if (op) {
+          this.runExclusive(batch[0] as PendingAppend, op);
+          continue;
+        }
         try {
           await this.commit(batch);
         } catch (err) {
@@ -128,11 +148,24 @@ export class JournalWriter {
     return { lines: own, turn: after };
   }
 
-  /** The next requests to commit together: all queued ones, up to MAX_COMMIT_BYTES (at least one). */
+  private runExclusive(p: PendingAppend, op: () => unknown): void {
+    try {
+      p.resolve(op() as CommittedAppend);
+    } catch (err) {
+      if (err instanceof StoreError && err.kind === 'Uncertain') this.stopped = 'a failed compaction sync';
+      p.reject(err);
+    }
+  }
+
+  /**
+   * The next requests to commit together: all queued ones, up to MAX_COMMIT_BYTES (at least
+   * one), stopping before an exclusive operation (which is taken alone).
+   */
   private takeCommit(): PendingAppend[] {
+    if (this.queue[0]?.run) return this.queue.splice(0, 1);
     let bytes = 0;
     let n = 0;
-    while (n < this.queue.length) {
+    while (n < this.queue.length && !this.queue[n]?.run) {
       bytes += (this.queue[n] as PendingAppend).texts.reduce((sum, t) => sum + t.length, 0); // plans add only small turn records
       if (n > 0 && bytes > MAX_COMMIT_BYTES) break;
       n += 1;
@@ -157,7 +190,7 @@ export class JournalWriter {
     }
     if (lines.length === 0) return accepted.forEach(({ p, c }) => p.resolve(c));
     const buf = Buffer.concat(lines);
-    if (this.fsl.fstatSync(this.fd).size !== this.position.bytes) {
+    if (this.fsl.fstatSync(this.file.fd).size !== this.position.bytes) {
       // Someone else wrote to this journal (another process without coordination): writing at
       // our offset would overwrite their bytes. Stop before touching the file.
       this.stopped = 'the journal was changed by another writer';
@@ -167,7 +200,7 @@ export class JournalWriter {
       return accepted.forEach(({ p }) => p.reject(e));
     }
     try {
-      await appendDurably(this.fsl, this.fd, buf, this.position.bytes);
+      await appendDurably(this.fsl, this.file.fd, buf, this.position.bytes);
     } catch (err) {
       const e = this.failure(err);
       return accepted.forEach(({ p }) => p.reject(e));

@@ -1,0 +1,74 @@
+import type { FsLayer } from '../durable/fsLayer.js';
+import { StoreError } from './errors.js';
+import { removeQuietly } from './journal/compact.js';
+import { decodeLine } from './journal/format.js';
+import { scanLines } from './journal/lines.js';
+import { openPrivate } from '../durable/durableFile.js';
+import type { StoreLayout } from './layout.js';
+import type { HistoryEntry } from './types.js';
+
+/** A checkpoint summary: control characters other than newline and tab removed; empty is refused. */
+export function sanitizeSummary(summary: string): string {
+  // eslint-disable-next-line no-control-regex
+  const clean = summary.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '');
+  if (clean.trim() === '') throw new StoreError('InvalidArgument', 'the summary is empty', { path: 'summary' });
+  return clean;
+}
+
+/** Temp files a crashed create or compaction left: never read, removed by the next writable open. */
+export function removeStaleTemps(fsl: FsLayer, layout: StoreLayout, id: string): void {
+  removeQuietly(fsl, layout.journalTemp(id));
+  let names: string[] = [];
+  try {
+    names = fsl.readdirSync(layout.historySessionDir(id));
+  } catch {
+    return;
+  }
+  for (const name of names) if (name.endsWith('.tmp')) removeQuietly(fsl, `${layout.historySessionDir(id)}/${name}`);
+}
+
+/**
+ * Each archived generation is described by the checkpoint that starts the next generation
+ * (the next archive, or the active journal): when it was archived, through which seq, and its size.
+ */
+export function listHistory(fsl: FsLayer, layout: StoreLayout, id: string): HistoryEntry[] {
+  let names: string[] = [];
+  try {
+    names = fsl.readdirSync(layout.historySessionDir(id));
+  } catch {
+    return [];
+  }
+  const files = [...names.filter((n) => /^\d+\.jsonl$/.test(n)).map((n) => layout.archive(id, Number.parseInt(n, 10))), layout.journal(id)];
+  const entries: HistoryEntry[] = [];
+  for (const file of files) {
+    const cp = checkpointOf(fsl, file);
+    if (!cp) continue;
+    const archived = cp.archived as { generation?: number; records?: number; bytes?: number } | undefined;
+    if (typeof archived?.generation !== 'number') continue;
+    entries.push({
+      generation: archived.generation, throughSeq: Number(cp.throughSeq), records: Number(archived.records ?? 0),
+      bytes: Number(archived.bytes ?? 0), createdAt: String(cp.ts),
+    });
+  }
+  return entries.sort((a, b) => a.generation - b.generation);
+}
+
+function checkpointOf(fsl: FsLayer, file: string): Record<string, unknown> | undefined {
+  let fd: number;
+  try {
+    fd = openPrivate(fsl, file, false);
+  } catch {
+    return undefined;
+  }
+  try {
+    const size = fsl.fstatSync(fd).size;
+    const lines = scanLines(fsl, fd, 0, size);
+    lines.next(); // the header
+    const second = lines.next();
+    if (second.done || !second.value.terminated) return undefined;
+    const decoded = decodeLine(second.value.bytes);
+    return decoded.ok && decoded.value.kind === 'checkpoint' ? decoded.value : undefined;
+  } finally {
+    fsl.closeSync(fd);
+  }
+}

@@ -1,0 +1,204 @@
+import { createPrivate, ensurePrivateDir, fsyncDir } from '../../durable/durableFile.js';
+import { errnoOf } from '../../durable/errors.js';
+import type { FsLayer } from '../../durable/fsLayer.js';
+import { StoreError } from '../errors.js';
+import type { StoreLayout } from '../layout.js';
+import { applyTurn, type TurnEvent, type TurnState } from '../turns/turnState.js';
+import { encodeRecordLine, peekSeq } from './format.js';
+import { readPrefix, scanLines } from './lines.js';
+import type { JournalHandle } from './open.js';
+import { readPage, seekAfterSeq } from './read.js';
+import { crcOf } from './scan.js';
+
+export type CompactionStep = 'archived' | 'written' | 'renamed' | 'synced';
+
+export interface CompactionPlan {
+  throughSeq: number;
+  ts: string;
+  /** Builds the checkpoint record's JSON text from its members (secret checks happen there). */
+  checkpointText: (members: Record<string, unknown>) => string;
+  /** Test seam: called after each durable step (a test may throw to simulate a crash there). */
+  onStep?: (step: CompactionStep) => void;
+}
+
+export interface CompactionResult {
+  generation: number;
+  checkpointSeq: number;
+  archived: { generation: number; records: number; bytes: number };
+}
+
+const COPY_CHUNK = 1 << 20;
+
+/**
+ * Rotates a journal: (1) the whole current journal is copied to history/<id>/<gen>.jsonl
+ * (temp file, fsync, rename, directory fsync); (2) a new journal — the same header line, a
+ * checkpoint record standing for every seq up to throughSeq, then the records after throughSeq
+ * byte for byte — is written to a temp file and fsynced; (3) it is renamed over the journal and
+ * the directory fsynced. Before (3) the old journal is authoritative and nothing changed
+ * (stage preCommit); from (3) on the new one is (stage postCommit). Every record ever
+ * acknowledged is in the active journal or an archive at every instant.
+ */
+export function compactJournal(fsl: FsLayer, layout: StoreLayout, handle: JournalHandle, plan: CompactionPlan): CompactionResult {
+  const id = handle.header.sessionId;
+  const { position, dataStart } = handle;
+  if (plan.throughSeq < handle.firstSeq || plan.throughSeq > position.lastSeq) {
+    throw new StoreError('InvalidArgument', `throughSeq must be between ${handle.firstSeq} and ${position.lastSeq}`, { path: 'throughSeq' });
+  }
+  const st = fsl.fstatSync(handle.fd);
+  if (st.ino !== handle.ino || st.size !== position.bytes) {
+    throw new StoreError('Conflict', 'the journal changed since it was opened; nothing was compacted', { reason: 'journalChanged', stage: 'preCommit' });
+  }
+  const generation = handle.generation;
+  const suffixAt = offsetAfter(fsl, handle, plan.throughSeq);
+  const { turn, summarized } = prefixState(fsl, handle, suffixAt, plan.throughSeq);
+  const checkpoint = encodeRecordLine(plan.throughSeq, plan.ts, undefined, plan.checkpointText({
+    kind: 'checkpoint', generation: generation + 1, throughSeq: plan.throughSeq, turn,
+    counters: { summarizedRecords: summarized },
+    archived: { generation, records: position.lastSeq - handle.firstSeq + 1, bytes: st.size },
+  }));
+  let newFd: number;
+  try {
+    archive(fsl, layout, handle, generation);
+    plan.onStep?.('archived');
+    newFd = writeNewJournal(fsl, layout, handle, checkpoint, suffixAt);
+    plan.onStep?.('written');
+  } catch (err) {
+    removeQuietly(fsl, layout.journalTemp(id));
+    throw stageError(err, 'preCommit');
+  }
+  try {
+    fsl.renameSync(layout.journalTemp(id), layout.journal(id));
+  } catch (err) {
+    fsl.closeSync(newFd);
+    removeQuietly(fsl, layout.journalTemp(id));
+    throw stageError(err, 'preCommit');
+  }
+  plan.onStep?.('renamed');
+  const archived = { generation, records: position.lastSeq - handle.firstSeq + 1, bytes: st.size };
+  swapInto(fsl, handle, newFd, checkpoint, suffixAt, plan.throughSeq, generation + 1);
+  try {
+    fsyncDir(fsl, layout.sessionDir(id));
+  } catch (err) {
+    throw new StoreError('Uncertain', `compaction renamed the new journal but could not sync its directory (${errnoOf(err) ?? 'I/O error'})`, {
+      stage: 'postCommit', ...(errnoOf(err) ? { errno: errnoOf(err) } : {}),
+    });
+  }
+  plan.onStep?.('synced');
+  return { generation: generation + 1, checkpointSeq: plan.throughSeq, archived };
+}
+
+function stageError(err: unknown, stage: 'preCommit'): unknown {
+  if (err instanceof StoreError) return err;
+  const errno = errnoOf(err);
+  return new StoreError('NotWritten', `compaction failed before its commit (${errno ?? 'I/O error'}); the journal is unchanged`, {
+    stage, ...(errno ? { errno } : {}),
+  });
+}
+
+/** Offset of the first line with seq > throughSeq (the journal's end when there is none). */
+function offsetAfter(fsl: FsLayer, handle: JournalHandle, throughSeq: number): number {
+  const end = handle.position.bytes;
+  const from = seekAfterSeq(fsl, handle.fd, handle.dataStart, end, throughSeq);
+  for (const line of scanLines(fsl, handle.fd, from, end)) {
+    const seq = peekSeq(line.bytes);
+    if (seq !== undefined && seq > throughSeq) return line.start;
+  }
+  return end;
+}
+
+/** The turn state at throughSeq, and how many records the checkpoint stands for in all. */
+function prefixState(fsl: FsLayer, handle: JournalHandle, end: number, throughSeq: number): { turn: TurnState | null; summarized: number } {
+  let turn: TurnState | null = null;
+  let summarized = 0;
+  let afterSeq = 0;
+  while (afterSeq < throughSeq) {
+    const from = afterSeq === 0 ? handle.dataStart : seekAfterSeq(fsl, handle.fd, handle.dataStart, end, afterSeq);
+    const page = readPage(fsl, handle.fd, { from, end, afterSeq, limit: 10_000, maxBytes: 16 << 20, firstSeq: handle.firstSeq });
+    if (page.records.length === 0) break;
+    for (const rec of page.records as Array<Record<string, unknown> & { seq: number }>) {
+      if (rec.kind === 'checkpoint') {
+        turn = (rec.turn as TurnState | null | undefined) ?? null;
+        summarized += Number((rec.counters as { summarizedRecords?: number } | undefined)?.summarizedRecords ?? 0);
+        continue;
+      }
+      if (rec.kind === 'turn') turn = applyTurn(turn, rec as unknown as TurnEvent, rec.seq);
+      summarized += 1;
+    }
+    afterSeq = page.scannedSeq;
+  }
+  return { turn, summarized };
+}
+
+function archive(fsl: FsLayer, layout: StoreLayout, handle: JournalHandle, generation: number): void {
+  const id = handle.header.sessionId;
+  ensurePrivateDir(fsl, layout.historyDir);
+  ensurePrivateDir(fsl, layout.historySessionDir(id));
+  const target = layout.archive(id, generation);
+  const tmp = `${target}.tmp`;
+  removeQuietly(fsl, tmp);
+  const out = createPrivate(fsl, tmp);
+  try {
+    copyRange(fsl, handle.fd, 0, handle.position.bytes, out, 0);
+    fsl.fsyncSync(out);
+  } finally {
+    fsl.closeSync(out);
+  }
+  fsl.renameSync(tmp, target);
+  fsyncDir(fsl, layout.historySessionDir(id));
+}
+
+function writeNewJournal(fsl: FsLayer, layout: StoreLayout, handle: JournalHandle, checkpoint: Buffer, suffixAt: number): number {
+  const tmp = layout.journalTemp(handle.header.sessionId);
+  removeQuietly(fsl, tmp);
+  const out = createPrivate(fsl, tmp);
+  try {
+    let at = copyRange(fsl, handle.fd, 0, handle.dataStart, out, 0); // the header line, byte for byte
+    for (let done = 0; done < checkpoint.length; ) done += fsl.writeSync(out, checkpoint, done, checkpoint.length - done, at + done);
+    at += checkpoint.length;
+    copyRange(fsl, handle.fd, suffixAt, handle.position.bytes, out, at);
+    fsl.fsyncSync(out);
+    return out;
+  } catch (err) {
+    fsl.closeSync(out);
+    throw err;
+  }
+}
+
+/** The handle now reads and writes the new journal; its position object is updated in place (the writer shares it). */
+function swapInto(fsl: FsLayer, handle: JournalHandle, fd: number, checkpoint: Buffer, suffixAt: number, throughSeq: number, generation: number): void {
+  const old = handle.fd;
+  const suffixBytes = handle.position.bytes - suffixAt;
+  const suffixRecords = handle.position.lastSeq - throughSeq;
+  Object.assign(handle.position, {
+    bytes: handle.dataStart + checkpoint.length + suffixBytes,
+    records: 1 + suffixRecords,
+    ...(suffixRecords === 0 ? { lastCrc: crcOf(checkpoint.subarray(0, checkpoint.length - 1)) } : {}),
+  });
+  handle.fd = fd;
+  handle.ino = fsl.fstatSync(fd).ino;
+  handle.firstSeq = throughSeq;
+  handle.generation = generation;
+  fsl.closeSync(old);
+}
+
+function copyRange(fsl: FsLayer, from: number, start: number, end: number, to: number, at: number): number {
+  let pos = start;
+  let out = at;
+  while (pos < end) {
+    const chunk = readPrefix(fsl, from, pos, Math.min(COPY_CHUNK, end - pos));
+    if (chunk.length === 0) throw Object.assign(new Error('journal shorter than expected'), { code: 'EIO' });
+    for (let done = 0; done < chunk.length; ) done += fsl.writeSync(to, chunk, done, chunk.length - done, out + done);
+    pos += chunk.length;
+    out += chunk.length;
+  }
+  return out;
+}
+
+export function removeQuietly(fsl: FsLayer, file: string): void {
+  try {
+    fsl.unlinkSync(file);
+  } catch {
+    // absent: nothing to clean
+  }
+}
+
