@@ -219,10 +219,11 @@ export class FileSessionStore implements SessionStore {
   private async writeTurnEvent(sessionId: string, event: TurnEvent): Promise<void> {
     const session = this.writable(sessionId);
     const { text, value } = prepareRecord(event as unknown as RecordInput, 0, this.allSecrets, this.maxRecordBytes);
-    await this.commit(session, {
+    const committed = await this.commit(session, {
       texts: [],
       plan: (turn, firstSeq) => ({ texts: [text], turn: applyTurn(turn, value as TurnEvent, firstSeq) }),
     });
+    session.noteCommitted([], committed.ts);
   }
 
   private async commit(session: OpenSession, request: AppendRequest) {

@@ -17,6 +17,9 @@ export interface IndexEntry extends SessionSummary {
   lastCrc: string;
   /** Turn state after the last record: an open that trusts the entry need not reduce the journal. */
   turn?: TurnState | null;
+  /** Seq and generation of the first record line (a checkpoint after a compaction). */
+  firstSeq?: number;
+  generation?: number;
 }
 
 const MAX_INDEX_BYTES = 1 << 20;
@@ -32,7 +35,8 @@ export function readIndexEntry(fsl: FsLayer, layout: StoreLayout, id: string): I
   try {
     const e = JSON.parse(text) as IndexEntry;
     const ok = e && e.v === 1 && e.sessionId === id && Number.isSafeInteger(e.bytes) && Number.isSafeInteger(e.lastSeq)
-      && Number.isSafeInteger(e.records) && typeof e.lastCrc === 'string' && typeof e.createdAt === 'string';
+      && Number.isSafeInteger(e.records) && typeof e.lastCrc === 'string' && typeof e.createdAt === 'string'
+      && e.turn !== undefined; // an entry without the turn state cannot vouch for it: scan instead
     return ok ? e : undefined;
   } catch {
     return undefined;
@@ -66,6 +70,7 @@ export function entryOf(handle: JournalHandle, updatedAt?: string): IndexEntry {
     v: 1, sessionId: header.sessionId, title: header.title, createdAt: header.createdAt,
     updatedAt: updatedAt ?? position.lastTs ?? header.createdAt, lastSeq: position.lastSeq, records: position.records,
     bytes: position.bytes, ino, lastCrc: position.lastCrc, firstMessage, lastMessage, turn: position.turn ?? null,
+    firstSeq: handle.firstSeq, generation: handle.generation,
   };
 }
 

@@ -78,7 +78,9 @@ function verifyJournal(fsl: FsLayer, layout: StoreLayout, id: string, fd: number
     ino: st.ino,
     header: headerOf(header),
     dataStart: line.end,
-    ...firstRecord(fsl, fd, line.end, st.size),
+    ...(hint && hint.firstSeq !== undefined && hint.generation !== undefined
+      ? { firstSeq: hint.firstSeq, generation: hint.generation }
+      : firstRecord(fsl, fd, line.end, st.size)),
     position: hint ? positionOf(hint) : origin,
     firstMessage: hint?.firstMessage,
     lastMessage: hint?.lastMessage,

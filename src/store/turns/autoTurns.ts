@@ -1,3 +1,4 @@
+import { StoreError } from '../errors.js';
 import { newTurnId } from './ids.js';
 import { applyTurn, invalidTransition, isPending, type TurnEvent, type TurnState } from './turnState.js';
 
@@ -25,12 +26,37 @@ export function planAppend(
     out.push(JSON.stringify(ev));
   };
   records.forEach((rec, i) => {
-    if (auto) before(rec, state, emit);
-    recordSeqs.push(firstSeq + out.length);
-    out.push(tag(texts[i] as string, isPending(state) ? state.turnId : undefined));
-    if (auto) after(rec, state, emit);
+    refuseTurnMembers(rec, i);
+    try {
+      if (auto) before(rec, state, emit);
+      recordSeqs.push(firstSeq + out.length);
+      out.push(tag(texts[i] as string, isPending(state) ? state.turnId : undefined));
+      if (auto) after(rec, state, emit);
+    } catch (err) {
+      // Nothing of the append is written: the error shows the committed state, never a turn
+      // that an earlier record of this same append would have started.
+      if (err instanceof StoreError && err.kind === 'InvalidTurnTransition') {
+        throw invalidTransition(turn, `record ${i}: ${String(err.details.reason ?? err.message)}`);
+      }
+      throw err;
+    }
   });
   return { texts: out, turn: state, recordSeqs };
+}
+
+/**
+ * `turn` records are written by the turn methods only (an appended one would never pass the
+ * reducer: acknowledged, then `Corrupt` on the next open), and `turnId` is the store's member:
+ * a record bringing its own would be written with the member twice, a line that fails its
+ * canonical check and is later cut as a torn tail or reported as `Corrupt`.
+ */
+function refuseTurnMembers(rec: Rec, i: number): void {
+  if (rec.kind === 'turn') {
+    throw new StoreError('InvalidArgument', `record ${i}: kind "turn" is written by the turn methods, not appended`, { path: `records.${i}.kind` });
+  }
+  if (Object.hasOwn(rec, 'turnId')) {
+    throw new StoreError('InvalidArgument', `record ${i} uses the reserved member name turnId`, { path: `records.${i}.turnId` });
+  }
 }
 
 function before(rec: Rec, state: TurnState | null, emit: (ev: TurnEvent) => void): void {

@@ -23,7 +23,10 @@ export class ContextBuilder {
   }
 
   add(rec: Rec): void {
-    if (rec.kind === 'message') this.addMessage(rec.message as ContextMessage);
+    if (rec.kind === 'checkpoint' && typeof rec.summary === 'string') {
+      // The summary stands in place of every record it covers (they are in the archive).
+      this.addMessage({ role: 'user', content: rec.summary });
+    } else if (rec.kind === 'message') this.addMessage(rec.message as ContextMessage);
     else if (rec.kind === 'interruption') this.addInterruption(rec);
   }
 
@@ -78,6 +81,15 @@ export function pruneToolOutputs(messages: ContextMessage[], opts: PruneOptions)
   const old = new Set(toolIdx.slice(0, Math.max(0, toolIdx.length - keep)));
   return messages.map((m, i) => {
     if (!old.has(i) || typeof m.content !== 'string' || m.content.length <= max) return m;
-    return { ...m, content: `${m.content.slice(0, max)}\n[… ${m.content.length - max} characters pruned]` };
+    const cut = cutAt(m.content, max);
+    return { ...m, content: `${m.content.slice(0, cut)}\n[… ${m.content.length - cut} characters pruned]` };
   });
+}
+
+/** `max`, or one less when that would split a surrogate pair (a lone surrogate is not valid UTF-8 for a provider). */
+function cutAt(text: string, max: number): number {
+  if (max === 0) return 0;
+  const last = text.charCodeAt(max - 1);
+  const next = text.charCodeAt(max);
+  return last >= 0xd800 && last <= 0xdbff && next >= 0xdc00 && next <= 0xdfff ? max - 1 : max;
 }

@@ -40,6 +40,8 @@ export function invalidTransition(turn: TurnState | null, reason: string): Store
  * is resumed or finishes; only an active turn fails; a retryable turn can only be abandoned.
  */
 export function applyTurn(turn: TurnState | null, ev: TurnEvent, seq: number): TurnState {
+  const malformed = malformedEvent(ev);
+  if (malformed) throw invalidTransition(turn, `malformed turn transition: ${malformed}`);
   if (ev.event === 'start') {
     if (isPending(turn)) throw invalidTransition(turn, `turn ${turn.turnId} is still ${turn.status}: finish, resume or abandon it first`);
     return { turnId: ev.turnId, kind: ev.turnKind ?? 'user', phase: 'accepted', status: 'active', firstSeq: seq };
@@ -65,4 +67,24 @@ export function applyTurn(turn: TurnState | null, ev: TurnEvent, seq: number): T
       return { ...turn, status: outcome, lastSeq: seq, ...(ev.error !== undefined ? { error: ev.error } : {}) };
     }
   }
+}
+
+const EVENTS: ReadonlySet<unknown> = new Set(['start', 'phase', 'fail', 'resume', 'finish']);
+const KINDS: ReadonlySet<unknown> = new Set<TurnKind>(['user', 'background']);
+const PHASES: ReadonlySet<unknown> = new Set<TurnPhase>(['accepted', 'compacting', 'providerStream', 'executingTools']);
+const OUTCOMES: ReadonlySet<unknown> = new Set<TurnOutcome>(['completed', 'interrupted', 'terminalFailure', 'abandoned']);
+
+/**
+ * Why `ev` is no transition at all (a journal line the server never writes), or undefined.
+ * Optional members keep their defaults when absent; a value outside the protocol's enums would
+ * reduce to a TurnState the protocol cannot describe (or, for an unknown event, to nothing).
+ */
+function malformedEvent(ev: TurnEvent): string | undefined {
+  if (typeof ev.turnId !== 'string') return 'turnId is not a string';
+  if (!EVENTS.has(ev.event)) return 'unknown event';
+  if (ev.turnKind !== undefined && !KINDS.has(ev.turnKind)) return 'unknown turnKind';
+  if (ev.phase !== undefined && !PHASES.has(ev.phase)) return 'unknown phase';
+  if (ev.outcome !== undefined && !OUTCOMES.has(ev.outcome)) return 'unknown outcome';
+  if (ev.error !== undefined && typeof ev.error !== 'string') return 'error is not a string';
+  return undefined;
 }
