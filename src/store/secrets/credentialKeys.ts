@@ -13,15 +13,23 @@ const CREDENTIAL_SUFFIXES = ['apikey', 'password', 'passwd', 'secret', 'accessto
 
 const fold = (key: string) => key.toLowerCase().replace(/[-_. ]/g, '');
 
-/** Ids, signatures (thinking-block signatures must replay exactly) and usage counters. */
+/** Ids and signatures (thinking-block signatures must replay exactly): kept byte-exact, never looked into. */
 export function isKeptKey(key: string): boolean {
-  if (/(?:_id|Id|ID|-id)$/.test(key) || /signature$/i.test(key)) return true;
+  return /(?:_id|Id|ID|-id)$/.test(key) || /signature$/i.test(key);
+}
+
+/**
+ * Usage counters (input_tokens, max_tokens, token_count, ...): never credential keys. Their
+ * values are numbers, which redaction leaves alone anyway; they are still scanned for token
+ * formats, so `auth_tokens: ["ghp_…"]` is not waved through as a counter.
+ */
+function isUsageCounter(key: string): boolean {
   const f = fold(key);
-  return f.endsWith('tokens') || f === 'tokencount' || f.endsWith('tokencount') || f === 'maxtokens';
+  return f.endsWith('tokens') || f.endsWith('tokencount') || f === 'maxtokens';
 }
 
 export function isCredentialKey(key: string): boolean {
-  if (isKeptKey(key)) return false;
+  if (isKeptKey(key) || isUsageCounter(key)) return false;
   const f = fold(key);
   return CREDENTIAL_KEYS.has(f) || CREDENTIAL_SUFFIXES.some((s) => f.endsWith(s));
 }

@@ -1,8 +1,17 @@
+import { NESTED_JSON_LEVELS } from './paths.js';
+
 /**
  * The forms a secret can take in persisted text, and the normalizations that undo the ones
- * that cannot be enumerated. A secret is found in text if any needle occurs in it, or its raw
- * form occurs after \uXXXX escapes or %XX escapes are decoded.
+ * that cannot be enumerated. A secret is found in text if any needle occurs in it, or occurs
+ * after \uXXXX (and \/) escapes or %XX escapes are decoded.
  */
+
+/**
+ * How many times a secret can stand JSON-escaped in a record's JSON text: once for the record
+ * itself, once more per level of JSON held in a string (tool-call arguments stringified up to
+ * NESTED_JSON_LEVELS times).
+ */
+export const JSON_ESCAPE_DEPTHS = NESTED_JSON_LEVELS + 1;
 
 export type EncodingRule = 'raw' | 'json-escape' | 'percent' | 'base64' | 'base64url' | 'hex';
 
@@ -20,7 +29,7 @@ export function needlesOf(secret: string): Needle[] {
   };
   add(secret, 'raw');
   let escaped = secret;
-  for (let depth = 0; depth < 3; depth++) {
+  for (let depth = 0; depth < JSON_ESCAPE_DEPTHS; depth++) {
     escaped = JSON.stringify(escaped).slice(1, -1); // as it stands inside JSON nested `depth + 1` times
     add(escaped, 'json-escape');
   }
@@ -48,13 +57,102 @@ export function alignedBase64(secret: Buffer, shift: number): string {
   return encoded.slice(first, last);
 }
 
-const JSON_U_ESCAPE = /\\+u([0-9a-fA-F]{4})/g;
-const PERCENT_RUN = /(?:%[0-9a-fA-F]{2})+/g;
+/**
+ * A \uXXXX escape written with any number of backslashes. The run of backslashes must start
+ * where no backslash precedes it, so a scan never restarts inside a run (linear time on hostile
+ * input: `\\+u` alone backtracks quadratically over a long run of backslashes).
+ */
+const U_ESCAPE = /(?<!\\)(\\+)u([0-9a-fA-F]{4})/g;
+/** An escaped "/" (PHP writes \/): at any depth, and per depth d (2^(d-1) own backslashes after pairs of 2^d). */
+const SLASH_ESCAPE = /(?<!\\)\\+\//g;
+const SLASH_ESCAPE_AT: RegExp[] = [];
+for (let d = 1; d <= JSON_ESCAPE_DEPTHS; d++) SLASH_ESCAPE_AT.push(new RegExp(`(?<!\\\\)((?:\\\\{${2 ** d}})*)\\\\{${2 ** (d - 1)}}/`, 'g'));
 
-/** Decodes \uXXXX escapes at any nesting (any number of backslashes before the u). */
+/** Decodes \uXXXX (and \/) escapes at any nesting (any number of backslashes) to the bare characters. */
 export function decodeJsonEscapes(text: string): string {
-  return text.includes('\\u') ? text.replace(JSON_U_ESCAPE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) : text;
+  const forms = unescapedForms(text);
+  return forms.length > 0 ? (forms[forms.length - 1] as string) : text;
 }
+
+/**
+ * The texts `text` stands for with its \uXXXX (and \/) escapes undone, so text from an encoder
+ * that escapes differently (`"` as \u0022, `+` as \u002B, non-ASCII as \u00FC, `/` as \/, or
+ * every character) can be matched against the needles:
+ * - per nesting depth d, the escapes of depth d rewritten the way JSON.stringify writes the
+ *   character at that depth, the others left as they are. At depth d an escape is written with
+ *   2^(d-1) backslashes, a backslash character with 2^d: in a run of n backslashes the lowest
+ *   set bit of n is the escape's own, the rest are escaped backslashes and stay. (So a
+ *   backslash character followed by "/" or "u0041" is not taken for an escape one level deeper.)
+ * - last, every escape decoded to the bare character, at any depth.
+ * Only forms that differ from `text`; one scan for the \u escapes.
+ */
+export function unescapedForms(text: string): string[] {
+  const hasU = text.includes('\\u');
+  const hasSlash = text.includes('\\/');
+  if (!hasU && !hasSlash) return [];
+  const at: number[] = [];
+  const end: number[] = [];
+  const runs: number[] = [];
+  const chars: string[] = [];
+  let depths = 0; // bit d-1 set when a \u escape of depth d occurs
+  if (hasU) {
+    U_ESCAPE.lastIndex = 0;
+    for (let m = U_ESCAPE.exec(text); m !== null; m = U_ESCAPE.exec(text)) {
+      const n = (m[1] as string).length;
+      at.push(m.index);
+      end.push(m.index + m[0].length);
+      runs.push(n);
+      chars.push(String.fromCharCode(parseInt(m[2] as string, 16)));
+      depths |= n & -n;
+    }
+  }
+  const forms: string[] = [];
+  const keep = (form: string) => {
+    if (form !== text) forms.push(form);
+  };
+  for (let d = 1; d <= JSON_ESCAPE_DEPTHS; d++) {
+    const own = 2 ** (d - 1);
+    let form = text;
+    if ((depths & own) !== 0) {
+      const parts: string[] = [];
+      let last = 0;
+      for (let i = 0; i < at.length; i++) {
+        const n = runs[i] as number;
+        if ((n & -n) !== own) continue;
+        parts.push(text.slice(last, at[i]), '\\'.repeat(n - own), escapeTimes(chars[i] as string, d));
+        last = end[i] as number;
+      }
+      parts.push(text.slice(last));
+      form = parts.join('');
+    }
+    if (hasSlash) form = form.replace(SLASH_ESCAPE_AT[d - 1] as RegExp, '$1/');
+    keep(form);
+  }
+  let bare = text;
+  if (at.length > 0) {
+    const parts: string[] = [];
+    let last = 0;
+    for (let i = 0; i < at.length; i++) {
+      parts.push(text.slice(last, at[i]), chars[i] as string);
+      last = end[i] as number;
+    }
+    parts.push(text.slice(last));
+    bare = parts.join('');
+  }
+  if (hasSlash) bare = bare.replace(SLASH_ESCAPE, '/');
+  keep(bare);
+  return forms;
+}
+
+/** One UTF-16 unit as JSON.stringify writes it `depth` times over (a lone surrogate stays bare, to pair up). */
+function escapeTimes(c: string, depth: number): string {
+  if (c !== '"' && c !== '\\' && c >= ' ') return c;
+  let t = c;
+  for (let i = 0; i < depth; i++) t = JSON.stringify(t).slice(1, -1);
+  return t;
+}
+
+const PERCENT_RUN = /(?:%[0-9a-fA-F]{2})+/g;
 
 /** Decodes runs of %XX as UTF-8. */
 export function decodePercent(text: string): string {

@@ -14,7 +14,9 @@ export function guardValue(
   const original = JSON.stringify(value);
   const hit = secrets.locate(value, original);
   if (hit) {
-    const path = hit.path ? `${where}.${hit.path}`.replace('.[', '[') : where;
+    // A member name on the path that shares a run of the secret is not shown.
+    const within = hit.path.replace(/[A-Za-z0-9_$-]{6,}/g, (name) => (secrets.sharesRun(name) ? '(key)' : name));
+    const path = within ? `${where}.${within}`.replace('.[', '[') : where;
     throw new StoreError('SecretRejected', `${where} contains a registered secret at ${path} (rule: ${hit.rule}); nothing was written`, {
       path, rule: hit.rule,
     });

@@ -1,4 +1,4 @@
-import { decodeJsonEscapes, decodePercent, type EncodingRule, type Needle, needlesOf } from './encodings.js';
+import { decodePercent, type EncodingRule, type Needle, needlesOf, unescapedForms } from './encodings.js';
 import { indexPath, memberPath, NESTED_JSON_LEVELS, parseNestedJson } from './paths.js';
 
 export const MIN_SECRET_CHARS = 8;
@@ -6,7 +6,8 @@ const MAX_SECRET_CHARS = 4096;
 
 /** Why a value cannot be registered as a secret; never includes the value. */
 export function refuseSecret(value: string, vocabulary: readonly string[]): string | undefined {
-  if (value.length < MIN_SECRET_CHARS) return `a secret must have at least ${MIN_SECRET_CHARS} characters`;
+  // Characters are code points: four emoji are 8 UTF-16 units but 4 characters.
+  if (value.length < MIN_SECRET_CHARS || [...value].length < MIN_SECRET_CHARS) return `a secret must have at least ${MIN_SECRET_CHARS} characters`;
   if (value.length > MAX_SECRET_CHARS) return `a secret may have at most ${MAX_SECRET_CHARS} characters`;
   if (vocabulary.some((word) => word.includes(value))) return "a secret may not occur in the protocol's own vocabulary";
   return undefined;
@@ -19,8 +20,9 @@ export interface SecretHit {
 
 /**
  * The known secrets of a session (or of the whole store, for scrubbing output). Values live in
- * memory only. Finding one is a scan of text for every needle (raw, JSON-escaped, percent,
- * base64 at three alignments, hex), plus the raw value in the text with \u and % escapes decoded.
+ * memory only. Finding one is a scan of text for every needle (raw, JSON-escaped at each depth,
+ * percent, base64 at three alignments, hex), then of the text with its \u (and \/) escapes
+ * undone (see unescapedForms) and with its % escapes decoded.
  */
 export class SecretSet {
   private readonly values = new Set<string>();
@@ -43,23 +45,37 @@ export class SecretSet {
   /** The rule of the first secret form found in `text`. */
   findInText(text: string): EncodingRule | undefined {
     if (this.values.size === 0) return undefined;
-    for (const n of this.needles) if (text.includes(n.text)) return n.rule;
-    const unescaped = decodeJsonEscapes(text);
-    if (unescaped !== text && this.hasRaw(unescaped)) return 'json-escape';
+    const direct = this.needleIn(text);
+    if (direct) return direct;
+    // \uXXXX and \/ escapes: rewritten as JSON.stringify writes them at their depth (an encoder
+    // escaping some characters differently), or all decoded (every character escaped).
+    for (const form of unescapedForms(text)) if (this.needleIn(form)) return 'json-escape';
     const unpercented = decodePercent(text);
-    if (unpercented !== text && this.hasRaw(unpercented)) return 'percent';
+    if (unpercented !== text && this.needleIn(unpercented)) return 'percent';
     return undefined;
+  }
+
+  private needleIn(text: string): EncodingRule | undefined {
+    for (const n of this.needles) if (text.includes(n.text)) return n.rule;
+    return undefined;
+  }
+
+  /**
+   * Whether `text` holds `run` consecutive characters of a secret (a member name on a reported
+   * path must not show part of a secret). Slow, for error paths only.
+   */
+  sharesRun(text: string, run = 6): boolean {
+    if (text.length < run) return false;
+    for (const v of this.values) {
+      for (let i = 0; i + run <= v.length; i++) if (text.includes(v.slice(i, i + run))) return true;
+    }
+    return false;
   }
 
   /** The final gate over bytes about to be written: raw value and its encodings. */
   findInBytes(buf: Buffer): EncodingRule | undefined {
     for (const n of this.needles) if (buf.indexOf(n.bytes) !== -1) return n.rule;
     return undefined;
-  }
-
-  private hasRaw(text: string): boolean {
-    for (const v of this.values) if (text.includes(v)) return true;
-    return false;
   }
 
   /**
@@ -113,8 +129,8 @@ export class SecretSet {
     if (this.values.size === 0) return text;
     let out = text;
     for (const n of this.needles) if (out.includes(n.text)) out = out.split(n.text).join('<redacted:secret>');
-    const unescaped = decodeJsonEscapes(out);
-    if (unescaped !== out && this.hasRaw(unescaped)) return '<redacted:secret>';
+    // A form that is only found decoded cannot be cut out: the whole text goes.
+    if (this.findInText(out) !== undefined) return '<redacted:secret>';
     return out;
   }
 }

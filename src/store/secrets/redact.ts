@@ -39,7 +39,7 @@ function walk(v: unknown, path: string, credential: boolean, jsonLevel: number, 
   }
   if (v === null || typeof v !== 'object') return v;
   let changed = false;
-  const obj: Record<string, unknown> = {};
+  const entries: Array<[string, unknown]> = [];
   for (const [key, item] of Object.entries(v)) {
     const hits: string[] = [];
     const newKey = redactTokens(key, (rule) => hits.push(rule));
@@ -48,9 +48,11 @@ function walk(v: unknown, path: string, credential: boolean, jsonLevel: number, 
     const kept = isKeptKey(key);
     const r = kept ? item : walk(item, p, credential || isCredentialKey(key), jsonLevel, out);
     changed ||= r !== item || newKey !== key;
-    obj[newKey] = r;
+    entries.push([newKey, r]);
   }
-  return changed ? obj : v;
+  // fromEntries defines own members: an assignment of "__proto__" (a member of JSON parsed from a
+  // string) would set the prototype instead, and the member would vanish from the stored text.
+  return changed ? Object.fromEntries(entries) : v;
 }
 
 function redactString(s: string, path: string, credential: boolean, jsonLevel: number, out: Redaction[]): string {

@@ -26,11 +26,14 @@ export const TOKEN_RULES: readonly TokenRule[] = [
   { name: 'stripe-key', pattern: /(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,247}/g },
   { name: 'npm-token', pattern: /(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}\b/g },
   { name: 'huggingface-token', pattern: /(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,64}\b/g },
-  { name: 'jwt', pattern: /(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{5,4000}\.eyJ[A-Za-z0-9_-]{5,8000}\.[A-Za-z0-9_-]{8,2000}/g },
+  // The header may not run into another candidate start ("-eyJ", "_eyJ"): otherwise every
+  // start in a long run of "eyJ-eyJ-…" rescans the run to its end (quadratic, seconds per MB).
+  { name: 'jwt', pattern: /(?<![A-Za-z0-9])eyJ(?:[A-Za-z0-9]|[_-](?!eyJ)){5,4000}\.eyJ[A-Za-z0-9_-]{5,8000}\.[A-Za-z0-9_-]{8,2000}/g },
   // "Bearer"/"Token" then ASCII blanks then a token of 16+ characters holding a non-letter:
   // "Bearer of good news" or a no-break space after Bearer is left alone.
   { name: 'bearer-token', pattern: /\b([Bb]earer|Token)([ \t]{1,8})([A-Za-z0-9._~+/-]{16,4000}=*)/g, group: 3 },
-  { name: 'url-password', pattern: /\b([a-zA-Z][a-zA-Z0-9+.-]{0,30}:\/\/[^\s:/?#@"'<>]{1,256}:)([^\s/?#@"'<>]{1,256})(@)/g, group: 2 },
+  // The user name may be empty: redis://:PASSWORD@host.
+  { name: 'url-password', pattern: /\b([a-zA-Z][a-zA-Z0-9+.-]{0,30}:\/\/[^\s:/?#@"'<>]{0,256}:)([^\s/?#@"'<>]{1,256})(@)/g, group: 2 },
 ];
 
 /** Cheap test run before any rule: most text has none of these anchors. */
