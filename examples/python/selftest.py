@@ -99,6 +99,16 @@ def run(store: str, framing: str) -> None:
         mine = [s for s in listing["sessions"] if s["sessionId"] == sid]
         check(len(mine) == 1 and mine[0]["lastSeq"] == 5 and mine[0].get("title") == "selftest", "list shows the session")
 
+        # Context and compaction.
+        ctx = sc.context(sid)
+        check(ctx["messages"][0]["role"] != "tool" and ctx["turn"] is None, "context rebuilds the conversation")
+        compacted = sc.compact(sid, "the first records, summarized", 3)
+        check(compacted["generation"] == 1 and compacted["checkpointSeq"] == 3, "compact archives generation 0 and checkpoints seq 3")
+        ctx = sc.context(sid)
+        check(ctx["messages"][0]["content"] == "the first records, summarized", "context starts with the checkpoint summary")
+        check(sc.history(sid)["generations"][0]["records"] == 5, "history lists the archived generation")
+        check(len(sc.read(sid, limit=100)["records"]) == 3, "the active journal holds the checkpoint and the suffix")
+
         # Typed errors.
         raises(ss.InvalidSessionId, lambda: sc.append("../bad", [msg("user", "x")]),
                "appending to session id '../bad' raises InvalidSessionId")
@@ -125,7 +135,7 @@ def run(store: str, framing: str) -> None:
         check(opened["mode"] == "write", "re-open in write mode")
         check(sc.append(sid, [msg("user", "again")], expected_last_seq=5) == {"firstSeq": 6, "lastSeq": 6},
               "append after open continues at seq 6")
-        check(len(sc.read_all(sid)) == 6, "read_all sees 6 records")
+        check([r["seq"] for r in sc.read_all(sid)] == [3, 4, 5, 6], "read_all sees the checkpoint (seq 3) and records 4..6")
         pid = sc.pid
         rc = sc.kill()
         check(rc == -9 or os.name != "posix", f"kill() ended pid {pid} with SIGKILL (returncode {rc})")

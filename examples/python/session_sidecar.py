@@ -39,7 +39,7 @@ __all__ = [
     "Sidecar", "SidecarError", "SidecarExited", "error_from_response",
     "SessionNotFound", "InvalidSessionId", "Conflict", "Corrupt", "UnsafeStore", "NotWritten",
     "RolledBack", "Uncertain", "ReadOnly", "PayloadTooLarge", "UnsupportedProtocolVersion",
-    "InvalidParams", "InvalidRequest", "MethodNotFound", "ServerNotInitialized", "ParseError",
+    "SecretRejected", "InvalidTurnTransition", "InvalidParams", "InvalidRequest", "MethodNotFound", "ServerNotInitialized", "ParseError",
     "InternalError", "RequestCancelled", "DEFAULT_CLI", "PROTOCOL_VERSION",
 ]
 
@@ -131,6 +131,14 @@ class UnsupportedProtocolVersion(SidecarError):
     """initialize asked for a protocol version the server does not speak."""
 
 
+class SecretRejected(SidecarError):
+    """A record (or header) holds a registered secret; nothing was written. data: path, rule."""
+
+
+class InvalidTurnTransition(SidecarError):
+    """The turn transition is not allowed now; data["turn"] is the current turn state."""
+
+
 # JSON-RPC / LSP errors.
 class InvalidParams(SidecarError):
     """-32602: params failed validation; ``issues`` lists [{path, message}]."""
@@ -168,7 +176,8 @@ ERRORS_BY_KIND: dict[str, type[SidecarError]] = {
     cls.__name__: cls
     for cls in (
         SessionNotFound, InvalidSessionId, Conflict, Corrupt, UnsafeStore, NotWritten, RolledBack,
-        Uncertain, ReadOnly, PayloadTooLarge, UnsupportedProtocolVersion, InvalidParams,
+        Uncertain, ReadOnly, PayloadTooLarge, UnsupportedProtocolVersion, SecretRejected,
+        InvalidTurnTransition, InvalidParams,
     )
 }
 
@@ -176,6 +185,7 @@ ERRORS_BY_CODE: dict[int, type[SidecarError]] = {
     -31001: SessionNotFound, -31002: InvalidSessionId, -31003: Conflict, -31004: Corrupt,
     -31005: UnsafeStore, -31006: NotWritten, -31007: RolledBack, -31008: Uncertain,
     -31009: ReadOnly, -31010: PayloadTooLarge, -31011: UnsupportedProtocolVersion,
+    -31012: SecretRejected, -31013: InvalidTurnTransition,
     -32700: ParseError, -32600: InvalidRequest, -32601: MethodNotFound, -32602: InvalidParams,
     -32603: InternalError, -32002: ServerNotInitialized, -32800: RequestCancelled,
 }
@@ -534,6 +544,25 @@ class Sidecar:
     def close(self, session_id: str) -> dict[str, Any]:
         """session/close: releases the session in this connection."""
         return self.request("session/close", {"sessionId": session_id})
+
+    def context(self, session_id: str, prune: Mapping[str, int] | None = None) -> dict[str, Any]:
+        """session/context: {messages, turn} to send to the provider on resume."""
+        params: dict[str, Any] = {"sessionId": session_id}
+        if prune is not None:
+            params["prune"] = dict(prune)
+        return self.request("session/context", params)
+
+    def compact(self, session_id: str, summary: str, through_seq: int, **extra: Any) -> dict[str, Any]:
+        """session/compact: replace records up to through_seq by a summary checkpoint."""
+        return self.request("session/compact", {"sessionId": session_id, "summary": summary, "throughSeq": through_seq, **extra})
+
+    def history(self, session_id: str) -> dict[str, Any]:
+        """session/history: the archived generations."""
+        return self.request("session/history", {"sessionId": session_id})
+
+    def turn(self, method: str, session_id: str, **params: Any) -> Any:
+        """turn/start, turn/setPhase, ...: e.g. sc.turn("start", sid, kind="user")."""
+        return self.request(f"turn/{method}", {"sessionId": session_id, **params})
 
     # -- internals ----------------------------------------------------------------------
 
