@@ -80,7 +80,7 @@ class NdjsonWriter extends AbstractMessageWriter implements MessageWriter {
 class FramedWriter extends AbstractMessageWriter implements MessageWriter {
   private target: MessageWriter | undefined;
   /** Set once the output failed (EPIPE: the client is gone): later frames are dropped. */
-  private broken = false;
+  broken = false;
 
   constructor(
     private readonly output: Writable,
@@ -137,6 +137,8 @@ export interface Transport {
   pending(): number;
   /** True once an `exit` notification was read (the connection decides the exit code, not the EOF after it). */
   sawExit(): boolean;
+  /** True once writing to the output failed: the client cannot have seen every answer. */
+  outputBroken(): boolean;
 }
 
 export function createTransport(input: Readable, output: Writable, opts: TransportOptions): Transport {
@@ -175,6 +177,7 @@ export function createTransport(input: Readable, output: Writable, opts: Transpo
   }));
   return {
     reader, writer, framing: () => framing, closedByFault: () => reader.faulted, sawExit: () => sawExit,
+    outputBroken: () => writer.broken,
     allAnswered: () => ledger.drained(), pending: () => ledger.size,
   };
 }

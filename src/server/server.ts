@@ -37,7 +37,8 @@ export function startServer(opts: ServerOptions): RunningServer {
     if (stopping) return;
     stopping = true;
     log.info(`stopping: ${why}`);
-    void drainAndClose().then(() => resolveExit(code), () => resolveExit(1));
+    // A client that could not read every answer did not see a clean end: exit 1 then.
+    void drainAndClose().then(() => resolveExit(transport.outputBroken() ? 1 : code), () => resolveExit(1));
   };
 
   const transport = createTransport(opts.input, opts.output, {

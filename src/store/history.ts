@@ -38,7 +38,12 @@ export function listHistory(fsl: FsLayer, layout: StoreLayout, id: string): Hist
   } catch {
     return [];
   }
-  const files = [...names.filter((n) => /^\d+\.jsonl$/.test(n)).map((n) => layout.archive(id, Number.parseInt(n, 10))), layout.journal(id)];
+  // Only generations before the active one are archived ones. A compaction that failed (or
+  // crashed) before its rename may have left an archive of the active generation: it describes
+  // nothing new (the next compaction replaces it) and must not be listed twice.
+  const active = activeGeneration(fsl, layout, id);
+  const archives = names.filter((n) => /^\d+\.jsonl$/.test(n)).map((n) => Number.parseInt(n, 10)).filter((g) => g < active);
+  const files = [...archives.map((g) => layout.archive(id, g)), layout.journal(id)];
   const entries: HistoryEntry[] = [];
   for (const file of files) {
     const cp = checkpointOf(fsl, file);
@@ -51,6 +56,12 @@ export function listHistory(fsl: FsLayer, layout: StoreLayout, id: string): Hist
     });
   }
   return entries.sort((a, b) => a.generation - b.generation);
+}
+
+/** The generation of the active journal: its checkpoint's, or 0 before any compaction. */
+function activeGeneration(fsl: FsLayer, layout: StoreLayout, id: string): number {
+  const generation = Number(checkpointOf(fsl, layout.journal(id))?.generation ?? 0);
+  return Number.isSafeInteger(generation) && generation >= 0 ? generation : 0;
 }
 
 function checkpointOf(fsl: FsLayer, file: string): Record<string, unknown> | undefined {

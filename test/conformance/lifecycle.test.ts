@@ -119,7 +119,7 @@ describe('a client that goes away', () => {
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     setTimeout(() => child.stdin.end(), 200);
     expect(await exited).toBe(1);
-    expect(stderr).not.toMatch(/at |Uncaught|EPIPE/);
+    expect(stderr).not.toMatch(/\n\s+at |Uncaught|EPIPE/);
   });
 });
 

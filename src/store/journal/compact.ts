@@ -40,59 +40,75 @@ const COPY_CHUNK = 1 << 20;
  */
 export function compactJournal(fsl: FsLayer, layout: StoreLayout, handle: JournalHandle, plan: CompactionPlan): CompactionResult {
   const id = handle.header.sessionId;
-  const { position, dataStart } = handle;
+  const { position } = handle;
   if (plan.throughSeq < handle.firstSeq || plan.throughSeq > position.lastSeq) {
     throw new StoreError('InvalidArgument', `throughSeq must be between ${handle.firstSeq} and ${position.lastSeq}`, { path: 'throughSeq' });
   }
-  const st = fsl.fstatSync(handle.fd);
-  if (st.ino !== handle.ino || st.size !== position.bytes) {
-    throw new StoreError('Conflict', 'the journal changed since it was opened; nothing was compacted', { reason: 'journalChanged', stage: 'preCommit' });
-  }
   const generation = handle.generation;
-  const suffixAt = offsetAfter(fsl, handle, plan.throughSeq);
-  const { turn, summarized } = prefixState(fsl, handle, suffixAt, plan.throughSeq);
-  const checkpoint = encodeRecordLine(plan.throughSeq, plan.ts, undefined, plan.checkpointText({
-    kind: 'checkpoint', generation: generation + 1, throughSeq: plan.throughSeq, turn,
-    counters: { summarizedRecords: summarized },
-    archived: { generation, records: position.lastSeq - handle.firstSeq + 1, bytes: st.size },
-  }));
-  let newFd: number;
+  let newFd: number | undefined;
+  let newIno = 0;
+  let tempStarted = false;
+  let checkpoint: Buffer;
+  let suffixAt: number;
+  let archived: CompactionResult['archived'];
   try {
+    const st = fsl.fstatSync(handle.fd);
+    // The journal's identity is the file at its path: another process's compaction (or anyone
+    // renaming a file over it) leaves our descriptor on a file that is no longer the journal.
+    const atPath = fsl.lstatSync(layout.journal(id));
+    if (st.ino !== handle.ino || st.size !== position.bytes || atPath?.ino !== handle.ino || atPath.dev !== st.dev) {
+      throw new StoreError('Conflict', 'the journal changed since it was opened; nothing was compacted', { reason: 'journalChanged', stage: 'preCommit' });
+    }
+    suffixAt = offsetAfter(fsl, handle, plan.throughSeq);
+    const { turn, summarized } = prefixState(fsl, handle, suffixAt, plan.throughSeq);
+    archived = { generation, records: position.lastSeq - handle.firstSeq + 1, bytes: st.size };
+    checkpoint = encodeRecordLine(plan.throughSeq, plan.ts, undefined, plan.checkpointText({
+      kind: 'checkpoint', generation: generation + 1, throughSeq: plan.throughSeq, turn,
+      counters: { summarizedRecords: summarized }, archived,
+    }));
     archive(fsl, layout, handle, generation);
     plan.onStep?.('archived');
+    tempStarted = true;
     newFd = writeNewJournal(fsl, layout, handle, checkpoint, suffixAt);
+    newIno = fsl.fstatSync(newFd).ino;
     plan.onStep?.('written');
-  } catch (err) {
-    removeQuietly(fsl, layout.journalTemp(id));
-    throw stageError(err, 'preCommit');
-  }
-  try {
     fsl.renameSync(layout.journalTemp(id), layout.journal(id));
   } catch (err) {
-    fsl.closeSync(newFd);
-    removeQuietly(fsl, layout.journalTemp(id));
-    throw stageError(err, 'preCommit');
+    if (newFd !== undefined) closeQuietly(fsl, newFd);
+    if (tempStarted) removeQuietly(fsl, layout.journalTemp(id));
+    throw stageError(err);
   }
-  plan.onStep?.('renamed');
-  const archived = { generation, records: position.lastSeq - handle.firstSeq + 1, bytes: st.size };
-  swapInto(fsl, handle, newFd, checkpoint, suffixAt, plan.throughSeq, generation + 1);
+  // The commit point: from here on the new journal is authoritative. The handle follows it at
+  // once, so nothing this process does later can go to the replaced file.
+  swapInto(fsl, handle, newFd, newIno, checkpoint, suffixAt, plan.throughSeq, generation + 1);
   try {
+    plan.onStep?.('renamed');
     fsyncDir(fsl, layout.sessionDir(id));
+    plan.onStep?.('synced');
   } catch (err) {
-    throw new StoreError('Uncertain', `compaction renamed the new journal but could not sync its directory (${errnoOf(err) ?? 'I/O error'})`, {
-      stage: 'postCommit', ...(errnoOf(err) ? { errno: errnoOf(err) } : {}),
+    const errno = errnoOf(err);
+    throw new StoreError('Uncertain', `compaction renamed the new journal in (it is authoritative) but failed before that was known durable (${errno ?? 'I/O error'}); the session is read-only in this process`, {
+      stage: 'postCommit', ...(errno ? { errno } : {}),
     });
   }
-  plan.onStep?.('synced');
   return { generation: generation + 1, checkpointSeq: plan.throughSeq, archived };
 }
 
-function stageError(err: unknown, stage: 'preCommit'): unknown {
+/** A failure before the commit: the old journal is authoritative and unchanged. */
+function stageError(err: unknown): unknown {
   if (err instanceof StoreError) return err;
   const errno = errnoOf(err);
   return new StoreError('NotWritten', `compaction failed before its commit (${errno ?? 'I/O error'}); the journal is unchanged`, {
-    stage, ...(errno ? { errno } : {}),
+    stage: 'preCommit', ...(errno ? { errno } : {}),
   });
+}
+
+function closeQuietly(fsl: FsLayer, fd: number): void {
+  try {
+    fsl.closeSync(fd);
+  } catch {
+    // nothing more can be done with it
+  }
 }
 
 /** Offset of the first line with seq > throughSeq (the journal's end when there is none). */
@@ -165,7 +181,7 @@ function writeNewJournal(fsl: FsLayer, layout: StoreLayout, handle: JournalHandl
 }
 
 /** The handle now reads and writes the new journal; its position object is updated in place (the writer shares it). */
-function swapInto(fsl: FsLayer, handle: JournalHandle, fd: number, checkpoint: Buffer, suffixAt: number, throughSeq: number, generation: number): void {
+function swapInto(fsl: FsLayer, handle: JournalHandle, fd: number, ino: number, checkpoint: Buffer, suffixAt: number, throughSeq: number, generation: number): void {
   const old = handle.fd;
   const suffixBytes = handle.position.bytes - suffixAt;
   const suffixRecords = handle.position.lastSeq - throughSeq;
@@ -175,10 +191,10 @@ function swapInto(fsl: FsLayer, handle: JournalHandle, fd: number, checkpoint: B
     ...(suffixRecords === 0 ? { lastCrc: crcOf(checkpoint.subarray(0, checkpoint.length - 1)) } : {}),
   });
   handle.fd = fd;
-  handle.ino = fsl.fstatSync(fd).ino;
+  handle.ino = ino;
   handle.firstSeq = throughSeq;
   handle.generation = generation;
-  fsl.closeSync(old);
+  closeQuietly(fsl, old);
 }
 
 function copyRange(fsl: FsLayer, from: number, start: number, end: number, to: number, at: number): number {

@@ -11,6 +11,16 @@ export function guardValue(
   secrets: SecretSet,
   where: string,
 ): { value: unknown; text: string; redactions: Redaction[] } {
+  try {
+    return guard(value, secrets, where);
+  } catch (err) {
+    // JSON nested (inside strings) deeper than the walks can follow: refused, never stored unchecked.
+    if (err instanceof RangeError) throw new StoreError('InvalidArgument', `${where} holds JSON nested too deeply to be checked for secrets`, { path: where });
+    throw err;
+  }
+}
+
+function guard(value: unknown, secrets: SecretSet, where: string): { value: unknown; text: string; redactions: Redaction[] } {
   const original = JSON.stringify(value);
   const hit = secrets.locate(value, original);
   if (hit) {

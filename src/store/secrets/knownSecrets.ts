@@ -10,6 +10,8 @@ export function refuseSecret(value: string, vocabulary: readonly string[]): stri
   if (value.length < MIN_SECRET_CHARS || [...value].length < MIN_SECRET_CHARS) return `a secret must have at least ${MIN_SECRET_CHARS} characters`;
   if (value.length > MAX_SECRET_CHARS) return `a secret may have at most ${MAX_SECRET_CHARS} characters`;
   if (vocabulary.some((word) => word.includes(value))) return "a secret may not occur in the protocol's own vocabulary";
+  // Every journal line holds timestamps: a secret that could occur in one would refuse every write.
+  if (/^[0-9:.TZ+-]+$/.test(value) && /\d{2}[-:T.]\d{2}/.test(value)) return 'a secret may not look like a timestamp';
   return undefined;
 }
 
