@@ -22,6 +22,9 @@ export const ServerCapabilities = z
       read: z.object({ maxLimit: z.number().int(), kinds: z.boolean() }),
       list: z.object({ maxLimit: z.number().int() }),
       context: z.object({ prune: z.boolean() }),
+      compact: z.boolean(),
+      fork: z.boolean(),
+      delete: z.object({ trash: z.boolean(), purge: z.boolean() }),
     }),
     turns: z.object({ modes: z.array(z.enum(['manual', 'auto'])) }),
   })

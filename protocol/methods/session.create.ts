@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineMethod, paramsObject, resultObject, SessionId, Timestamp } from '../common.js';
 import { EnvVarName, Redaction, SecretsParam, SecretsStatus } from '../secrets.js';
+import { ParentLink } from './session.lineage.js';
 
 
 export const LlmConfig = z
@@ -21,6 +22,7 @@ export const SessionCreateParams = paramsObject({
   llm: LlmConfig.optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
   secrets: SecretsParam.optional(),
+  parent: ParentLink.optional().meta({ description: 'The session this one continues or forks (stored in the header)' }),
   turns: z.enum(['manual', 'auto']).optional().meta({
     description: 'manual (default): turns only through turn/* methods; auto: messages drive the turn lifecycle',
   }),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineMethod, paramsObject, resultObject, Seq, SessionId, Timestamp } from '../common.js';
+import { ParentLink } from './session.lineage.js';
 
 export const MAX_LIST_LIMIT = 1_000;
 export const DEFAULT_LIST_LIMIT = 100;
@@ -19,6 +20,7 @@ export const SessionSummary = z
     bytes: z.number().int().meta({ description: 'Size of the journal in bytes' }),
     firstMessage: z.string().optional().meta({ description: '"role: text" of the first message, cut at 120 characters' }),
     lastMessage: z.string().optional().meta({ description: '"role: text" of the last message, cut at 120 characters' }),
+    parent: ParentLink.optional(),
   })
   .meta({ id: 'SessionSummary' });
 

@@ -3,6 +3,7 @@ import { defineMethod, paramsObject, resultObject, Seq, SessionId, Timestamp } f
 import { SecretsParam, SecretsStatus } from '../secrets.js';
 import { TurnState } from '../turns.js';
 import { LlmConfig } from './session.create.js';
+import { ParentLink } from './session.lineage.js';
 
 export const OpenMode = z.enum(['write', 'read']);
 
@@ -28,6 +29,7 @@ export const SessionOpenResult = resultObject({
   systemPrompt: z.string().optional(),
   llm: LlmConfig.optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
+  parent: ParentLink.optional(),
   lastSeq: Seq,
   secrets: SecretsStatus,
   turns: z.enum(['manual', 'auto']).optional(),

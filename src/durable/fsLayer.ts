@@ -21,6 +21,7 @@ export interface FsLayer {
   renameSync(from: string, to: string): void;
   readdirSync(path: string): string[];
   unlinkSync(path: string): void;
+  rmdirSync(path: string): void;
 }
 
 export const nodeFs: FsLayer = {
@@ -38,4 +39,5 @@ export const nodeFs: FsLayer = {
   renameSync: (from, to) => fs.renameSync(from, to),
   readdirSync: (p) => fs.readdirSync(p),
   unlinkSync: (p) => fs.unlinkSync(p),
+  rmdirSync: (p) => fs.rmdirSync(p),
 };

@@ -6,6 +6,7 @@ import { cancelled, Dispatcher } from './dispatch.js';
 import type { Framing } from '../framing/frameDecoder.js';
 import { createTransport } from '../framing/transport.js';
 import { sessionHandlers } from './handlers/session.js';
+import { lineageHandlers } from './handlers/lineage.js';
 import { turnHandlers } from './handlers/turn.js';
 import { Lifecycle } from './lifecycle.js';
 
@@ -47,7 +48,7 @@ export function startServer(opts: ServerOptions): RunningServer {
     diagnostic: (line) => log.error(line),
   });
   const lifecycle = new Lifecycle({ ...opts, finish: stop });
-  const dispatcher = new Dispatcher([...lifecycle.handlers(), ...sessionHandlers(store), ...turnHandlers(store)], lifecycle.gate, log, (t, extra) => store.scrub(t, extra));
+  const dispatcher = new Dispatcher([...lifecycle.handlers(), ...sessionHandlers(store), ...turnHandlers(store), ...lineageHandlers(store)], lifecycle.gate, log, (t, extra) => store.scrub(t, extra));
   const connection = createMessageConnection(transport.reader, transport.writer, libraryLogger(log), {
     connectionStrategy: {
       // A request cancelled before it was dispatched is answered -32800 and never runs.

@@ -12,6 +12,7 @@ import { readPage, seekAfterSeq } from './journal/read.js';
 import { crcOf } from './journal/scan.js';
 import { type AppendRequest, JournalWriter } from './journal/writer.js';
 import { StoreLayout } from './layout.js';
+import { forkLines, purgeSession, restoreSession, trashSession } from './lineage.js';
 import { listSessions } from './list.js';
 import { rememberIndex } from './sessionIndex.js';
 import { OpenSession } from './openSession.js';
@@ -87,6 +88,12 @@ export class FileSessionStore implements SessionStore {
   }
 
   async create(input: SessionHeaderInput, secretsInput: SecretsInput = {}): Promise<CreatedSession> {
+    if (input.parent) this.mustExist(checkSessionId(input.parent.sessionId));
+    return this.createWith(input, secretsInput, []);
+  }
+
+  /** Creates a session whose journal holds the header and then `lines` (already sealed record lines). */
+  private async createWith(input: SessionHeaderInput, secretsInput: SecretsInput, lines: Buffer[]): Promise<CreatedSession> {
     const { set, status } = resolveSecrets({ apiKeyEnv: input.llm?.apiKeyEnv, input: secretsInput }, this.env, this.vocabulary);
     const now = this.clock();
     const sessionId = newSessionId(now);
@@ -99,6 +106,7 @@ export class FileSessionStore implements SessionStore {
     const line = sealLine(JSON.stringify(header));
     if (line.length > this.maxRecordBytes) throw new StoreError('PayloadTooLarge', `session header is larger than ${this.maxRecordBytes} bytes`);
     if (this.allSecrets.findInBytes(line)) throw new StoreError('SecretRejected', 'the session header contains a registered secret; nothing was written', { path: 'header', rule: 'raw' });
+    if (lines.length > 0) return this.createFromLines(sessionId, createdAt, line, lines, set, status);
     const fd = createJournal(this.fsl, this.layout, sessionId, line);
     const handle: JournalHandle = {
       fd, ino: this.fsl.fstatSync(fd).ino, header: { sessionId, createdAt, ...(guarded.value as SessionHeaderInput) }, dataStart: line.length, firstSeq: 1, generation: 0,
@@ -108,6 +116,55 @@ export class FileSessionStore implements SessionStore {
     await session.writeIndexNow();
     const redactions = guarded.redactions.map((r: Redaction) => ({ seq: 0, ...r }));
     return { sessionId, createdAt, secrets: status, ...(redactions.length > 0 ? { redactions } : {}) };
+  }
+
+  private async createFromLines(sessionId: string, createdAt: string, header: Buffer, lines: Buffer[], set: SecretSet, status: SecretsStatus): Promise<CreatedSession> {
+    this.fsl.closeSync(createJournal(this.fsl, this.layout, sessionId, Buffer.concat([header, ...lines])));
+    const handle = openJournal(this.fsl, this.layout, sessionId, { writable: true });
+    this.adopt(handle, 'write', set, status);
+    await (this.sessions.get(sessionId) as OpenSession).writeIndexNow();
+    return { sessionId, createdAt, secrets: status };
+  }
+
+  private mustExist(id: string): void {
+    if (this.fsl.lstatSync(this.layout.journal(id)) === undefined) {
+      throw new StoreError('SessionNotFound', `session ${id} not found`, { sessionId: id });
+    }
+  }
+
+  async fork(sessionId: string, atSeq?: number): Promise<{ sessionId: string }> {
+    const { header, lines, at } = await this.withReadHandle(sessionId, undefined, (handle) => {
+      const at = atSeq ?? handle.position.lastSeq;
+      if (at < handle.firstSeq - (handle.firstSeq === 1 ? 1 : 0) || at > handle.position.lastSeq) {
+        throw new StoreError('InvalidArgument', `atSeq must be between ${handle.firstSeq} and ${handle.position.lastSeq} (older records are archived)`, { path: 'atSeq' });
+      }
+      return { header: handle.header, lines: forkLines(this.fsl, handle, at), at };
+    });
+    const rule = lines.length > 0 ? this.allSecrets.findInBytes(Buffer.concat(lines)) : undefined;
+    if (rule) throw new StoreError('SecretRejected', `the records to fork hold a registered secret (rule: ${rule}); nothing was written`, { path: 'records', rule });
+    const { sessionId: _id, createdAt: _c, secretEnv, parent: _p, ...fields } = header;
+    const parent = { sessionId, relation: 'fork' as const, ...(at > 0 ? { atSeq: at } : {}) };
+    const created = await this.createWith({ ...fields, parent }, { env: secretEnv }, lines);
+    return { sessionId: created.sessionId };
+  }
+
+  async delete(sessionId: string, purge = false): Promise<void> {
+    checkSessionId(sessionId);
+    const live = this.fsl.lstatSync(this.layout.journal(sessionId)) !== undefined;
+    if (!live && !(purge && this.fsl.lstatSync(this.layout.trashSessionDir(sessionId)))) {
+      throw new StoreError('SessionNotFound', `session ${sessionId} not found`, { sessionId });
+    }
+    const open = this.sessions.get(sessionId);
+    if (open) {
+      this.sessions.delete(sessionId);
+      await open.close();
+    }
+    if (purge) purgeSession(this.fsl, this.layout, sessionId);
+    else trashSession(this.fsl, this.layout, sessionId);
+  }
+
+  async restore(sessionId: string): Promise<void> {
+    restoreSession(this.fsl, this.layout, checkSessionId(sessionId));
   }
 
   /** Opens of one session run one at a time (an upgrade closes and reopens the journal). */

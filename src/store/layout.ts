@@ -10,6 +10,7 @@ import type { FsLayer } from '../durable/fsLayer.js';
  *   index/<id>.json                 derived summary, rebuilt from the journal when stale
  *   recovery/<id>/<ms>-<offset>.torn  torn tails removed from journals, kept as evidence
  *   history/<id>/<generation>.jsonl   a journal as it was before compaction <generation + 1>
+ *   trash/<id>/                       a deleted session (session/, history/, index.json), until restored or purged
  */
 export class StoreLayout {
   constructor(readonly root: string) {}
@@ -18,6 +19,7 @@ export class StoreLayout {
   get indexDir(): string { return path.join(this.root, 'index'); }
   get recoveryDir(): string { return path.join(this.root, 'recovery'); }
   get historyDir(): string { return path.join(this.root, 'history'); }
+  get trashDir(): string { return path.join(this.root, 'trash'); }
 
   sessionDir(id: string): string { return path.join(this.sessionsDir, id); }
   journal(id: string): string { return path.join(this.sessionDir(id), 'journal.jsonl'); }
@@ -25,6 +27,7 @@ export class StoreLayout {
   indexEntry(id: string): string { return path.join(this.indexDir, `${id}.json`); }
   recoverySessionDir(id: string): string { return path.join(this.recoveryDir, id); }
   historySessionDir(id: string): string { return path.join(this.historyDir, id); }
+  trashSessionDir(id: string): string { return path.join(this.trashDir, id); }
   archive(id: string, generation: number): string { return path.join(this.historySessionDir(id), `${generation}.jsonl`); }
 
   /** Creates the root and its folders (0700) and the root's .gitignore. */

@@ -59,15 +59,15 @@ export function positionOf(entry: IndexEntry): JournalPosition {
 }
 
 export function summaryOf(entry: IndexEntry): SessionSummary {
-  const { sessionId, title, createdAt, updatedAt, lastSeq, bytes, firstMessage, lastMessage } = entry;
-  return { sessionId, title, createdAt, updatedAt, lastSeq, bytes, firstMessage, lastMessage };
+  const { sessionId, title, createdAt, updatedAt, lastSeq, bytes, firstMessage, lastMessage, parent } = entry;
+  return { sessionId, title, createdAt, updatedAt, lastSeq, bytes, firstMessage, lastMessage, ...(parent ? { parent } : {}) };
 }
 
 /** The entry describing a verified journal handle. */
 export function entryOf(handle: JournalHandle, updatedAt?: string): IndexEntry {
   const { header, position, ino, firstMessage, lastMessage } = handle;
   return {
-    v: 1, sessionId: header.sessionId, title: header.title, createdAt: header.createdAt,
+    v: 1, sessionId: header.sessionId, title: header.title, parent: header.parent, createdAt: header.createdAt,
     updatedAt: updatedAt ?? position.lastTs ?? header.createdAt, lastSeq: position.lastSeq, records: position.records,
     bytes: position.bytes, ino, lastCrc: position.lastCrc, firstMessage, lastMessage, turn: position.turn ?? null,
     firstSeq: handle.firstSeq, generation: handle.generation,

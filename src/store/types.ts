@@ -19,7 +19,16 @@ export interface LlmConfig {
   apiKeyEnv?: string;
 }
 
+export interface ParentLink {
+  sessionId: string;
+  relation: 'continuation' | 'fork';
+  atSeq?: number;
+  summary?: { provider: string; model: string; agentId?: string };
+}
+
 export interface SessionHeaderInput {
+  /** The session this one continues or forks. */
+  parent?: ParentLink;
   /** manual (default): turns only through the turn methods; auto: messages drive them. */
   turns?: 'manual' | 'auto';
   cwd?: string;
@@ -103,6 +112,7 @@ export interface SessionSummary {
   bytes: number;
   firstMessage?: string;
   lastMessage?: string;
+  parent?: ParentLink;
 }
 
 export interface ListPage {
@@ -129,6 +139,12 @@ export interface SessionStore {
   compact(sessionId: string, req: CompactRequest): Promise<{ generation: number; checkpointSeq: number; archived: { generation: number; records: number; bytes: number } }>;
   /** The archived generations of a session. */
   history(sessionId: string): Promise<HistoryEntry[]>;
+  /** A new session with a copy of the records up to atSeq, linked to its parent; opened for writing. */
+  fork(sessionId: string, atSeq?: number): Promise<{ sessionId: string }>;
+  /** Moves a session to the trash (or removes it for good with purge). */
+  delete(sessionId: string, purge?: boolean): Promise<void>;
+  /** Brings a deleted session back from the trash. */
+  restore(sessionId: string): Promise<void>;
   /** Starts a turn; refused (InvalidTurnTransition) while one is pending. */
   startTurn(sessionId: string, kind: TurnKind): Promise<{ turnId: string }>;
   /** One turn transition, validated against the committed state and written as a `turn` record. */

@@ -1,0 +1,12 @@
+import { sessionDelete, sessionFork, sessionRestore } from '../../../protocol/index.js';
+import type { SessionStore } from '../../store/types.js';
+import { handle, type RequestHandler } from '../dispatch.js';
+
+/** session/fork, session/delete, session/restore — each only translates params to one store call. */
+export function lineageHandlers(store: SessionStore): RequestHandler[] {
+  return [
+    handle(sessionFork, (p) => store.fork(p.sessionId, p.atSeq)),
+    handle(sessionDelete, async (p) => (await store.delete(p.sessionId, p.purge ?? false), {})),
+    handle(sessionRestore, async (p) => (await store.restore(p.sessionId), {})),
+  ];
+}
