@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseFrames } from './frames.js';
-import { FRAMINGS, SidecarError, spawnSidecar, startSidecar } from './harness.js';
+import { FRAMINGS, SidecarError, spawnSidecar, startSidecar, rejection } from './harness.js';
 
-async function rejection(p: Promise<unknown>): Promise<SidecarError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(SidecarError);
-  return err as SidecarError;
-}
 
 const raw = (framing: 'lsp' | 'ndjson', body: string | Buffer) => {
   const b = Buffer.isBuffer(body) ? body : Buffer.from(body);

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach } from 'vitest';
-import { SidecarClient, type SpawnOptions } from '../../dist/src/client/index.js';
+import { afterEach, expect } from 'vitest';
+import { SidecarClient, SidecarError, type SpawnOptions } from '../../dist/src/client/index.js';
 import type { Framing } from '../../dist/src/framing/frameDecoder.js';
 import { tempDir } from '../helpers.js';
 
@@ -32,3 +32,10 @@ export async function startSidecar(opts: SpawnOptions = {}): Promise<SidecarClie
 }
 
 export { SidecarClient, SidecarError } from '../../dist/src/client/index.js';
+
+/** The SidecarError a request was answered with (fails the test if it succeeded). */
+export async function rejection(p: Promise<unknown>): Promise<SidecarError> {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(SidecarError);
+  return err as SidecarError;
+}

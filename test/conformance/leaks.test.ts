@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Framing } from '../../dist/src/framing/frameDecoder.js';
 import { tempDir } from '../helpers.js';
 import { parseFrames } from './frames.js';
-import { FRAMINGS, type SidecarClient, SidecarError, spawnSidecar, startSidecar } from './harness.js';
+import { FRAMINGS, type SidecarClient, SidecarError, spawnSidecar, startSidecar, rejection } from './harness.js';
 
 /**
  * Leak scan (protocol/README.md section 10: "No credential reaches the disk, stderr or an error
@@ -73,11 +73,6 @@ function leaks(channels: Channel[], secrets: Array<[string, Array<{ form: string
   return found;
 }
 
-async function rejection(p: Promise<unknown>): Promise<SidecarError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(SidecarError);
-  return err as SidecarError;
-}
 
 const rawFrame = (framing: Framing, body: string | Buffer) => {
   const b = Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8');

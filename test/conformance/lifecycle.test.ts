@@ -3,15 +3,10 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers.js';
 import { parseFrames } from './frames.js';
-import { CLI, FRAMINGS, SidecarClient, SidecarError, spawnSidecar, startSidecar } from './harness.js';
+import { CLI, FRAMINGS, SidecarClient, SidecarError, spawnSidecar, startSidecar, rejection } from './harness.js';
 
 const userMessage = (content: string) => ({ kind: 'message' as const, message: { role: 'user', content } });
 
-async function rejection(p: Promise<unknown>): Promise<SidecarError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(SidecarError);
-  return err as SidecarError;
-}
 
 describe.each(FRAMINGS)('lifecycle over %s', (framing) => {
   it('initialize answers the version, server info, capabilities and store root', async () => {

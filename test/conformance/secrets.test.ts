@@ -3,7 +3,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { snapshotTree, tempDir } from '../helpers.js';
-import { FRAMINGS, SidecarError, startSidecar } from './harness.js';
+import { FRAMINGS, SidecarError, startSidecar, rejection } from './harness.js';
 
 /**
  * Secret safety (protocol/README.md section 10, SecretRejected -31012 in 6.2) over real pipes,
@@ -17,11 +17,6 @@ const GH_TOKEN = `ghp_${'Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8'}`;
 
 const msg = (role: string, content: unknown) => ({ kind: 'message' as const, message: { role, content } });
 
-async function rejection(p: Promise<unknown>): Promise<SidecarError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(SidecarError);
-  return err as SidecarError;
-}
 
 const journalOf = (store: string, sessionId: string) => path.join(store, 'sessions', sessionId, 'journal.jsonl');
 

@@ -2,15 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { snapshotTree, tempDir } from '../helpers.js';
-import { FRAMINGS, SidecarError, startSidecar } from './harness.js';
+import { FRAMINGS, SidecarError, startSidecar, rejection } from './harness.js';
 
 const msg = (role: string, content: unknown) => ({ kind: 'message' as const, message: { role, content } });
 
-async function rejection(p: Promise<unknown>): Promise<SidecarError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(SidecarError);
-  return err as SidecarError;
-}
 
 describe.each(FRAMINGS)('session methods over %s', (framing) => {
   it('create stores the header; open returns it with lastSeq', async () => {

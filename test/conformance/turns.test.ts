@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers.js';
-import { FRAMINGS, type SidecarClient, SidecarError, spawnSidecar, startSidecar } from './harness.js';
+import { FRAMINGS, type SidecarClient, SidecarError, spawnSidecar, startSidecar, rejection } from './harness.js';
 
 const CANCELLED = '[cancelled: the tool call did not complete; no result was recorded]';
 const INVALID_TURN_TRANSITION = -31013;
@@ -19,11 +19,6 @@ const call = (id: string) => ({ id, name: 'bash', arguments: '{"cmd":"make test"
 const calls = (...ids: string[]) => msg({ role: 'assistant', content: null, toolCalls: ids.map(call) });
 const toolResult = (id: string, content: string) => msg({ role: 'tool', toolCallId: id, name: 'bash', content });
 
-async function rejection(p: Promise<unknown>): Promise<SidecarError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(SidecarError);
-  return err as SidecarError;
-}
 
 const getTurn = async (c: SidecarClient, sessionId: string) => (await c.request<{ turn: Turn | null }>('turn/get', { sessionId })).turn;
 const lastSeqOf = async (c: SidecarClient, sessionId: string) => (await c.read({ sessionId, afterSeq: 1e9 })).lastSeq;
