@@ -235,7 +235,9 @@ export class FileSessionStore implements SessionStore {
   private adopt(handle: JournalHandle, mode: OpenMode, secrets: SecretSet, status: SecretsStatus): OpenSession {
     this.allSecrets.addAll(secrets);
     const gate = (bytes: Buffer) => this.allSecrets.findInBytes(bytes);
-    const writer = mode === 'write' ? new JournalWriter(this.fsl, handle, handle.position, this.clock, gate) : undefined;
+    const journal = this.layout.journal(handle.header.sessionId);
+    const stillOurs = () => this.fsl.lstatSync(journal)?.ino === handle.ino;
+    const writer = mode === 'write' ? new JournalWriter(this.fsl, handle, handle.position, this.clock, gate, stillOurs) : undefined;
     const session = new OpenSession(this.fsl, this.layout, handle, mode, writer, this.warn, secrets, status);
     this.sessions.set(handle.header.sessionId, session);
     return session;

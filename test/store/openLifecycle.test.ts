@@ -86,3 +86,22 @@ describe('store directories owned by another user', () => {
     expect(() => store(root)).toThrow(/owned by another user/);
   });
 });
+
+describe('a journal replaced under a live writer', () => {
+  it('is detected before the next write: Conflict (journalChanged), nothing written to either file', async () => {
+    const root = tempDir();
+    const s = store(root);
+    const { sessionId } = await s.create({});
+    await s.append(sessionId, [note(1)]);
+    const file = journalOf(root, sessionId);
+    const original = fs.readFileSync(file);
+    // Another program replaces it: same prefix, grown, a new inode (write a copy, rename over).
+    fs.writeFileSync(`${file}.other`, Buffer.concat([original, Buffer.from('')]), { mode: 0o600 });
+    fs.renameSync(`${file}.other`, file);
+    const replaced = fs.readFileSync(file);
+    await storeError(s.append(sessionId, [note(2)]), 'Conflict');
+    expect(fs.readFileSync(file).equals(replaced)).toBe(true);
+    await storeError(s.append(sessionId, [note(3)]), 'ReadOnly');
+    await s.closeAll();
+  });
+});

@@ -53,6 +53,8 @@ export class JournalWriter {
     private readonly clock: () => number,
     /** The final secret gate over each request's bytes: the rule that matched, if any. */
     private readonly gate: (bytes: Buffer) => string | undefined,
+    /** True while the journal's path still names the file this writer has open. */
+    private readonly stillOurs: () => boolean = () => true,
   ) {}
 
   /** Why the writer refuses appends, if it does. */
@@ -190,9 +192,10 @@ export class JournalWriter {
     }
     if (lines.length === 0) return accepted.forEach(({ p, c }) => p.resolve(c));
     const buf = Buffer.concat(lines);
-    if (this.fsl.fstatSync(this.file.fd).size !== this.position.bytes) {
-      // Someone else wrote to this journal (another process without coordination): writing at
-      // our offset would overwrite their bytes. Stop before touching the file.
+    if (this.fsl.fstatSync(this.file.fd).size !== this.position.bytes || !this.stillOurs()) {
+      // Someone else wrote to this journal (another process without coordination), or replaced
+      // it (its path names another file now): writing would overwrite their bytes or go to a
+      // file nobody reads. Stop before touching the file.
       this.stopped = 'the journal was changed by another writer';
       const e = new StoreError('Conflict', 'the journal was changed by another writer; nothing was written and the session is read-only in this process', {
         reason: 'journalChanged',
