@@ -30,6 +30,8 @@ export const ErrorKindCode = {
   UnsupportedProtocolVersion: -31011,
   SecretRejected: -31012,
   InvalidTurnTransition: -31013,
+  SessionLocked: -31014,
+  LeaseLost: -31015,
 } as const;
 
 export type ErrorKind = keyof typeof ErrorKindCode;

@@ -25,6 +25,8 @@ Options (serve):
                            headers) or ndjson (one JSON message per line)
   --max-message-bytes N    largest accepted message (default 33554432 = 32 MiB)
   --log-level LEVEL        error | warn (default) | info | debug; logs go to stderr
+  --lease-stale-ms N       a writer lease left by a killed process is taken over after
+                           N ms without refresh (default 10000, 5000..15000)
 
 A client spawns this process, then sends 'initialize'. The protocol: protocol/README.md.
 `;
@@ -41,6 +43,7 @@ interface ServeArgs {
   framing: 'auto' | 'lsp' | 'ndjson';
   maxMessageBytes: number;
   logLevel: LogLevel;
+  leaseStaleMs: number;
 }
 
 function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
@@ -50,6 +53,7 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
     options: {
       store: { type: 'string' }, workspace: { type: 'string' }, framing: { type: 'string', default: 'auto' },
       'max-message-bytes': { type: 'string', default: String(32 << 20) }, 'log-level': { type: 'string', default: 'warn' },
+      'lease-stale-ms': { type: 'string', default: '10000' },
       help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' },
     },
   });
@@ -64,9 +68,11 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
   if (framing !== 'auto' && framing !== 'lsp' && framing !== 'ndjson') throw new UsageError('--framing must be auto, lsp or ndjson');
   const maxMessageBytes = Number(values['max-message-bytes']);
   if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1024) throw new UsageError('--max-message-bytes must be an integer >= 1024');
+  const leaseStaleMs = Number(values['lease-stale-ms']);
+  if (!Number.isSafeInteger(leaseStaleMs) || leaseStaleMs < 5000 || leaseStaleMs > 15000) throw new UsageError('--lease-stale-ms must be an integer from 5000 to 15000');
   const logLevel = values['log-level'] as LogLevel;
   if (!['error', 'warn', 'info', 'debug'].includes(logLevel)) throw new UsageError('--log-level must be error, warn, info or debug');
-  return { store: storeRoot(values.store, values.workspace), framing, maxMessageBytes, logLevel };
+  return { store: storeRoot(values.store, values.workspace), framing, maxMessageBytes, logLevel, leaseStaleMs };
 }
 
 function storeRoot(store: string | undefined, workspace: string | undefined): string {
@@ -77,7 +83,7 @@ function storeRoot(store: string | undefined, workspace: string | undefined): st
 
 async function serve(args: ServeArgs): Promise<number> {
   const log = createStderrLogger(args.logLevel);
-  const store = new FileSessionStore(args.store, { warn: (m) => log.warn(m), vocabulary: protocolVocabulary() });
+  const store = new FileSessionStore(args.store, { warn: (m) => log.warn(m), vocabulary: protocolVocabulary(), leaseStaleMs: args.leaseStaleMs });
   log.scrubWith((text) => store.scrub(text));
   if (process.stdin.isTTY) process.stderr.write(TTY_HINT);
   const server = startServer({

@@ -22,6 +22,8 @@ export interface FsLayer {
   readdirSync(path: string): string[];
   unlinkSync(path: string): void;
   rmdirSync(path: string): void;
+  /** A small private file written in one call (0600); not synced: for coordination, not data. */
+  writeFileSync(path: string, data: string): void;
 }
 
 export const nodeFs: FsLayer = {
@@ -40,4 +42,5 @@ export const nodeFs: FsLayer = {
   readdirSync: (p) => fs.readdirSync(p),
   unlinkSync: (p) => fs.unlinkSync(p),
   rmdirSync: (p) => fs.rmdirSync(p),
+  writeFileSync: (p, data) => fs.writeFileSync(p, data, { mode: 0o600 }),
 };

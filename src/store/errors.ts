@@ -15,6 +15,8 @@ export type StoreErrorKind =
   | 'PayloadTooLarge'
   | 'SecretRejected'
   | 'InvalidTurnTransition'
+  | 'SessionLocked'
+  | 'LeaseLost'
   /** A caller's argument is malformed (details.path names it); the server answers -32602. */
   | 'InvalidArgument';
 

@@ -12,6 +12,7 @@ import { readPage, seekAfterSeq } from './journal/read.js';
 import { crcOf } from './journal/scan.js';
 import { type AppendRequest, JournalWriter } from './journal/writer.js';
 import { StoreLayout } from './layout.js';
+import { DEFAULT_LEASE_STALE_MS, SessionLease } from './leases.js';
 import { forkLines, purgeSession, restoreSession, trashSession } from './lineage.js';
 import { listSessions } from './list.js';
 import { rememberIndex } from './sessionIndex.js';
@@ -44,6 +45,13 @@ export interface FileStoreOptions {
   vocabulary?: readonly string[];
   /** Where env var names given as secrets are resolved (default: process.env). */
   env?: NodeJS.ProcessEnv;
+  /** How old an unrefreshed writer lease must be before another process takes it over (default 10 s, at least 5 s). */
+  leaseStaleMs?: number;
+  /**
+   * Cross-process writer leases (default true). Turn them off only where this store instance
+   * is provably the only writer of its root (unit tests that simulate restarts in one process).
+   */
+  leases?: boolean;
   /** Test seams: called after each durable step of a compaction (a test may throw there). */
   hooks?: { compactionStep?: (step: CompactionStep) => void };
 }
@@ -62,6 +70,8 @@ export class FileSessionStore implements SessionStore {
   private readonly vocabulary: readonly string[];
   private readonly env: NodeJS.ProcessEnv;
   private readonly hooks: NonNullable<FileStoreOptions['hooks']>;
+  private readonly leaseStaleMs: number;
+  private readonly useLeases: boolean;
   /** Every secret registered in this instance, kept to scrub error and log text. */
   private readonly allSecrets = new SecretSet();
   private readonly sessions = new Map<string, OpenSession>();
@@ -79,6 +89,8 @@ export class FileSessionStore implements SessionStore {
     this.vocabulary = opts.vocabulary ?? [];
     this.env = opts.env ?? process.env;
     this.hooks = opts.hooks ?? {};
+    this.leaseStaleMs = Math.max(5000, opts.leaseStaleMs ?? DEFAULT_LEASE_STALE_MS);
+    this.useLeases = opts.leases ?? true;
     try {
       this.layout.init(this.fsl);
     } catch (err) {
@@ -106,24 +118,43 @@ export class FileSessionStore implements SessionStore {
     const line = sealLine(JSON.stringify(header));
     if (line.length > this.maxRecordBytes) throw new StoreError('PayloadTooLarge', `session header is larger than ${this.maxRecordBytes} bytes`);
     if (this.allSecrets.findInBytes(line)) throw new StoreError('SecretRejected', 'the session header contains a registered secret; nothing was written', { path: 'header', rule: 'raw' });
-    if (lines.length > 0) return this.createFromLines(sessionId, createdAt, line, lines, set, status);
+    const lease = await this.acquireLease(sessionId);
+    try {
+      if (lines.length > 0) return await this.createFromLines(sessionId, createdAt, line, lines, set, status, lease);
+      return await this.createEmpty(sessionId, createdAt, line, guarded, set, status, lease);
+    } catch (err) {
+      if (!this.sessions.has(sessionId)) await lease?.release();
+      throw err;
+    }
+  }
+
+  private async createEmpty(
+    sessionId: string, createdAt: string, line: Buffer, guarded: { value: unknown; redactions: Redaction[] }, set: SecretSet,
+    status: SecretsStatus, lease: SessionLease | undefined,
+  ): Promise<CreatedSession> {
     const fd = createJournal(this.fsl, this.layout, sessionId, line);
     const handle: JournalHandle = {
       fd, ino: this.fsl.fstatSync(fd).ino, header: { sessionId, createdAt, ...(guarded.value as SessionHeaderInput) }, dataStart: line.length, firstSeq: 1, generation: 0,
       position: { bytes: line.length, lastSeq: 0, records: 0, lastCrc: crcOf(line.subarray(0, line.length - 1)) },
     };
-    const session = this.adopt(handle, 'write', set, status);
+    const session = this.adopt(handle, 'write', set, status, lease);
     await session.writeIndexNow();
     const redactions = guarded.redactions.map((r: Redaction) => ({ seq: 0, ...r }));
     return { sessionId, createdAt, secrets: status, ...(redactions.length > 0 ? { redactions } : {}) };
   }
 
-  private async createFromLines(sessionId: string, createdAt: string, header: Buffer, lines: Buffer[], set: SecretSet, status: SecretsStatus): Promise<CreatedSession> {
+  private async createFromLines(
+    sessionId: string, createdAt: string, header: Buffer, lines: Buffer[], set: SecretSet, status: SecretsStatus, lease: SessionLease | undefined,
+  ): Promise<CreatedSession> {
     this.fsl.closeSync(createJournal(this.fsl, this.layout, sessionId, Buffer.concat([header, ...lines])));
     const handle = openJournal(this.fsl, this.layout, sessionId, { writable: true });
-    this.adopt(handle, 'write', set, status);
+    this.adopt(handle, 'write', set, status, lease);
     await (this.sessions.get(sessionId) as OpenSession).writeIndexNow();
     return { sessionId, createdAt, secrets: status };
+  }
+
+  private async acquireLease(id: string): Promise<SessionLease | undefined> {
+    return this.useLeases ? SessionLease.acquire(this.fsl, this.layout, id, this.leaseStaleMs) : undefined;
   }
 
   private mustExist(id: string): void {
@@ -159,8 +190,14 @@ export class FileSessionStore implements SessionStore {
       this.sessions.delete(sessionId);
       await open.close();
     }
-    if (purge) purgeSession(this.fsl, this.layout, sessionId);
-    else trashSession(this.fsl, this.layout, sessionId);
+    // A session open for writing in another process cannot be deleted: take its lease first.
+    const lease = live ? await this.acquireLease(sessionId) : undefined;
+    try {
+      if (purge) purgeSession(this.fsl, this.layout, sessionId);
+      else trashSession(this.fsl, this.layout, sessionId);
+    } finally {
+      await lease?.release();
+    }
   }
 
   async restore(sessionId: string): Promise<void> {
@@ -191,20 +228,26 @@ export class FileSessionStore implements SessionStore {
     }
     const prior = existing?.secrets;
     if (existing) await this.close(sessionId); // upgrade read -> write: reopen writable
-    if (mode === 'write') removeStaleTemps(this.fsl, this.layout, sessionId);
-    const handle = openJournal(this.fsl, this.layout, sessionId, {
-      writable: mode === 'write',
-      hint: this.readIndexHint(sessionId),
-    });
+    if (mode === 'write') this.mustExist(sessionId);
+    // The lease comes first: recovery (which may cut a torn tail) runs only under it.
+    const lease = mode === 'write' ? await this.acquireLease(sessionId) : undefined;
+    let handle: JournalHandle;
     let resolved;
     try {
-      resolved = resolveSecrets({ apiKeyEnv: handle.header.llm?.apiKeyEnv, headerEnv: handle.header.secretEnv, input: secretsInput },
-        this.env, this.vocabulary, prior);
+      if (mode === 'write') removeStaleTemps(this.fsl, this.layout, sessionId);
+      handle = openJournal(this.fsl, this.layout, sessionId, { writable: mode === 'write', hint: this.readIndexHint(sessionId) });
+      try {
+        resolved = resolveSecrets({ apiKeyEnv: handle.header.llm?.apiKeyEnv, headerEnv: handle.header.secretEnv, input: secretsInput },
+          this.env, this.vocabulary, prior);
+      } catch (err) {
+        this.fsl.closeSync(handle.fd);
+        throw err;
+      }
     } catch (err) {
-      this.fsl.closeSync(handle.fd);
+      await lease?.release();
       throw err;
     }
-    const session = this.adopt(handle, mode, resolved.set, resolved.status);
+    const session = this.adopt(handle, mode, resolved.set, resolved.status, lease);
     if (mode === 'write') session.scheduleIndexWrite();
     const opened = session.describe();
     handle.recovered = undefined; // reported by the open that repaired it, not by later ones
@@ -232,13 +275,15 @@ export class FileSessionStore implements SessionStore {
     return OpenSession.readHint(this.fsl, this.layout, id);
   }
 
-  private adopt(handle: JournalHandle, mode: OpenMode, secrets: SecretSet, status: SecretsStatus): OpenSession {
+  private adopt(handle: JournalHandle, mode: OpenMode, secrets: SecretSet, status: SecretsStatus, lease?: SessionLease): OpenSession {
     this.allSecrets.addAll(secrets);
+    const id = handle.header.sessionId;
     const gate = (bytes: Buffer) => this.allSecrets.findInBytes(bytes);
-    const journal = this.layout.journal(handle.header.sessionId);
-    const stillOurs = () => this.fsl.lstatSync(journal)?.ino === handle.ino;
-    const writer = mode === 'write' ? new JournalWriter(this.fsl, handle, handle.position, this.clock, gate, stillOurs) : undefined;
-    const session = new OpenSession(this.fsl, this.layout, handle, mode, writer, this.warn, secrets, status);
+    const journal = this.layout.journal(id);
+    const fence = () => lease?.check(id) ?? (this.fsl.lstatSync(journal)?.ino === handle.ino ? undefined : new StoreError('Conflict',
+      'the journal was replaced by another program; nothing was written and the session is read-only in this process', { reason: 'journalChanged' }));
+    const writer = mode === 'write' ? new JournalWriter(this.fsl, handle, handle.position, this.clock, gate, fence) : undefined;
+    const session = new OpenSession(this.fsl, this.layout, handle, mode, writer, this.warn, secrets, status, lease);
     this.sessions.set(handle.header.sessionId, session);
     return session;
   }
@@ -440,6 +485,15 @@ export class FileSessionStore implements SessionStore {
       if (v && v.length >= MIN_SECRET_CHARS) secrets.add(v);
     }
     return redactTokens(secrets.scrub(text));
+  }
+
+  /**
+   * Test seam: forget every open session as a killed process would — no flush, no index
+   * write, no clean release — so a new store instance in the same process can take over.
+   */
+  abandon(): void {
+    for (const s of this.sessions.values()) s.abandon();
+    this.sessions.clear();
   }
 
   async closeAll(): Promise<void> {

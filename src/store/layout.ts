@@ -11,6 +11,7 @@ import type { FsLayer } from '../durable/fsLayer.js';
  *   recovery/<id>/<ms>-<offset>.torn  torn tails removed from journals, kept as evidence
  *   history/<id>/<generation>.jsonl   a journal as it was before compaction <generation + 1>
  *   trash/<id>/                       a deleted session (session/, history/, index.json), until restored or purged
+ *   locks/<id>.lock/, <id>.lock.holder.json   a session's writer lease (proper-lockfile) and its holder + fencing token
  */
 export class StoreLayout {
   constructor(readonly root: string) {}
@@ -20,6 +21,7 @@ export class StoreLayout {
   get recoveryDir(): string { return path.join(this.root, 'recovery'); }
   get historyDir(): string { return path.join(this.root, 'history'); }
   get trashDir(): string { return path.join(this.root, 'trash'); }
+  get locksDir(): string { return path.join(this.root, 'locks'); }
 
   sessionDir(id: string): string { return path.join(this.sessionsDir, id); }
   journal(id: string): string { return path.join(this.sessionDir(id), 'journal.jsonl'); }
@@ -28,6 +30,7 @@ export class StoreLayout {
   recoverySessionDir(id: string): string { return path.join(this.recoveryDir, id); }
   historySessionDir(id: string): string { return path.join(this.historyDir, id); }
   trashSessionDir(id: string): string { return path.join(this.trashDir, id); }
+  lockDir(id: string): string { return path.join(this.locksDir, `${id}.lock`); }
   archive(id: string, generation: number): string { return path.join(this.historySessionDir(id), `${generation}.jsonl`); }
 
   /** Creates the root and its folders (0700) and the root's .gitignore. */

@@ -69,6 +69,8 @@ export function restoreSession(fsl: FsLayer, layout: StoreLayout, id: string): v
 /** Removes a session (live or trashed) for good. */
 export function purgeSession(fsl: FsLayer, layout: StoreLayout, id: string): void {
   for (const p of parts(layout, id)) {
+    // history/ (or trash/) exists only once something was archived (or deleted): nothing to sync then.
+    if (!fsl.lstatSync(p.live)) continue;
     removeTree(fsl, p.live);
     fsyncDir(fsl, path.dirname(p.live));
   }

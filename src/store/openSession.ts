@@ -3,6 +3,7 @@ import type { JournalHandle } from './journal/open.js';
 import type { JournalWriter } from './journal/writer.js';
 import type { StoreLayout } from './layout.js';
 import { entryOf, type IndexEntry, readIndexEntry, writeIndexEntry } from './sessionIndex.js';
+import type { SessionLease } from './leases.js';
 import type { SecretSet } from './secrets/knownSecrets.js';
 import type { OpenedSession, OpenMode, SecretsStatus } from './types.js';
 
@@ -31,6 +32,8 @@ export class OpenSession {
     /** The session's known secrets: values in memory only. */
     readonly secrets: SecretSet,
     private secretsStatus: SecretsStatus,
+    /** The cross-process writer lease (write mode). */
+    readonly lease?: SessionLease,
   ) {
     this.updatedAt = handle.position.lastTs ?? handle.header.createdAt;
   }
@@ -103,6 +106,17 @@ export class OpenSession {
     }
   }
 
+  /** Drops the session as a killed process would (see FileSessionStore.abandon). */
+  abandon(): void {
+    clearTimeout(this.indexTimer);
+    this.lease?.abandon();
+    try {
+      this.fsl.closeSync(this.handle.fd);
+    } catch {
+      // already closed
+    }
+  }
+
   /** Waits for in-flight appends and index writes, then releases the file. */
   async close(): Promise<void> {
     await this.writer?.drain();
@@ -110,5 +124,6 @@ export class OpenSession {
     while (this.indexWriting) await this.indexWriting;
     clearTimeout(this.indexTimer);
     this.fsl.closeSync(this.handle.fd);
+    await this.lease?.release();
   }
 }

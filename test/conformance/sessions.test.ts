@@ -107,19 +107,19 @@ describe.each(FRAMINGS)('session methods over %s', (framing) => {
     expect(listed).toMatchObject({ sessionId, lastSeq: 3, lastMessage: 'user: three' });
   });
 
-  it('a second uncoordinated writer is refused before it can overwrite acknowledged records', async () => {
+  it('a second writer process is refused with SessionLocked naming the holder; readers are not', async () => {
     const store = tempDir();
     const a = await startSidecar({ framing, store });
     const { sessionId } = await a.create();
     await a.append({ sessionId, records: [msg('user', 'a1')] });
     const b = await startSidecar({ framing, store });
-    await b.open({ sessionId });
+    const err = await rejection(b.open({ sessionId }));
+    expect(err).toMatchObject({ code: -31014, data: { kind: 'SessionLocked', holder: { pid: a.child.pid } } });
+    expect((await b.open({ sessionId, mode: 'read' })).lastSeq).toBe(1);
+    await a.close(sessionId); // releases the lease
+    expect((await b.open({ sessionId })).mode).toBe('write');
     expect(await b.append({ sessionId, records: [msg('user', 'b2')] })).toEqual({ firstSeq: 2, lastSeq: 2 });
-    const err = await rejection(a.append({ sessionId, records: [msg('user', 'a2')] }));
-    expect(err).toMatchObject({ code: -31003, data: { kind: 'Conflict', reason: 'journalChanged' } });
-    expect((await rejection(a.append({ sessionId, records: [msg('user', 'a3')] }))).kind).toBe('ReadOnly');
-    const page = await b.read({ sessionId });
-    expect(page.records.map((r) => (r.message as { content: string }).content)).toEqual(['a1', 'b2']);
+    expect((await rejection(a.open({ sessionId }))).kind).toBe('SessionLocked');
   });
 
   it('unknown sessions and malformed ids get SessionNotFound and InvalidSessionId', async () => {

@@ -110,11 +110,11 @@ describe.each(FRAMINGS)('turns over the built binary (%s)', (framing) => {
     expect(read.turn).toEqual(last);
     const opened = await d.open({ sessionId });
     expect(opened).toMatchObject({ sessionId, mode: 'write', lastSeq: 9, turn: last, turns: 'manual' });
+    await d.shutdown(); // releases the writer lease for the next process
     fs.rmSync(path.join(store, 'index', `${sessionId}.json`));
     const e = await startSidecar({ framing, store });
     expect((await e.open({ sessionId })).turn).toEqual(last);
     await e.shutdown();
-    await d.shutdown();
   });
 
   it('session/open returns turn: null for a session that never had one, and turns: "auto" when created so', async () => {

@@ -14,8 +14,13 @@ export const journalOf = (root: string, id: string): string => path.join(root, '
 export const indexOf = (root: string, id: string): string => path.join(root, 'index', `${id}.json`);
 export const modeOf = (p: string): number => fs.statSync(p).mode & 0o777;
 
+/**
+ * A store for unit tests. These simulate restarts with several instances in one process, so
+ * cross-process leases are off unless a test asks for them (conformance tests, with real
+ * processes, and the lease tests use them).
+ */
 export function store(root: string, opts: FileStoreOptions = {}): FileSessionStore {
-  return new FileSessionStore(root, opts);
+  return new FileSessionStore(root, { leases: false, ...opts });
 }
 
 export function message(role: string, content: unknown): RecordInput {

@@ -53,8 +53,11 @@ export class JournalWriter {
     private readonly clock: () => number,
     /** The final secret gate over each request's bytes: the rule that matched, if any. */
     private readonly gate: (bytes: Buffer) => string | undefined,
-    /** True while the journal's path still names the file this writer has open. */
-    private readonly stillOurs: () => boolean = () => true,
+    /**
+     * Checked before every write: an error when this process may no longer write the journal
+     * (its lease was lost, or its path names another file now).
+     */
+    private readonly fence: () => StoreError | undefined = () => undefined,
   ) {}
 
   /** Why the writer refuses appends, if it does. */
@@ -192,7 +195,12 @@ export class JournalWriter {
     }
     if (lines.length === 0) return accepted.forEach(({ p, c }) => p.resolve(c));
     const buf = Buffer.concat(lines);
-    if (this.fsl.fstatSync(this.file.fd).size !== this.position.bytes || !this.stillOurs()) {
+    const fenced = this.fence();
+    if (fenced) {
+      this.stopped = fenced.message;
+      return accepted.forEach(({ p }) => p.reject(fenced));
+    }
+    if (this.fsl.fstatSync(this.file.fd).size !== this.position.bytes) {
       // Someone else wrote to this journal (another process without coordination), or replaced
       // it (its path names another file now): writing would overwrite their bytes or go to a
       // file nobody reads. Stop before touching the file.

@@ -20,7 +20,7 @@ export function sharedDir(prefix = 'sidecar-secrets-'): { dir: string; remove: (
 }
 
 export function storeOn(root: string, opts: FileStoreOptions = {}): FileSessionStore {
-  return new FileSessionStore(root, { vocabulary: VOCABULARY, ...opts });
+  return new FileSessionStore(root, { vocabulary: VOCABULARY, leases: false, ...opts });
 }
 
 /** Awaits `p` and returns the StoreError it rejects with, asserting its kind. */

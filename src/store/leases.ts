@@ -1,0 +1,142 @@
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import lockfile from 'proper-lockfile';
+import { ensurePrivateDir, readPrivateSmall } from '../durable/durableFile.js';
+import { errnoOf } from '../durable/errors.js';
+import type { FsLayer } from '../durable/fsLayer.js';
+import { StoreError } from './errors.js';
+import type { StoreLayout } from './layout.js';
+
+/** Who holds a session's writer lease: shown to a second writer that is refused. */
+export interface LeaseHolder {
+  pid: number;
+  hostname: string;
+  startedAt: string;
+}
+
+interface HolderRecord extends LeaseHolder {
+  /** Unique per acquisition: the fencing token every commit checks. */
+  token: string;
+}
+
+export const DEFAULT_LEASE_STALE_MS = 10_000;
+
+/**
+ * A cross-process writer lease on one session (proper-lockfile: an atomic mkdir of
+ * locks/<id>.lock, its mtime refreshed while held; a holder killed with SIGKILL leaves it to be
+ * taken over once older than the stale time). proper-lockfile's stale takeover is not atomic
+ * and an event-loop stall can let another process take a live lease, so the lease is fenced:
+ * each acquisition writes a fresh token into the lock, and every commit first checks that the
+ * token in the lock is still ours. A lease found lost stays lost.
+ */
+export class SessionLease {
+  private lost = false;
+
+  private constructor(
+    private readonly fsl: FsLayer,
+    private readonly lockDir: string,
+    private readonly record: HolderRecord,
+    private readonly releaseLock: () => Promise<void>,
+  ) {}
+
+  static async acquire(fsl: FsLayer, layout: StoreLayout, id: string, staleMs: number): Promise<SessionLease> {
+    ensurePrivateDir(fsl, layout.locksDir);
+    const lockDir = layout.lockDir(id);
+    let lease: SessionLease | undefined;
+    const take = () => lockfile.lock(path.join(layout.locksDir, id), {
+      stale: staleMs, realpath: false, retries: 0, lockfilePath: lockDir,
+      onCompromised: () => lease?.markLost(),
+    });
+    let release: () => Promise<void>;
+    try {
+      release = await take();
+    } catch (err) {
+      if (errnoOf(err) !== 'ELOCKED') throw err;
+      const holder = readHolder(fsl, lockDir);
+      if (!holder || !heldByDeadProcess(holder)) throw locked(id, holder);
+      // Its holder died on this machine (a SIGKILL, a crash): no need to wait for the stale
+      // time. If two processes race here, the fencing token lets only the last one write.
+      removeQuietly(fsl, lockDir);
+      try {
+        release = await take();
+      } catch (again) {
+        if (errnoOf(again) !== 'ELOCKED') throw again;
+        throw locked(id, readHolder(fsl, lockDir));
+      }
+    }
+    const record: HolderRecord = {
+      pid: process.pid, hostname: os.hostname(), startedAt: new Date().toISOString(), token: randomBytes(12).toString('hex'),
+    };
+    fsl.writeFileSync(holderFile(lockDir), JSON.stringify(record));
+    lease = new SessionLease(fsl, lockDir, record, release);
+    return lease;
+  }
+
+  /** Before every commit: LeaseLost unless the lock still carries our token. */
+  check(id: string): StoreError | undefined {
+    if (!this.lost && readHolder(this.fsl, this.lockDir)?.token !== this.record.token) this.lost = true;
+    if (!this.lost) return undefined;
+    return new StoreError('LeaseLost', `the writer lease on session ${id} was lost (taken over by another process); nothing was written and the session is read-only here`, {
+      sessionId: id,
+    });
+  }
+
+  markLost(): void {
+    this.lost = true;
+  }
+
+  /** As if this process had died: the lease is given up without waiting for anything. */
+  abandon(): void {
+    this.lost = true;
+    removeQuietly(this.fsl, this.lockDir);
+  }
+
+  async release(): Promise<void> {
+    if (this.lost) return; // the lock belongs to another holder now: never remove theirs
+    try {
+      await this.releaseLock();
+    } catch {
+      // already released or compromised: nothing of ours to remove
+    }
+  }
+}
+
+function locked(id: string, holder: HolderRecord | undefined): StoreError {
+  return new StoreError('SessionLocked', `session ${id} is open for writing by another process`, {
+    sessionId: id, ...(holder ? { holder: { pid: holder.pid, hostname: holder.hostname, startedAt: holder.startedAt } } : {}),
+  });
+}
+
+/** Only provable on this machine: the pid is gone (a reused pid only makes us wait for the stale time). */
+function heldByDeadProcess(holder: HolderRecord): boolean {
+  if (holder.hostname !== os.hostname() || holder.pid === process.pid) return false;
+  try {
+    process.kill(holder.pid, 0);
+    return false;
+  } catch (err) {
+    return errnoOf(err) === 'ESRCH';
+  }
+}
+
+function removeQuietly(fsl: FsLayer, dir: string): void {
+  try {
+    fsl.rmdirSync(dir);
+  } catch {
+    // already gone, or taken again meanwhile: the retry decides
+  }
+}
+
+/** Beside the lock directory (proper-lockfile removes the directory with rmdir: it must stay empty). */
+function holderFile(lockDir: string): string {
+  return `${lockDir}.holder.json`;
+}
+
+function readHolder(fsl: FsLayer, lockDir: string): HolderRecord | undefined {
+  try {
+    const text = readPrivateSmall(fsl, holderFile(lockDir), 4096);
+    return text === undefined ? undefined : (JSON.parse(text) as HolderRecord);
+  } catch {
+    return undefined;
+  }
+}

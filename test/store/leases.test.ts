@@ -1,0 +1,57 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers.js';
+import { note, store, storeError } from './storeHelpers.js';
+
+const leased = (root: string) => store(root, { leases: true });
+
+describe('writer leases in one process', () => {
+  it('a second store instance is refused with the holder; reading needs no lease; close releases it', async () => {
+    const root = tempDir();
+    const a = leased(root);
+    const { sessionId } = await a.create({});
+    const b = leased(root);
+    const err = await storeError(b.open(sessionId, 'write'), 'SessionLocked');
+    expect(err.details.holder).toMatchObject({ pid: process.pid });
+    expect((await b.open(sessionId, 'read')).lastSeq).toBe(0);
+    await a.close(sessionId);
+    expect((await b.open(sessionId, 'write')).mode).toBe('write');
+    await b.closeAll();
+    await a.closeAll();
+  });
+
+  it('a lease taken over (its fencing token replaced) is LeaseLost before anything is written', async () => {
+    const root = tempDir();
+    const a = leased(root);
+    const { sessionId } = await a.create({});
+    await a.append(sessionId, [note(1)]);
+    const holder = path.join(root, 'locks', `${sessionId}.lock.holder.json`);
+    const record = JSON.parse(fs.readFileSync(holder, 'utf8'));
+    fs.writeFileSync(holder, JSON.stringify({ ...record, token: 'someone-else' })); // as a stale takeover would
+    const journal = fs.readFileSync(path.join(root, 'sessions', sessionId, 'journal.jsonl'));
+    await storeError(a.append(sessionId, [note(2)]), 'LeaseLost');
+    await storeError(a.append(sessionId, [note(3)]), 'ReadOnly');
+    expect(fs.readFileSync(path.join(root, 'sessions', sessionId, 'journal.jsonl')).equals(journal)).toBe(true);
+    await a.closeAll();
+    expect(fs.existsSync(path.join(root, 'locks', `${sessionId}.lock`))).toBe(true); // never removes a lock it lost
+  });
+
+  it('abandon (a simulated crash) lets a new instance take the lease at once', async () => {
+    const root = tempDir();
+    const a = leased(root);
+    const { sessionId } = await a.create({});
+    a.abandon();
+    const b = leased(root);
+    expect((await b.open(sessionId, 'write')).mode).toBe('write');
+    await b.closeAll();
+  });
+
+  it('deleting a session held by another writer is refused', async () => {
+    const root = tempDir();
+    const a = leased(root);
+    const { sessionId } = await a.create({});
+    await storeError(leased(root).delete(sessionId), 'SessionLocked');
+    await a.closeAll();
+  });
+});
