@@ -13,6 +13,7 @@ import { sessionRead } from './methods/session.read.js';
 import { sessionContext } from './methods/session.context.js';
 import { sessionCompact, sessionHistory } from './methods/session.compact.js';
 import { sessionDelete, sessionFork, sessionRestore } from './methods/session.lineage.js';
+import { sessionDidAppend, sessionDidOverflow, sessionSubscribe, sessionUnsubscribe, turnDidChange } from './methods/session.subscribe.js';
 import { turnFail, turnFinish, turnGet, turnResume, turnSetPhase, turnStart } from './methods/turn.js';
 
 export * from './version.js';
@@ -31,11 +32,13 @@ export * from './methods/session.close.js';
 export * from './methods/session.context.js';
 export * from './methods/session.compact.js';
 export * from './methods/session.lineage.js';
+export * from './methods/session.subscribe.js';
 export * from './methods/turn.js';
 
 /** Every method and notification of the protocol, in documentation order. */
 export const methods: readonly MethodDescriptor[] = [
   initialize, initialized, shutdown, exit,
   sessionCreate, sessionOpen, sessionAppend, sessionRead, sessionList, sessionClose, sessionContext, sessionCompact, sessionHistory, sessionFork, sessionDelete, sessionRestore,
+  sessionSubscribe, sessionUnsubscribe, sessionDidAppend, sessionDidOverflow, turnDidChange,
   turnStart, turnSetPhase, turnFail, turnResume, turnFinish, turnGet,
 ];

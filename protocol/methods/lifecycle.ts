@@ -25,6 +25,7 @@ export const ServerCapabilities = z
       compact: z.boolean(),
       fork: z.boolean(),
       delete: z.object({ trash: z.boolean(), purge: z.boolean() }),
+      subscribe: z.object({ crossProcess: z.boolean(), maxUnsentRecords: z.number().int() }),
     }),
     turns: z.object({ modes: z.array(z.enum(['manual', 'auto'])) }),
   })

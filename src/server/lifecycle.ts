@@ -7,6 +7,7 @@ import type { InitializeResult } from '../../protocol/methods/lifecycle.js';
 import type { Logger } from '../log.js';
 import type { SessionStore } from '../store/types.js';
 import { handle, type RequestHandler } from './dispatch.js';
+import { MAX_UNSENT_RECORDS } from './handlers/subscribe.js';
 
 export type Phase = 'uninitialized' | 'running' | 'shuttingDown';
 
@@ -84,6 +85,7 @@ export class Lifecycle {
           compact: true,
           fork: true,
           delete: { trash: true, purge: true },
+          subscribe: { crossProcess: true, maxUnsentRecords: MAX_UNSENT_RECORDS },
         },
         turns: { modes: ['manual', 'auto'] },
       },

@@ -7,6 +7,7 @@ import type { Framing } from '../framing/frameDecoder.js';
 import { createTransport } from '../framing/transport.js';
 import { sessionHandlers } from './handlers/session.js';
 import { lineageHandlers } from './handlers/lineage.js';
+import { subscriptionHandlers } from './handlers/subscribe.js';
 import { turnHandlers } from './handlers/turn.js';
 import { Lifecycle } from './lifecycle.js';
 
@@ -48,8 +49,13 @@ export function startServer(opts: ServerOptions): RunningServer {
     diagnostic: (line) => log.error(line),
   });
   const lifecycle = new Lifecycle({ ...opts, finish: stop });
-  const dispatcher = new Dispatcher([...lifecycle.handlers(), ...sessionHandlers(store), ...turnHandlers(store), ...lineageHandlers(store)], lifecycle.gate, log, (t, extra) => store.scrub(t, extra));
-  const connection = createMessageConnection(transport.reader, transport.writer, libraryLogger(log), {
+  let connection: ReturnType<typeof createMessageConnection> | undefined;
+  const subscriptions = subscriptionHandlers(store, (method, params) => connection?.sendNotification(method, params) ?? Promise.resolve());
+  const dispatcher = new Dispatcher(
+    [...lifecycle.handlers(), ...sessionHandlers(store), ...turnHandlers(store), ...lineageHandlers(store), ...subscriptions.handlers],
+    lifecycle.gate, log, (t, extra) => store.scrub(t, extra),
+  );
+  connection = createMessageConnection(transport.reader, transport.writer, libraryLogger(log), {
     connectionStrategy: {
       // A request cancelled before it was dispatched is answered -32800 and never runs.
       cancelUndispatched: (message: Message) => ({ jsonrpc: '2.0', id: (message as unknown as { id: number | string }).id, error: cancelled().toJson() }),
@@ -67,9 +73,10 @@ export function startServer(opts: ServerOptions): RunningServer {
   async function drainAndClose(): Promise<void> {
     // Requests already read are answered before the store closes (appends finish durably).
     await untilAnswered();
+    subscriptions.stopAll();
     lifecycle.dispose();
     await store.closeAll();
-    connection.dispose();
+    connection?.dispose();
   }
 
   /** Waits for every request read to be answered; gives up only if none can progress any more. */

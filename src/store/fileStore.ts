@@ -15,6 +15,7 @@ import { StoreLayout } from './layout.js';
 import { DEFAULT_LEASE_STALE_MS, SessionLease } from './leases.js';
 import { forkLines, purgeSession, restoreSession, trashSession } from './lineage.js';
 import { listSessions } from './list.js';
+import { watchSession } from './watch.js';
 import { rememberIndex } from './sessionIndex.js';
 import { OpenSession } from './openSession.js';
 import { MIN_SECRET_CHARS, SecretSet } from './secrets/knownSecrets.js';
@@ -30,7 +31,7 @@ import { newTurnId } from './turns/ids.js';
 import { applyTurn, type TurnEvent } from './turns/turnState.js';
 import type {
   AppendResult, CompactRequest, ContextMessage, HistoryEntry, CreatedSession, ListPage, OpenedSession, OpenMode, PruneOptions, ReadOptions, ReadPage, RecordInput,
-  SecretsInput, SecretsStatus, SessionHeaderInput, SessionStore, TurnChange, TurnKind, TurnState,
+  SecretsInput, SecretsStatus, SessionHeaderInput, SessionStore, StoredRecord, TurnChange, TurnKind, TurnState,
 } from './types.js';
 
 export interface FileStoreOptions {
@@ -76,6 +77,7 @@ export class FileSessionStore implements SessionStore {
   private readonly allSecrets = new SecretSet();
   private readonly sessions = new Map<string, OpenSession>();
   private readonly opening = new Map<string, Promise<unknown>>();
+  private readonly watchers = new Map<string, Set<{ poke(): void }>>();
   /** Sessions whose writer stopped after an unknown outcome: read-only for the life of this instance. */
   private readonly failStopped = new Set<string>();
 
@@ -202,6 +204,25 @@ export class FileSessionStore implements SessionStore {
 
   async restore(sessionId: string): Promise<void> {
     restoreSession(this.fsl, this.layout, checkSessionId(sessionId));
+  }
+
+  async watch(
+    sessionId: string, afterSeq: number, deliver: (records: StoredRecord[]) => boolean, onEnd: (reason: 'stopped' | 'error') => void,
+  ): Promise<{ lastSeq: number; stop(): void }> {
+    checkSessionId(sessionId);
+    const set = this.watchers.get(sessionId) ?? new Set<{ poke(): void }>();
+    const w = await watchSession(this.fsl, this.layout, sessionId, afterSeq, this, deliver, (reason) => {
+      set.delete(w);
+      onEnd(reason);
+    });
+    set.add(w);
+    this.watchers.set(sessionId, set);
+    return w;
+  }
+
+  /** Commits in this process reach their watchers at once (others, by polling). */
+  private pokeWatchers(sessionId: string): void {
+    for (const w of this.watchers.get(sessionId) ?? []) w.poke();
   }
 
   /** Opens of one session run one at a time (an upgrade closes and reopens the journal). */
@@ -332,10 +353,12 @@ export class FileSessionStore implements SessionStore {
 
   private async commit(session: OpenSession, request: AppendRequest) {
     const writer = session.writer as JournalWriter;
-    return writer.append(request).catch((err: unknown) => {
+    const committed = await writer.append(request).catch((err: unknown) => {
       if (writer.stoppedReason) this.failStopped.add(session.id);
       throw err;
     });
+    this.pokeWatchers(session.id);
+    return committed;
   }
 
   /** Compacts a session: see compactJournal for the steps and what is authoritative when. */
@@ -366,6 +389,7 @@ export class FileSessionStore implements SessionStore {
       throw err;
     });
     await session.writeIndexNow();
+    this.pokeWatchers(sessionId);
     return result;
   }
 
