@@ -62,7 +62,8 @@ export const StoredCheckpointRecord = z
   .strictObject({
     seq: Seq.min(1), ts: Timestamp, kind: z.literal('checkpoint'), generation: z.number().int(), throughSeq: Seq,
     turn: TurnState.nullable(), counters: z.object({ summarizedRecords: z.number().int() }),
-    archived: z.object({ generation: z.number().int(), records: z.number().int(), bytes: z.number().int() }),
+    archived: z.object({ generation: z.number().int(), records: z.number().int(), bytes: z.number().int() }).optional()
+      .meta({ description: 'The generation this compaction archived (absent in a fork, which has no archives)' }),
     summary: z.string(), provider: z.string().optional(), model: z.string().optional(),
   })
   .meta({ id: 'StoredCheckpointRecord' });

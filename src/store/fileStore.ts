@@ -16,7 +16,7 @@ import { DEFAULT_LEASE_STALE_MS, SessionLease } from './leases.js';
 import { forkLines, purgeSession, restoreSession, trashSession } from './lineage.js';
 import { listSessions } from './list.js';
 import { watchSession } from './watch.js';
-import { rememberIndex } from './sessionIndex.js';
+import { indexRewritesSettled, rememberIndex } from './sessionIndex.js';
 import { OpenSession } from './openSession.js';
 import { MIN_SECRET_CHARS, SecretSet } from './secrets/knownSecrets.js';
 import { guardValue } from './secrets/gate.js';
@@ -184,9 +184,12 @@ export class FileSessionStore implements SessionStore {
   async delete(sessionId: string, purge = false): Promise<void> {
     checkSessionId(sessionId);
     const live = this.fsl.lstatSync(this.layout.journal(sessionId)) !== undefined;
-    if (!live && !(purge && this.fsl.lstatSync(this.layout.trashSessionDir(sessionId)))) {
-      throw new StoreError('SessionNotFound', `session ${sessionId} not found`, { sessionId });
+    const trashed = this.fsl.lstatSync(this.layout.trashSessionDir(sessionId)) !== undefined;
+    if (!live && !trashed) throw new StoreError('SessionNotFound', `session ${sessionId} not found`, { sessionId });
+    if (!live && !purge) {
+      throw new StoreError('Conflict', `session ${sessionId} is already in the trash: restore or purge it`, { reason: 'inTrash', sessionId });
     }
+    await indexRewritesSettled();
     const open = this.sessions.get(sessionId);
     if (open) {
       this.sessions.delete(sessionId);

@@ -24,6 +24,11 @@ export function forkLines(fsl: FsLayer, handle: JournalHandle, atSeq: number): B
     for (const rec of page.records) {
       if (rec.seq > atSeq) return lines;
       const { seq, ts, ...body } = rec;
+      if (body.kind === 'checkpoint') {
+        // The fork has no archives of its own: its checkpoint starts generation 0 and names none.
+        delete body.archived;
+        body.generation = 0;
+      }
       lines.push(encodeRecordLine(seq, ts, undefined, JSON.stringify(body)));
     }
     if (page.records.length === 0 || page.scannedSeq === afterSeq) break;

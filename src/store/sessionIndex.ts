@@ -79,5 +79,15 @@ export function entryOf(handle: JournalHandle, updatedAt?: string): IndexEntry {
  * so later readers need not. A cache write: not awaited, failures only warned about.
  */
 export function rememberIndex(fsl: FsLayer, layout: StoreLayout, handle: JournalHandle, warn: (m: string) => void): void {
-  writeIndexEntry(fsl, layout, entryOf(handle)).catch(() => warn(`index entry of session ${handle.header.sessionId} not rewritten`));
+  const write = writeIndexEntry(fsl, layout, entryOf(handle))
+    .catch(() => warn(`index entry of session ${handle.header.sessionId} not rewritten`))
+    .finally(() => rewrites.delete(write));
+  rewrites.add(write);
+}
+
+/** Readers' index rewrites still in flight (a delete waits for them: none may land after it). */
+const rewrites = new Set<Promise<void>>();
+
+export async function indexRewritesSettled(): Promise<void> {
+  while (rewrites.size > 0) await Promise.all([...rewrites]);
 }

@@ -1,5 +1,5 @@
 import { createPrivate, ensurePrivateDir, fsyncDir } from '../../durable/durableFile.js';
-import { errnoOf } from '../../durable/errors.js';
+import { errnoOf, UnsafeFileError } from '../../durable/errors.js';
 import type { FsLayer } from '../../durable/fsLayer.js';
 import { StoreError } from '../errors.js';
 import type { StoreLayout } from '../layout.js';
@@ -97,6 +97,12 @@ export function compactJournal(fsl: FsLayer, layout: StoreLayout, handle: Journa
 /** A failure before the commit: the old journal is authoritative and unchanged. */
 function stageError(err: unknown): unknown {
   if (err instanceof StoreError) return err;
+  if (err instanceof UnsafeFileError) {
+    // A history directory or file that is a symlink, not ours, or open to others: refused like an unsafe journal.
+    return new StoreError('UnsafeStore', `compaction refused: a history path ${err.reason}; the journal is unchanged`, {
+      reason: err.reason, stage: 'preCommit',
+    });
+  }
   const errno = errnoOf(err);
   return new StoreError('NotWritten', `compaction failed before its commit (${errno ?? 'I/O error'}); the journal is unchanged`, {
     stage: 'preCommit', ...(errno ? { errno } : {}),
