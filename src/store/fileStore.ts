@@ -210,7 +210,7 @@ export class FileSessionStore implements SessionStore {
   }
 
   async watch(
-    sessionId: string, afterSeq: number, deliver: (records: StoredRecord[]) => boolean, onEnd: (reason: 'stopped' | 'error') => void,
+    sessionId: string, afterSeq: number, deliver: (records: StoredRecord[]) => boolean | Promise<boolean>, onEnd: (reason: 'stopped' | 'error') => void,
   ): Promise<{ lastSeq: number; stop(): void }> {
     checkSessionId(sessionId);
     const set = this.watchers.get(sessionId) ?? new Set<{ poke(): void }>();

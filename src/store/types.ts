@@ -149,7 +149,7 @@ export interface SessionStore {
    * Delivers the records after afterSeq, then every newly committed one (by this or another
    * process), in order, each once; `deliver` returning false ends it.
    */
-  watch(sessionId: string, afterSeq: number, deliver: (records: StoredRecord[]) => boolean, onEnd: (reason: 'stopped' | 'error') => void): Promise<{ lastSeq: number; stop(): void }>;
+  watch(sessionId: string, afterSeq: number, deliver: (records: StoredRecord[]) => boolean | Promise<boolean>, onEnd: (reason: 'stopped' | 'error') => void): Promise<{ lastSeq: number; stop(): void }>;
   /** Starts a turn; refused (InvalidTurnTransition) while one is pending. */
   startTurn(sessionId: string, kind: TurnKind): Promise<{ turnId: string }>;
   /** One turn transition, validated against the committed state and written as a `turn` record. */

@@ -19,7 +19,8 @@ export interface Watch {
  * each exactly once: a pump reads from the last delivered seq whenever it is poked — by a
  * commit in this process, or by a poll that sees the journal change (another process wrote
  * it, or a compaction replaced it: reading on from the delivered seq then starts at the new
- * checkpoint). `deliver` returning false ends the watch.
+ * checkpoint). `deliver` returning false ends the watch; the next page is read only once it
+ * settled, so a watch holds at most one page in memory whatever the client's pace.
  */
 export async function watchSession(
   fsl: FsLayer,
@@ -27,7 +28,7 @@ export async function watchSession(
   sessionId: string,
   afterSeq: number,
   source: WatchSource,
-  deliver: (records: StoredRecord[]) => boolean,
+  deliver: (records: StoredRecord[]) => boolean | Promise<boolean>,
   onEnd: (reason: 'stopped' | 'error') => void,
 ): Promise<Watch & { poke(): void }> {
   let cursor = afterSeq;
@@ -63,7 +64,7 @@ export async function watchSession(
           }
           if (page.records.length > 0) {
             cursor = (page.records[page.records.length - 1] as StoredRecord).seq;
-            if (!deliver(page.records)) return stop('stopped');
+            if (!(await deliver(page.records))) return stop('stopped');
           } else if (page.nextAfterSeq !== null) cursor = page.nextAfterSeq;
           if (page.nextAfterSeq === null) break;
         }
@@ -82,7 +83,7 @@ export async function watchSession(
         const fresh = page.records.filter((r) => r.seq > cursor && r.seq <= through && r.kind !== 'checkpoint');
         if (fresh.length > 0) {
           cursor = (fresh[fresh.length - 1] as StoredRecord).seq;
-          if (!deliver(fresh)) return false;
+          if (!(await deliver(fresh))) return false;
         }
         if (page.nextAfterSeq === null || page.records.length === 0 || cursor >= through) break;
         cursor = Math.max(cursor, page.nextAfterSeq);

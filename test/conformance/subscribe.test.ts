@@ -60,3 +60,36 @@ describe.each(FRAMINGS)('live subscriptions (%s)', (framing) => {
     await c.shutdown();
   });
 });
+
+describe('a subscriber that does not read', () => {
+  it('is dropped with session/didOverflow {lastDeliveredSeq}, and can resubscribe from there', async () => {
+    const store = tempDir();
+    const writer = await startSidecar({ store });
+    const { sessionId } = await writer.create();
+    const slow = await startSidecar({ store });
+    await slow.request('session/subscribe', { sessionId });
+    slow.child.stdout!.pause(); // the client stops reading: the pipe fills, notifications pile up
+    const big = 'x'.repeat(200);
+    for (let i = 0; i < 24; i++) {
+      await writer.append({ sessionId, records: Array.from({ length: 1000 }, (_, k) => ({ kind: 'event' as const, type: 'bulk', payload: { i, k, big } })) });
+    }
+    await new Promise((r) => setTimeout(r, 7000)); // longer than the server's stall limit (5 s)
+    slow.child.stdout!.resume();
+    await until(() => slow.notifications.some((n) => n.method === 'session/didOverflow'), 20_000);
+    const overflow = slow.notifications.find((n) => n.method === 'session/didOverflow')?.params as { sessionId: string; lastDeliveredSeq: number };
+    expect(overflow.sessionId).toBe(sessionId);
+    const got = delivered(slow, sessionId).map((r) => r.seq as number);
+    expect(got.length).toBeLessThan(24_000);
+    expect(overflow.lastDeliveredSeq).toBeLessThanOrEqual(got[got.length - 1] ?? 0);
+    // resubscribing from lastDeliveredSeq gives the rest, each once
+    const before = slow.notifications.length;
+    await slow.request('session/subscribe', { sessionId, afterSeq: overflow.lastDeliveredSeq });
+    await until(() => delivered(slow, sessionId).some((r) => r.seq === 24_000), 30_000);
+    const after = slow.notifications.slice(before)
+      .filter((n) => n.method === 'session/didAppend')
+      .flatMap((n) => (n.params as { records: Array<{ seq: number }> }).records.map((r) => r.seq));
+    expect(after).toEqual(Array.from({ length: 24_000 - overflow.lastDeliveredSeq }, (_, i) => overflow.lastDeliveredSeq + 1 + i));
+    await slow.shutdown();
+    await writer.shutdown();
+  });
+});

@@ -4,14 +4,17 @@ import { handle, type RequestHandler } from '../dispatch.js';
 
 /** Records sent but not yet written to the client, per subscription, before it is dropped. */
 export const MAX_UNSENT_RECORDS = 10_000;
+/** A client behind by more than half the limit that reads nothing for this long is dropped. */
+export const STALL_MS = 5_000;
 
 export type Notify = (method: string, params: unknown) => Promise<void>;
 
 /**
  * session/subscribe and session/unsubscribe: one subscription per session per connection.
- * A slow client cannot make memory grow without bound: when too many records are still
- * unwritten, the subscription ends with session/didOverflow {lastDeliveredSeq}, from which the
- * client resubscribes.
+ * Records are read from the journal page by page, so a subscription never holds more than what
+ * it has sent and the client has not read yet. A slow client paces the delivery; one that is
+ * more than half of MAX_UNSENT_RECORDS behind and reads nothing for STALL_MS is dropped with
+ * session/didOverflow {lastDeliveredSeq}, from which it resubscribes.
  */
 export function subscriptionHandlers(store: SessionStore, notify: Notify): { handlers: RequestHandler[]; stopAll(): void } {
   const subs = new Map<string, { stop(): void }>();
@@ -20,19 +23,28 @@ export function subscriptionHandlers(store: SessionStore, notify: Notify): { han
     const { sessionId } = p;
     let unsent = 0;
     let lastDelivered = p.afterSeq ?? 0;
-    const deliver = (records: StoredRecord[]): boolean => {
-      if (unsent > MAX_UNSENT_RECORDS) {
-        void notify('session/didOverflow', { sessionId, lastDeliveredSeq: lastDelivered }).catch(() => {});
-        return false;
-      }
+    let progressAt = Date.now();
+    const overflow = () => {
+      void notify('session/didOverflow', { sessionId, lastDeliveredSeq: lastDelivered }).catch(() => {});
+      return false;
+    };
+    const deliver = async (records: StoredRecord[]): Promise<boolean> => {
+      if (unsent > MAX_UNSENT_RECORDS) return overflow();
       unsent += records.length;
       const last = (records[records.length - 1] as StoredRecord).seq;
-      notify('session/didAppend', { sessionId, records }).then(() => {
+      const written = notify('session/didAppend', { sessionId, records }).then(() => {
         unsent -= records.length;
         lastDelivered = Math.max(lastDelivered, last);
+        progressAt = Date.now();
       }, () => undefined);
       if (records.some((r) => r.kind === 'turn' || r.kind === 'checkpoint')) {
         void store.getTurn(sessionId).then((turn) => notify('turn/didChange', { sessionId, turn })).catch(() => {});
+      }
+      // A client reading slowly paces the delivery; one that reads nothing for STALL_MS is dropped.
+      while (unsent > MAX_UNSENT_RECORDS / 2) {
+        const wait = STALL_MS - (Date.now() - progressAt);
+        if (wait <= 0) return overflow();
+        await Promise.race([written, new Promise((r) => setTimeout(r, Math.min(wait, 250)))]);
       }
       return true;
     };
