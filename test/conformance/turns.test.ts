@@ -151,7 +151,8 @@ describe.each(FRAMINGS)('turns over the built binary (%s)', (framing) => {
     for (const [method, extra] of [
       ['turn/setPhase', { phase: 'compacting' }], ['turn/fail', { error: 'e' }], ['turn/resume', {}], ['turn/finish', { outcome: 'completed' }],
     ] as const) {
-      await expectInvalidTransition(c, sessionId, () => c.request(method, { ...id(`${turnId.slice(0, -1)}0`), ...extra }));
+      const other = `${turnId.slice(0, -1)}${turnId.endsWith('0') ? '1' : '0'}`; // never the pending turn's id
+      await expectInvalidTransition(c, sessionId, () => c.request(method, { ...id(other), ...extra }));
     }
     // retryable: only resume or abandon; a second fail is refused
     await c.request('turn/fail', { ...id(turnId), error: 'rate limited' });
