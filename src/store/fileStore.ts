@@ -228,6 +228,23 @@ export class FileSessionStore implements SessionStore {
     for (const w of this.watchers.get(sessionId) ?? []) w.poke();
   }
 
+  /**
+   * The session open in this instance, with a read-only one brought up to date: caught up with
+   * records another writer appended, or reopened when a compaction replaced its journal.
+   */
+  private async freshReader(sessionId: string): Promise<OpenSession | undefined> {
+    const open = this.sessions.get(sessionId);
+    if (!open || open.writer) return open;
+    if (this.fsl.lstatSync(this.layout.journal(sessionId))?.ino === open.handle.ino) {
+      catchUp(this.fsl, open.handle);
+      return open;
+    }
+    this.sessions.delete(sessionId);
+    await open.close();
+    await this.openNow(sessionId, 'read', {});
+    return this.sessions.get(sessionId);
+  }
+
   /** Opens of one session run one at a time (an upgrade closes and reopens the journal). */
   async open(sessionId: string, mode: OpenMode, secretsInput: SecretsInput = {}): Promise<OpenedSession> {
     checkSessionId(sessionId);
@@ -243,11 +260,10 @@ export class FileSessionStore implements SessionStore {
 
   private async openNow(sessionId: string, mode: OpenMode, secretsInput: SecretsInput): Promise<OpenedSession> {
     if (mode === 'write' && this.failStopped.has(sessionId)) throw failStopError(sessionId);
-    const existing = this.sessions.get(sessionId);
+    const existing = await this.freshReader(sessionId);
     if (existing && (existing.mode === 'write' || mode === 'read')) {
       existing.addSecrets(resolveSecrets({ input: secretsInput }, this.env, this.vocabulary, existing.secrets).status);
       this.allSecrets.addAll(existing.secrets);
-      if (!existing.writer) catchUp(this.fsl, existing.handle);
       return existing.describe();
     }
     const prior = existing?.secrets;
@@ -459,9 +475,8 @@ export class FileSessionStore implements SessionStore {
    */
   private async withReadHandle<T>(sessionId: string, generation: number | undefined, use: (handle: JournalHandle) => T): Promise<T> {
     checkSessionId(sessionId);
-    let open = this.sessions.get(sessionId);
+    let open = await this.freshReader(sessionId);
     await open?.writer?.barrier();
-    if (open && !open.writer) catchUp(this.fsl, open.handle);
     if (generation !== undefined && generation !== (open?.handle ?? undefined)?.generation) {
       open = undefined; // an archived generation: its own read-only handle
     }

@@ -53,16 +53,41 @@ function parts(layout: StoreLayout, id: string): Array<{ live: string; trashed: 
  * crash midway leaves the session either listed (journal still in place) or in the trash.
  */
 export function trashSession(fsl: FsLayer, layout: StoreLayout, id: string): void {
-  if (fsl.lstatSync(layout.trashSessionDir(id))) {
+  const trash = layout.trashSessionDir(id);
+  // An empty trash/<id>/ holds no session: it is what a delete that failed (or crashed) before its
+  // first rename leaves behind, and must not make the live session undeletable.
+  if (fsl.lstatSync(trash) && !isEmptyDir(fsl, trash)) {
     throw new StoreError('Conflict', `a deleted session ${id} is already in the trash: restore or purge it first`, { reason: 'inTrash', sessionId: id });
   }
   ensurePrivateDir(fsl, layout.trashDir);
-  ensurePrivateDir(fsl, layout.trashSessionDir(id));
-  for (const p of parts(layout, id)) moveIfPresent(fsl, p.live, p.trashed);
+  ensurePrivateDir(fsl, trash);
+  const [journal, ...rest] = parts(layout, id);
+  try {
+    moveIfPresent(fsl, journal!.live, journal!.trashed);
+  } catch (err) {
+    // Nothing was moved: the session is still live and whole. Leave no empty trash entry behind.
+    if (fsl.lstatSync(journal!.live) && isEmptyDir(fsl, trash)) {
+      try {
+        fsl.rmdirSync(trash);
+      } catch {
+        // an empty trash/<id>/ is harmless: the next delete reuses it
+      }
+      const errno = errnoOf(err);
+      throw new StoreError('NotWritten', `session ${id} not deleted (${errno ?? 'I/O error'}); nothing was moved`, { sessionId: id, ...(errno ? { errno } : {}) });
+    }
+    throw err;
+  }
+  for (const p of rest) moveIfPresent(fsl, p.live, p.trashed);
+}
+
+function isEmptyDir(fsl: FsLayer, dir: string): boolean {
+  const st = fsl.lstatSync(dir);
+  return st !== undefined && st.isDirectory() && fsl.readdirSync(dir).length === 0;
 }
 
 export function restoreSession(fsl: FsLayer, layout: StoreLayout, id: string): void {
-  if (!fsl.lstatSync(layout.trashSessionDir(id))) throw new StoreError('SessionNotFound', `no deleted session ${id} in the trash`, { sessionId: id });
+  const trash = layout.trashSessionDir(id);
+  if (!fsl.lstatSync(trash) || isEmptyDir(fsl, trash)) throw new StoreError('SessionNotFound', `no deleted session ${id} in the trash`, { sessionId: id });
   if (fsl.lstatSync(layout.sessionDir(id))) {
     throw new StoreError('Conflict', `session ${id} exists again: delete it before restoring the old one`, { reason: 'exists', sessionId: id });
   }

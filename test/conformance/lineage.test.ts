@@ -285,16 +285,19 @@ describe.each(FRAMINGS)('continuations, forks and deletion (%s)', (framing) => {
     expect(pathsOf(store, sessionId)).toEqual([]);
   });
 
-  // BUG (src/store/fileStore.ts delete, outside lineage.ts): a second session/delete without a
-  // restore answers -31001 SessionNotFound, not -31003 Conflict {reason: "inTrash"} as
-  // protocol/README.md 13.2 specifies. Remove `.fails` once fixed.
-  it('session/delete twice without restore: Conflict (inTrash)', async () => {
-    const c = await startSidecar({ framing });
+  it('session/delete twice without restore: Conflict (inTrash), the trashed copy untouched', async () => {
+    const store = tempDir();
+    const c = await startSidecar({ framing, store });
     const { sessionId } = await c.create({});
+    await c.append({ sessionId, records: [msg('user', 'keep me')] });
     await del(c, { sessionId });
+    const trashed = dataTree(store);
     const err = await rejection(c.request('session/delete', { sessionId }));
     expect(err.code).toBe(-31003);
-    expect(err.data).toMatchObject({ kind: 'Conflict', reason: 'inTrash' });
+    expect(err.data).toMatchObject({ kind: 'Conflict', reason: 'inTrash', sessionId });
+    expect(dataTree(store)).toEqual(trashed);
+    await restore(c, { sessionId });
+    expect((await readAll(c, sessionId)).map((r) => r.seq)).toEqual([1]);
   });
 });
 

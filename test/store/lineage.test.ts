@@ -5,7 +5,7 @@ import { ParentLink, SessionCreateParams } from '../../protocol/index.js';
 import type { FileSessionStore } from '../../src/store/fileStore.js';
 import type { ParentLink as StoreParentLink, RecordInput, StoredRecord, TurnState } from '../../src/store/types.js';
 import { snapshotTree, tempDir } from '../helpers.js';
-import { indexOf, indexSettled, journalOf, lines, message, note, sealed, store, storeError, unsealed } from './storeHelpers.js';
+import { eio, faultFs, indexOf, indexSettled, journalOf, lines, message, note, sealed, store, storeError, unsealed } from './storeHelpers.js';
 
 /**
  * Continuations, forks and deletion at the store level (protocol/README.md section 13):
@@ -301,7 +301,10 @@ describe('fork', () => {
 
     const { sessionId } = await s.fork(src);
     const records = await readAll(s, sessionId);
+    // the same records; the checkpoint restarts the fork's generations (it has no archives of its own)
     expect(records).toEqual(asForked(active));
+    expect(records[0]).toMatchObject({ seq: 4, kind: 'checkpoint', generation: 0, summary: 'They asked and got answers.', ts: active[0]!.ts });
+    expect(records[0]).not.toHaveProperty('archived');
     expect(records.map((r) => r.seq)).toEqual([4, 5, 6, 7, 8, 9]);
     // the fork's journal holds only the header and the active records: none of the archived ones
     const forkJournal = fs.readFileSync(journalOf(root, sessionId), 'utf8');
@@ -331,6 +334,7 @@ describe('fork', () => {
     const t = store(root);
     expect(await t.open(sessionId, 'write')).toMatchObject({ lastSeq: 9 });
     expect(await readAll(t, sessionId)).toEqual(asForked(active));
+    expect(await t.history(sessionId)).toEqual([]);
     await t.closeAll();
   });
 
@@ -362,22 +366,33 @@ describe('fork', () => {
     await t.closeAll();
   });
 
-  // BUG (outside src/store/lineage.ts; see the report): a fork of a compacted session copies the
-  // checkpoint, whose `archived` names the parent's generation; once the fork is compacted,
-  // session/history of the fork lists that generation, which the fork cannot read
-  // (session/read {generation: 0} answers SessionNotFound). Remove `.fails` once fixed.
-  it('of a compacted session: every generation its history lists can be read', async () => {
+  // A fork has no archives of its own: its history lists only what it archived itself, and every
+  // generation listed can be read (the source's archived generations are not the fork's).
+  it('of a compacted session: its history names only generations it can read', async () => {
     const root = tempDir();
     const s = store(root);
     const src = await richSession(s);
     await s.compact(src, { summary: 'sum', throughSeq: 4 });
     const { sessionId } = await s.fork(src);
+    expect(await s.history(sessionId)).toEqual([]);
+    await storeError(s.read(sessionId, { generation: 1 }), 'InvalidArgument');
+    const before = await readAll(s, sessionId);
+    expect(await readAll(s, sessionId, 0)).toEqual(before); // generation 0 is the fork's active journal
     await s.append(sessionId, [note(9)]);
     await s.compact(sessionId, { summary: 'again', throughSeq: 8 });
     const history = await s.history(sessionId);
-    expect(history.length).toBeGreaterThan(0);
-    for (const h of history) await s.read(sessionId, { generation: h.generation });
+    expect(history).toEqual([expect.objectContaining({ generation: 0, throughSeq: 8, records: 6 })]);
+    for (const h of history) {
+      const archived = await readAll(s, sessionId, h.generation);
+      expect(archived).toHaveLength(h.records);
+      expect(archived.slice(0, before.length)).toEqual(before);
+    }
+    expect((await readAll(s, sessionId))[0]).toMatchObject({ seq: 8, kind: 'checkpoint', generation: 1, archived: { generation: 0, records: 6 } });
+    await indexSettled(s);
     await s.closeAll();
+    const t = store(root);
+    expect(await t.history(sessionId)).toEqual(history);
+    await t.closeAll();
   });
 
   it('refuses atSeq out of range, unknown and invalid ids, writing nothing', async () => {
@@ -621,8 +636,6 @@ describe('delete, restore, purge', () => {
     await s.closeAll();
   });
 
-  // BUG (src/store/fileStore.ts delete): a second delete without a restore answers SessionNotFound
-  // (the live-journal check runs first), not Conflict {reason: "inTrash"}. Remove `.fails` once fixed.
   it('delete twice without a restore is Conflict (inTrash)', async () => {
     const root = tempDir();
     const s = store(root);
@@ -664,6 +677,58 @@ describe('delete, restore, purge', () => {
     expect(err2.details).toMatchObject({ reason: 'exists', sessionId });
     expect(dataTree(root)).toEqual(before);
     expect((await readAll(s, sessionId)).map((r) => r.seq)).toEqual([1]);
+    await s.closeAll();
+  });
+
+  it('a delete that failed before moving anything leaves a session that can still be deleted and restored', async () => {
+    const root = tempDir();
+    let failNext = true;
+    const fsl = faultFs({
+      renameSync: (from, to) => {
+        if (failNext && from.endsWith(path.join('sessions', path.basename(from))) && to.includes(`${path.sep}trash${path.sep}`)) {
+          failNext = false;
+          throw eio();
+        }
+        fs.renameSync(from, to);
+      },
+    });
+    const s = store(root, { fs: fsl });
+    const { sessionId } = await s.create({ title: 'stays' });
+    await s.append(sessionId, [note(1)]);
+    await indexSettled(s);
+    const journal = fs.readFileSync(journalOf(root, sessionId));
+    const err = await storeError(s.delete(sessionId), 'NotWritten');
+    expect(err.details).toMatchObject({ sessionId, errno: 'EIO' });
+    // nothing moved: still live, listed and readable; no trash entry left behind
+    expect(fs.existsSync(trashOf(root, sessionId))).toBe(false);
+    await storeError(s.restore(sessionId), 'SessionNotFound');
+    expect(fs.readFileSync(journalOf(root, sessionId))).toEqual(journal);
+    expect((await s.list()).sessions.map((x) => x.sessionId)).toEqual([sessionId]);
+    expect((await readAll(s, sessionId)).map((r) => r.seq)).toEqual([1]);
+    // the retry succeeds, and the session comes back whole
+    await s.delete(sessionId);
+    expect((await s.list()).sessions).toEqual([]);
+    expect(fs.readFileSync(path.join(trashOf(root, sessionId), 'session', 'journal.jsonl'))).toEqual(journal);
+    await s.restore(sessionId);
+    expect(fs.readFileSync(journalOf(root, sessionId))).toEqual(journal);
+    expect(await s.open(sessionId, 'write')).toMatchObject({ title: 'stays', lastSeq: 1 });
+    await s.closeAll();
+  });
+
+  it('an empty trash/<id>/ (a delete that crashed before its first rename) neither blocks a delete nor restores anything', async () => {
+    const root = tempDir();
+    const s = store(root);
+    const { sessionId } = await s.create({ title: 'live' });
+    await s.append(sessionId, [note(1)]);
+    await indexSettled(s);
+    fs.mkdirSync(trashOf(root, sessionId), { recursive: true, mode: 0o700 });
+    const before = dataTree(root);
+    await storeError(s.restore(sessionId), 'SessionNotFound');
+    expect(dataTree(root)).toEqual(before);
+    await s.delete(sessionId);
+    expect(fs.existsSync(journalOf(root, sessionId))).toBe(false);
+    await s.restore(sessionId);
+    expect(await s.open(sessionId, 'write')).toMatchObject({ title: 'live', lastSeq: 1 });
     await s.closeAll();
   });
 
@@ -805,23 +870,27 @@ describe('delete, restore, purge', () => {
     await t.closeAll();
   });
 
-  // BUG (outside src/store/lineage.ts: the unawaited index rewrite of list.ts/sessionIndex.ts
-  // rememberIndex): a session/list that rebuilt a stale index entry schedules a write that lands
-  // after a delete or purge that follows it, leaving index/<id>.json for a session that is gone.
-  // Remove `.fails` once fixed.
-  it('purge right after a list that rebuilt the index entry leaves no index entry behind', async () => {
+  // A session/list (or read) that met a stale index entry rewrites it in the background: a delete or
+  // purge right after it must not be followed by that write (index/<id>.json of a session that is gone).
+  it('delete or purge right after a list that rebuilt the index entry leaves no index entry behind', async () => {
     const root = tempDir();
     const s = store(root);
-    const { sessionId } = await s.create({});
-    await s.append(sessionId, [note(1)]);
+    const { sessionId: purged } = await s.create({});
+    await s.append(purged, [note(1)]);
+    const { sessionId: trashed } = await s.create({});
+    await s.append(trashed, [note(1)]);
     await indexSettled(s);
     await s.closeAll();
-    fs.rmSync(indexOf(root, sessionId)); // stale: the next list rebuilds it
+    for (const id of [purged, trashed]) fs.rmSync(indexOf(root, id)); // stale: the next list rebuilds them
     const t = store(root);
     await t.list();
-    await t.delete(sessionId, true);
+    await t.delete(purged, true);
+    await t.delete(trashed);
     await sleep(200);
-    expect(pathsOf(root, sessionId)).toEqual([]);
+    expect(pathsOf(root, purged)).toEqual([]);
+    expect(pathsOf(root, trashed).filter((p) => !p.startsWith(`trash${path.sep}`))).toEqual([]);
+    await t.restore(trashed);
+    expect((await readAll(t, trashed)).map((r) => r.seq)).toEqual([1]);
   });
 });
 

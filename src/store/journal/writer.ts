@@ -1,5 +1,5 @@
 import { appendDurably } from '../../durable/durableFile.js';
-import { AppendFailure } from '../../durable/errors.js';
+import { AppendFailure, errnoOf } from '../../durable/errors.js';
 import type { FsLayer } from '../../durable/fsLayer.js';
 import { StoreError } from '../errors.js';
 import { encodeRecordLine } from './format.js';
@@ -154,6 +154,19 @@ export class JournalWriter {
   }
 
   private runExclusive(p: PendingAppend, op: () => unknown): void {
+    let fenced: StoreError | undefined;
+    try {
+      fenced = this.fence(); // a writer that lost its lease may not compact either
+    } catch (err) {
+      const errno = errnoOf(err);
+      return p.reject(new StoreError('NotWritten', `the lease could not be checked (${errno ?? 'I/O error'}); nothing changed`, {
+        stage: 'preCommit', ...(errno ? { errno } : {}),
+      }));
+    }
+    if (fenced) {
+      this.stopped = fenced.message;
+      return p.reject(new StoreError(fenced.kind, fenced.message, { ...fenced.details, stage: 'preCommit' }));
+    }
     try {
       p.resolve(op() as CommittedAppend);
     } catch (err) {

@@ -51,8 +51,8 @@ export function planAppend(
  * canonical check and is later cut as a torn tail or reported as `Corrupt`.
  */
 function refuseTurnMembers(rec: Rec, i: number): void {
-  if (rec.kind === 'turn') {
-    throw new StoreError('InvalidArgument', `record ${i}: kind "turn" is written by the turn methods, not appended`, { path: `records.${i}.kind` });
+  if (rec.kind === 'turn' || rec.kind === 'checkpoint') {
+    throw new StoreError('InvalidArgument', `record ${i}: kind "${rec.kind}" is written by the server, not appended`, { path: `records.${i}.kind` });
   }
   if (Object.hasOwn(rec, 'turnId')) {
     throw new StoreError('InvalidArgument', `record ${i} uses the reserved member name turnId`, { path: `records.${i}.turnId` });

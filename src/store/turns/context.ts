@@ -17,6 +17,8 @@ type Call = { id: string; name: string };
 export class ContextBuilder {
   private readonly messages: ContextMessage[] = [];
   private open: Call[] = [];
+  /** Every tool call id an assistant message in the context declared. */
+  private readonly declared = new Set<string>();
 
   constructor(header: SessionHeader) {
     if (header.systemPrompt) this.messages.push({ role: 'system', content: header.systemPrompt });
@@ -38,6 +40,9 @@ export class ContextBuilder {
   private addMessage(m: ContextMessage): void {
     if (m.role === 'tool') {
       const id = m.toolCallId;
+      // A result whose call is not in the context (a checkpoint summarized the call) would be
+      // refused by a provider: it goes with the summarized part.
+      if (typeof id === 'string' && !this.declared.has(id)) return;
       this.open = this.open.filter((c) => c.id !== id);
       this.messages.push(m);
       return;
@@ -47,6 +52,7 @@ export class ContextBuilder {
     if (m.role === 'assistant' && Array.isArray(m.toolCalls)) {
       this.open = m.toolCalls.flatMap((c: { id?: unknown; name?: unknown }) =>
         typeof c?.id === 'string' ? [{ id: c.id, name: typeof c.name === 'string' ? c.name : '' }] : []);
+      for (const c of this.open) this.declared.add(c.id);
     }
   }
 
