@@ -176,7 +176,7 @@ export class FileSessionStore implements SessionStore {
     const rule = lines.length > 0 ? this.allSecrets.findInBytes(Buffer.concat(lines)) : undefined;
     if (rule) throw new StoreError('SecretRejected', `the records to fork hold a registered secret (rule: ${rule}); nothing was written`, { path: 'records', rule });
     const { sessionId: _id, createdAt: _c, secretEnv, parent: _p, ...fields } = header;
-    const parent = { sessionId, relation: 'fork' as const, ...(at > 0 ? { atSeq: at } : {}) };
+    const parent = { sessionId, relation: 'fork' as const, atSeq: at };
     const created = await this.createWith({ ...fields, parent }, { env: secretEnv }, lines);
     return { sessionId: created.sessionId };
   }

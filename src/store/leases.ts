@@ -95,6 +95,7 @@ export class SessionLease {
   async release(): Promise<void> {
     if (this.lost) return; // the lock belongs to another holder now: never remove theirs
     try {
+      if (readHolder(this.fsl, this.lockDir)?.token === this.record.token) this.fsl.unlinkSync(holderFile(this.lockDir));
       await this.releaseLock();
     } catch {
       // already released or compromised: nothing of ours to remove

@@ -68,7 +68,7 @@ export function entryOf(handle: JournalHandle, updatedAt?: string): IndexEntry {
   const { header, position, ino, firstMessage, lastMessage } = handle;
   return {
     v: 1, sessionId: header.sessionId, title: header.title, parent: header.parent, createdAt: header.createdAt,
-    updatedAt: updatedAt ?? position.lastTs ?? header.createdAt, lastSeq: position.lastSeq, records: position.records,
+    updatedAt: updatedAt ?? latest(position.lastTs, header.createdAt), lastSeq: position.lastSeq, records: position.records,
     bytes: position.bytes, ino, lastCrc: position.lastCrc, firstMessage, lastMessage, turn: position.turn ?? null,
     firstSeq: handle.firstSeq, generation: handle.generation,
   };
@@ -90,4 +90,9 @@ const rewrites = new Set<Promise<void>>();
 
 export async function indexRewritesSettled(): Promise<void> {
   while (rewrites.size > 0) await Promise.all([...rewrites]);
+}
+
+/** The later of two RFC 3339 UTC timestamps (a fork's copied records are older than the fork). */
+export function latest(a: string | undefined, b: string): string {
+  return a !== undefined && a > b ? a : b;
 }
