@@ -73,9 +73,17 @@ export class SessionLease {
     return lease;
   }
 
+  /** Identity of the holder file as we last verified it: unchanged means still ours (one lstat). */
+  private verified = '';
+
   /** Before every commit: LeaseLost unless the lock still carries our token. */
   check(id: string): StoreError | undefined {
-    if (!this.lost && readHolder(this.fsl, this.lockDir)?.token !== this.record.token) this.lost = true;
+    if (!this.lost) {
+      const st = this.fsl.lstatSync(holderFile(this.lockDir));
+      const stamp = st ? `${st.ino}:${st.size}:${st.mtimeMs}` : '';
+      if (stamp === '' || (stamp !== this.verified && readHolder(this.fsl, this.lockDir)?.token !== this.record.token)) this.lost = true;
+      else this.verified = stamp;
+    }
     if (!this.lost) return undefined;
     return new StoreError('LeaseLost', `the writer lease on session ${id} was lost (taken over by another process); nothing was written and the session is read-only here`, {
       sessionId: id,
