@@ -2,7 +2,7 @@ import type { FsLayer } from '../durable/fsLayer.js';
 import type { JournalHandle } from './journal/open.js';
 import type { JournalWriter } from './journal/writer.js';
 import type { StoreLayout } from './layout.js';
-import { entryOf, type IndexEntry, latest, readIndexEntry, writeIndexEntry } from './sessionIndex.js';
+import { entryOf, type IndexEntry, latest, writeIndexEntry } from './sessionIndex.js';
 import type { SessionLease } from './leases.js';
 import type { SecretSet } from './secrets/knownSecrets.js';
 import type { OpenedSession, OpenMode, SecretsStatus } from './types.js';
@@ -36,10 +36,6 @@ export class OpenSession {
     readonly lease?: SessionLease,
   ) {
     this.updatedAt = latest(handle.position.lastTs, handle.header.createdAt);
-  }
-
-  static readHint(fsl: FsLayer, layout: StoreLayout, id: string): IndexEntry | undefined {
-    return readIndexEntry(fsl, layout, id);
   }
 
   get id(): string {

@@ -9,7 +9,7 @@ import { catchUp, type JournalHandle, openJournal } from './journal/open.js';
 import { type AppendRequest, JournalWriter } from './journal/writer.js';
 import { StoreLayout } from './layout.js';
 import { DEFAULT_LEASE_STALE_MS, SessionLease } from './leases.js';
-import { rememberIndex } from './sessionIndex.js';
+import { readIndexEntry, rememberIndex } from './sessionIndex.js';
 import { OpenSession } from './openSession.js';
 import { SecretSet } from './secrets/knownSecrets.js';
 import { resolveSecrets } from './secrets/sessionSecrets.js';
@@ -185,7 +185,7 @@ export abstract class StoreCore {
   }
 
   protected readIndexHint(id: string) {
-    return OpenSession.readHint(this.fsl, this.layout, id);
+    return readIndexEntry(this.fsl, this.layout, id);
   }
 
   protected adopt(handle: JournalHandle, mode: OpenMode, secrets: SecretSet, status: SecretsStatus, lease?: SessionLease): OpenSession {

@@ -24,16 +24,6 @@ const archiveOf = (root: string, id: string, g: number) => path.join(root, 'hist
 const historyDirOf = (root: string, id: string) => path.join(root, 'history', id);
 const strip = ({ seq: _s, ts: _t, ...rest }: StoredRecord) => rest;
 
-/**
- * The abandoned instance still holds the session's writer lease (locks/<id>.lock, if the store
- * has leases), and would until it went stale: a crashed holder's lease is taken over after the
- * stale time. Removing the lock is that takeover, without the wait.
- */
-function leaseGoneStale(root: string, id: string): void {
-  fs.rmSync(path.join(root, 'locks', `${id}.lock`), { recursive: true, force: true });
-  fs.rmSync(path.join(root, 'locks', `${id}.lock.holder.json`), { force: true });
-}
-
 /** Every call of the layer goes to node's fs, unless armed: then the n-th counted call fails. */
 function faultyFs() {
   const state = {
@@ -121,6 +111,25 @@ function tempsOf(root: string, id: string): string[] {
  * After an interrupted compaction of `fx` (the error it failed with, if any), checks the store
  * from a fresh instance; returns whether the new journal had been renamed in and the temps left.
  */
+/** A fresh fixture compacted through a file-system layer armed with `fault`; the instance is then abandoned. */
+async function compactUnder(earlier: number, fault: Record<string, unknown>, summary: string) {
+  const fx = await fixture(earlier);
+  const throughSeq = fx.lastSeq - 2;
+  const { layer, state } = faultyFs();
+  const s = store(fx.root, { fs: layer });
+  await s.open(fx.sessionId, 'write');
+  await indexSettled(s);
+  Object.assign(state, { armed: true, calls: 0, ...fault });
+  let err: unknown;
+  try {
+    await s.compact(fx.sessionId, { summary, throughSeq });
+  } catch (e) {
+    err = e;
+  }
+  await indexSettled(s);
+  return { fx, throughSeq, state, err };
+}
+
 async function verifyAfter(fx: Fixture, err: unknown, throughSeq: number): Promise<{ renamed: boolean; temps: string[] }> {
   const { root, sessionId: id } = fx;
   const now = fs.readFileSync(fx.journal);
@@ -149,8 +158,6 @@ async function verifyAfter(fx: Fixture, err: unknown, throughSeq: number): Promi
     expect(now.equals(fx.before), 'the old journal is untouched').toBe(true);
   }
   const temps = tempsOf(root, id);
-
-  leaseGoneStale(root, id);
   const fresh = store(root);
   // A reader first: it never cleans (it may run next to a writer).
   const active = await readAll(fresh, id);
@@ -213,21 +220,8 @@ describe.each([0, 1])('compaction interrupted (after %i earlier compactions)', (
     const seen = { preCommit: 0, postCommit: 0 };
     for (;;) {
       n += 1;
-      const fx = await fixture(earlier);
-      const throughSeq = fx.lastSeq - 2;
-      const { layer, state } = faultyFs();
-      const s = store(fx.root, { fs: layer });
-      await s.open(fx.sessionId, 'write');
-      await indexSettled(s);
-      Object.assign(state, { armed: true, only: method, failAt: n, calls: 0 });
-      let err: unknown;
-      try {
-        await s.compact(fx.sessionId, { summary: `fault ${method} ${n}`, throughSeq });
-      } catch (e) {
-        err = e;
-      }
+      const { fx, throughSeq, state, err } = await compactUnder(earlier, { only: method, failAt: n }, `fault ${method} ${n}`);
       state.armed = false;
-      await indexSettled(s);
       if (err === undefined) {
         expect(state.failed, 'no fault was injected: the compaction succeeded').toBeUndefined();
         await verifyAfter(fx, undefined, throughSeq);
@@ -248,20 +242,7 @@ describe.each([0, 1])('compaction interrupted (after %i earlier compactions)', (
     const seen = { preCommit: 0, postCommit: 0 };
     for (;;) {
       n += 1;
-      const fx = await fixture(earlier);
-      const throughSeq = fx.lastSeq - 2;
-      const { layer, state } = faultyFs();
-      const s = store(fx.root, { fs: layer });
-      await s.open(fx.sessionId, 'write');
-      await indexSettled(s);
-      Object.assign(state, { armed: true, crash: true, failAt: n, calls: 0 });
-      let err: unknown;
-      try {
-        await s.compact(fx.sessionId, { summary: `crash at call ${n}`, throughSeq });
-      } catch (e) {
-        err = e;
-      }
-      await indexSettled(s);
+      const { fx, throughSeq, state, err } = await compactUnder(earlier, { crash: true, failAt: n }, `crash at call ${n}`);
       if (err === undefined) {
         // The crash came after the compaction returned from its last step (the index write,
         // a cache, only warns), or never came.

@@ -15,7 +15,6 @@ export const JOURNAL_VERSION = 1;
 export const ENVELOPE_KEYS = ['seq', 'ts', 'batchEnd', 'crc'] as const;
 
 const CRC_SUFFIX_LENGTH = ',"crc":"00000000"}'.length;
-const NEWLINE = 0x0a;
 
 function hex8(n: number): string {
   return n.toString(16).padStart(8, '0');
@@ -59,8 +58,4 @@ export function decodeLine(line: Buffer): DecodedLine {
 export function peekSeq(prefix: Buffer): number | undefined {
   const m = /^\{"seq":(\d{1,16}),/.exec(prefix.toString('latin1', 0, Math.min(prefix.length, 32)));
   return m ? Number(m[1]) : undefined;
-}
-
-export function isNewline(byte: number | undefined): boolean {
-  return byte === NEWLINE;
 }

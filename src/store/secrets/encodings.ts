@@ -68,12 +68,6 @@ const SLASH_ESCAPE = /(?<!\\)\\+\//g;
 const SLASH_ESCAPE_AT: RegExp[] = [];
 for (let d = 1; d <= JSON_ESCAPE_DEPTHS; d++) SLASH_ESCAPE_AT.push(new RegExp(`(?<!\\\\)((?:\\\\{${2 ** d}})*)\\\\{${2 ** (d - 1)}}/`, 'g'));
 
-/** Decodes \uXXXX (and \/) escapes at any nesting (any number of backslashes) to the bare characters. */
-export function decodeJsonEscapes(text: string): string {
-  const forms = unescapedForms(text);
-  return forms.length > 0 ? (forms[forms.length - 1] as string) : text;
-}
-
 /**
  * The texts `text` stands for with its \uXXXX (and \/) escapes undone, so text from an encoder
  * that escapes differently (`"` as \u0022, `+` as \u002B, non-ASCII as \u00FC, `/` as \/, or
