@@ -14,6 +14,9 @@ import { sessionContext } from './methods/session.context.js';
 import { sessionCompact, sessionHistory } from './methods/session.compact.js';
 import { sessionDelete, sessionFork, sessionRestore } from './methods/session.lineage.js';
 import { sessionDidAppend, sessionDidOverflow, sessionSubscribe, sessionUnsubscribe, turnDidChange } from './methods/session.subscribe.js';
+import { toolAllocateScratch } from './methods/tool.js';
+import { stateDelete, stateGet, stateSet } from './methods/state.js';
+import { blobGet } from './methods/blob.js';
 import { turnFail, turnFinish, turnGet, turnResume, turnSetPhase, turnStart } from './methods/turn.js';
 
 export * from './version.js';
@@ -34,6 +37,10 @@ export * from './methods/session.compact.js';
 export * from './methods/session.lineage.js';
 export * from './methods/session.subscribe.js';
 export * from './methods/turn.js';
+export * from './runtimeRecords.js';
+export * from './methods/tool.js';
+export * from './methods/state.js';
+export * from './methods/blob.js';
 
 /** Every method and notification of the protocol, in documentation order. */
 export const methods: readonly MethodDescriptor[] = [
@@ -41,4 +48,5 @@ export const methods: readonly MethodDescriptor[] = [
   sessionCreate, sessionOpen, sessionAppend, sessionRead, sessionList, sessionClose, sessionContext, sessionCompact, sessionHistory, sessionFork, sessionDelete, sessionRestore,
   sessionSubscribe, sessionUnsubscribe, sessionDidAppend, sessionDidOverflow, turnDidChange,
   turnStart, turnSetPhase, turnFail, turnResume, turnFinish, turnGet,
+  toolAllocateScratch, stateSet, stateGet, stateDelete, blobGet,
 ];

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { Seq, Timestamp } from './common.js';
 import { StoredTurnRecord, TurnState } from './turns.js';
+import {
+  ApiRecord, BlobRef, RuntimeCounters, RuntimeRecordKinds, storedRuntimeShapes, ToolFinishRecord, ToolStartRecord, ToolStreamRecord,
+} from './runtimeRecords.js';
 
 /**
  * Records are what a session's journal holds. A client appends records; it reads them back
@@ -13,7 +16,7 @@ export const ToolCall = z
   .looseObject({
     id: z.string(),
     name: z.string(),
-    arguments: z.string().meta({ description: 'The tool arguments as the provider sent them (a JSON text)' }),
+    arguments: z.union([z.string(), BlobRef]).meta({ description: 'The tool arguments as the provider sent them (a JSON text; a BlobRef when stored as a blob)' }),
   })
   .meta({ id: 'ToolCall' });
 
@@ -33,7 +36,7 @@ const interruptionShape = {
   kind: z.literal('interruption'),
   reason: z.string().min(1),
   phase: z.string().min(1).meta({ description: 'The turn phase that was interrupted, e.g. providerStream or executingTools' }),
-  assistantText: z.string().optional(),
+  assistantText: z.union([z.string(), BlobRef]).optional(),
   toolCalls: z.array(ToolCall).optional(),
   toolResults: z.array(z.looseObject({ id: z.string(), name: z.string(), result: z.unknown() })).optional(),
 };
@@ -54,7 +57,7 @@ export const EventRecord = z.strictObject(eventShape).meta({ id: 'EventRecord' }
 
 /** A record as a client appends it. */
 export const Record = z
-  .discriminatedUnion('kind', [MessageRecord, InterruptionRecord, EventRecord])
+  .discriminatedUnion('kind', [MessageRecord, InterruptionRecord, EventRecord, ApiRecord, ToolStartRecord, ToolFinishRecord, ToolStreamRecord])
   .meta({ id: 'Record' });
 
 /** Written by session/compact: stands for every record up to its seq (they are in the archive). */
@@ -65,6 +68,7 @@ export const StoredCheckpointRecord = z
     archived: z.object({ generation: z.number().int(), records: z.number().int(), bytes: z.number().int() }).optional()
       .meta({ description: 'The generation this compaction archived (absent in a fork, which has no archives)' }),
     summary: z.string(), provider: z.string().optional(), model: z.string().optional(),
+    runtime: RuntimeCounters.optional().meta({ description: 'The apiSeq/toolSeq counters at throughSeq (absent: all zero)' }),
   })
   .meta({ id: 'StoredCheckpointRecord' });
 
@@ -74,13 +78,20 @@ export const StoredRecord = z
     z.strictObject({ ...stored, ...messageShape }),
     z.strictObject({ ...stored, ...interruptionShape }),
     z.strictObject({ ...stored, ...eventShape }),
+    z.strictObject({ ...stored, ...storedRuntimeShapes.api }),
+    z.strictObject({ ...stored, ...storedRuntimeShapes.toolStart }),
+    z.strictObject({ ...stored, ...storedRuntimeShapes.toolFinish }),
+    z.strictObject({ ...stored, ...storedRuntimeShapes.toolStream }),
     StoredTurnRecord,
     StoredCheckpointRecord,
   ])
   .meta({ id: 'StoredRecord' });
 
 /** Kinds a client appends; `turn` records are written by the server's turn methods. */
-export const RecordKinds = ['message', 'interruption', 'event'] as const;
+export const RecordKinds = ['message', 'interruption', 'event', ...RuntimeRecordKinds] as const;
+
+/** Kinds that make up the conversation (what session/context reads); the others are runtime records. */
+export const ConversationKinds = ['message', 'interruption', 'event', 'turn', 'checkpoint'] as const;
 
 export type ChatMessage = z.infer<typeof ChatMessage>;
 export type Record = z.infer<typeof Record>;

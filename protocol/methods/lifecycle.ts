@@ -28,6 +28,9 @@ export const ServerCapabilities = z
       subscribe: z.object({ crossProcess: z.boolean(), maxUnsentRecords: z.number().int() }),
     }),
     turns: z.object({ modes: z.array(z.enum(['manual', 'auto'])) }),
+    tool: z.object({ scratch: z.boolean() }).optional(),
+    state: z.object({ maxValueBytes: z.number().int() }).optional(),
+    blob: z.object({ defaultThreshold: z.number().int(), maxChunk: z.number().int() }).optional(),
   })
   .meta({ id: 'ServerCapabilities' });
 

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { defineMethod, paramsObject, resultObject, SessionId, Timestamp } from '../common.js';
 import { EnvVarName, Redaction, SecretsParam, SecretsStatus } from '../secrets.js';
 import { ParentLink } from './session.lineage.js';
+import { DEFAULT_BLOB_THRESHOLD } from './blob.js';
+import { KeepScratch } from './tool.js';
 
 
 export const LlmConfig = z
@@ -25,6 +27,10 @@ export const SessionCreateParams = paramsObject({
   parent: ParentLink.optional().meta({ description: 'The session this one continues or forks (stored in the header)' }),
   turns: z.enum(['manual', 'auto']).optional().meta({
     description: 'manual (default): turns only through turn/* methods; auto: messages drive the turn lifecycle',
+  }),
+  keepScratch: KeepScratch.optional().meta({ description: 'When tool scratch directories survive session/close (default never)' }),
+  blobThreshold: z.number().int().min(1024).max(1 << 30).optional().meta({
+    description: `String members larger than this many bytes are stored as blobs (default ${DEFAULT_BLOB_THRESHOLD})`,
   }),
 }).meta({ id: 'SessionCreateParams' });
 

@@ -4,11 +4,15 @@ import { SecretsParam, SecretsStatus } from '../secrets.js';
 import { TurnState } from '../turns.js';
 import { LlmConfig } from './session.create.js';
 import { ParentLink } from './session.lineage.js';
+import { KeepScratch } from './tool.js';
 
 export const OpenMode = z.enum(['write', 'read']);
 
 export const SessionOpenParams = paramsObject({
-  sessionId: SessionId,
+  sessionId: SessionId.optional().meta({ description: 'The session to open (exactly one of sessionId and path)' }),
+  path: z.string().min(1).max(4096).optional().meta({
+    description: 'Resume by path: a journal file or session directory inside the store (relative paths: to the server\'s working directory); anything outside the store is refused with UnsafeStore',
+  }),
   mode: OpenMode.optional().meta({ description: 'write (default): may append; read: never changes the journal' }),
   secrets: SecretsParam.optional().meta({ description: 'More secrets for this session (values must be sent again after a restart)' }),
 }).meta({ id: 'SessionOpenParams' });
@@ -35,6 +39,8 @@ export const SessionOpenResult = resultObject({
   turns: z.enum(['manual', 'auto']).optional(),
   turn: TurnState.nullable().meta({ description: 'The current or last turn (null when the session never had one)' }),
   recovered: Recovered.optional(),
+  keepScratch: KeepScratch.optional(),
+  blobThreshold: z.number().int().optional(),
 }).meta({ id: 'SessionOpenResult' });
 
 export const sessionOpen = defineMethod({

@@ -10,7 +10,8 @@ export const SessionReadParams = paramsObject({
   generation: z.number().int().min(0).optional().meta({ description: 'Read an archived generation (session/history) instead of the active journal' }),
   afterSeq: Seq.optional().meta({ description: 'Return records with seq > afterSeq (default 0: from the start)' }),
   limit: z.number().int().min(1).max(MAX_READ_LIMIT).optional().meta({ description: `At most this many records (default ${DEFAULT_READ_LIMIT})` }),
-  kinds: z.array(z.string()).min(1).optional().meta({ description: 'Only records of these kinds' }),
+  kinds: z.array(z.string()).min(1).optional().meta({ description: 'Only records of these kinds (lines of other kinds are checked but not parsed)' }),
+  inline: z.boolean().optional().meta({ description: 'Replace every BlobRef by the string it stands for (default false)' }),
 }).meta({ id: 'SessionReadParams' });
 
 export const SessionReadResult = resultObject({

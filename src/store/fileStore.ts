@@ -29,12 +29,16 @@ import type {
   AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListPage, PruneOptions, ReadOptions, ReadPage, RecordInput,
   SecretsInput, SecretsStatus, SessionHeaderInput, SessionStore, StoredRecord, TurnChange, TurnKind, TurnState,
 } from './types.js';
-import { DEFAULT_READ_LIMIT, PAGE_BYTES, StoreCore } from './storeCore.js';
+import { PAGE_BYTES } from './storeCore.js';
+import { DEFAULT_READ_LIMIT } from './storeCore.js';
+import { RuntimeStore } from './runtimeStore.js';
+import { assignRuntime } from './runtime/counters.js';
+import { CONVERSATION_KINDS } from './turns/context.js';
 
 export { DEFAULT_READ_LIMIT, type FileStoreOptions } from './storeCore.js';
 
 /** The journal-file backend of SessionStore: the operations, over StoreCore's open sessions. */
-export class FileSessionStore extends StoreCore implements SessionStore {
+export class FileSessionStore extends RuntimeStore implements SessionStore {
   async create(input: SessionHeaderInput, secretsInput: SecretsInput = {}): Promise<CreatedSession> {
     if (input.parent) this.mustExist(checkSessionId(input.parent.sessionId));
     return this.createWith(input, secretsInput, []);
@@ -149,20 +153,25 @@ export class FileSessionStore extends StoreCore implements SessionStore {
 
   async append(sessionId: string, records: RecordInput[], opts: { expectedLastSeq?: number } = {}): Promise<AppendResult> {
     const session = this.writable(sessionId);
-    const prepared = records.map((r, i) => prepareRecord(r, i, this.allSecrets, this.maxRecordBytes));
+    const blobs = this.blobSink(session);
+    const prepared = records.map((r, i) => prepareRecord(r, i, this.allSecrets, this.maxRecordBytes, blobs));
     const texts = prepared.map((p) => p.text);
     const values = prepared.map((p) => p.value as RecordInput);
     const auto = session.handle.header.turns === 'auto';
+    const tools = session.tools();
     let recordSeqs: number[] = [];
+    let runtime: ReturnType<typeof assignRuntime> | undefined;
     const committed = await this.commit(session, {
       texts,
       expectedLastSeq: opts.expectedLastSeq,
-      plan: (turn, firstSeq) => {
-        const planned = planAppend(values, texts, turn, firstSeq, auto);
+      plan: (state, firstSeq) => {
+        runtime = assignRuntime(values, texts, state.runtime, tools);
+        const planned = planAppend(values, runtime.texts, state.turn, firstSeq, auto);
         recordSeqs = planned.recordSeqs;
-        return planned;
+        return { texts: planned.texts, turn: planned.turn, runtime: runtime.counters };
       },
     });
+    if (runtime) tools.noteCommitted(values, runtime.started, runtime.issued);
     session.noteCommitted(values.map((v) => summarizeRecord(v)), committed.ts);
     const redactions = prepared.flatMap((p, i) => p.redactions.map((r) => ({ seq: recordSeqs[i] as number, ...r })));
     return { firstSeq: committed.firstSeq, lastSeq: committed.lastSeq, ...(redactions.length > 0 ? { redactions } : {}) };
@@ -184,7 +193,7 @@ export class FileSessionStore extends StoreCore implements SessionStore {
     const { text, value } = prepareRecord(event as unknown as RecordInput, 0, this.allSecrets, this.maxRecordBytes);
     const committed = await this.commit(session, {
       texts: [],
-      plan: (turn, firstSeq) => ({ texts: [text], turn: applyTurn(turn, value as TurnEvent, firstSeq) }),
+      plan: (state, firstSeq) => ({ texts: [text], turn: applyTurn(state.turn, value as TurnEvent, firstSeq), runtime: state.runtime }),
     });
     session.noteCommitted([], committed.ts);
   }
@@ -241,8 +250,10 @@ export class FileSessionStore extends StoreCore implements SessionStore {
       let from = dataStart;
       let afterSeq = 0;
       while (afterSeq < position.lastSeq) {
-        const page = readPage(this.fsl, fd, { from, end: position.bytes, afterSeq, limit: 10_000, maxBytes: PAGE_BYTES, firstSeq: handle.firstSeq });
-        for (const rec of page.records) builder.add(rec);
+        const page = readPage(this.fsl, fd, {
+          from, end: position.bytes, afterSeq, limit: 10_000, maxBytes: PAGE_BYTES, firstSeq: handle.firstSeq, kinds: CONVERSATION_KINDS,
+        });
+        for (const rec of this.inline(page.records)) builder.add(rec);
         if (page.scannedSeq === afterSeq) break;
         afterSeq = page.scannedSeq;
         from = seekAfterSeq(this.fsl, fd, dataStart, position.bytes, afterSeq);
@@ -262,7 +273,8 @@ export class FileSessionStore extends StoreCore implements SessionStore {
         kinds: opts.kinds ? new Set(opts.kinds) : undefined, maxBytes: PAGE_BYTES, firstSeq: handle.firstSeq,
       });
       const more = page.scannedSeq < position.lastSeq;
-      return { records: page.records, lastSeq: position.lastSeq, nextAfterSeq: more ? page.scannedSeq : null };
+      const records = opts.inline ? this.inline(page.records) : page.records;
+      return { records, lastSeq: position.lastSeq, nextAfterSeq: more ? page.scannedSeq : null };
     });
   }
 

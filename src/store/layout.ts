@@ -12,6 +12,9 @@ import type { FsLayer } from '../durable/fsLayer.js';
  *   history/<id>/<generation>.jsonl   a journal as it was before compaction <generation + 1>
  *   trash/<id>/                       a deleted session (session/, history/, index.json), until restored or purged
  *   locks/<id>.lock/, <id>.lock.holder.json   a session's writer lease (proper-lockfile) and its holder + fencing token
+ *   blobs/sha256/<2 hex>/<64 hex>     a large string stored once per store, named by its sha256 (blobs/tmp/: unfinished writes)
+ *   sessions/<id>/state/<key>.json    a named state value (state/set)
+ *   sessions/<id>/scratch/tool-NNNNNN/  a tool run's scratch directory (tool/allocateScratch), with tmp/ inside
  */
 export class StoreLayout {
   constructor(readonly root: string) {}
@@ -22,6 +25,8 @@ export class StoreLayout {
   get historyDir(): string { return path.join(this.root, 'history'); }
   get trashDir(): string { return path.join(this.root, 'trash'); }
   get locksDir(): string { return path.join(this.root, 'locks'); }
+  get blobsDir(): string { return path.join(this.root, 'blobs'); }
+  get blobsTempDir(): string { return path.join(this.blobsDir, 'tmp'); }
 
   sessionDir(id: string): string { return path.join(this.sessionsDir, id); }
   journal(id: string): string { return path.join(this.sessionDir(id), 'journal.jsonl'); }
@@ -31,6 +36,9 @@ export class StoreLayout {
   historySessionDir(id: string): string { return path.join(this.historyDir, id); }
   trashSessionDir(id: string): string { return path.join(this.trashDir, id); }
   lockDir(id: string): string { return path.join(this.locksDir, `${id}.lock`); }
+  stateDir(id: string): string { return path.join(this.sessionDir(id), 'state'); }
+  stateValue(id: string, key: string): string { return path.join(this.stateDir(id), `${key}.json`); }
+  scratchDir(id: string): string { return path.join(this.sessionDir(id), 'scratch'); }
   archive(id: string, generation: number): string { return path.join(this.historySessionDir(id), `${generation}.jsonl`); }
 
   /** Creates the root and its folders (0700) and the root's .gitignore. */

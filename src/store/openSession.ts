@@ -5,6 +5,8 @@ import type { StoreLayout } from './layout.js';
 import { entryOf, type IndexEntry, latest, writeIndexEntry } from './sessionIndex.js';
 import type { SessionLease } from './leases.js';
 import type { SecretSet } from './secrets/knownSecrets.js';
+import { NO_RUNTIME } from './runtime/counters.js';
+import { ToolRuns } from './runtime/toolRuns.js';
 import type { OpenedSession, OpenMode, SecretsStatus } from './types.js';
 
 /** How long committed appends may wait before their index entry is rewritten. */
@@ -21,6 +23,7 @@ export class OpenSession {
   private indexDirty = false;
   private indexWriting: Promise<void> | undefined;
   private indexTimer: NodeJS.Timeout | undefined;
+  private toolRuns: ToolRuns | undefined;
 
   constructor(
     private readonly fsl: FsLayer,
@@ -40,6 +43,12 @@ export class OpenSession {
 
   get id(): string {
     return this.handle.header.sessionId;
+  }
+
+  /** The session's tool runs in this process (created at first use: it lists the scratch directories). */
+  tools(): ToolRuns {
+    this.toolRuns ??= new ToolRuns(this.fsl, this.layout, this.id, (this.handle.position.runtime ?? NO_RUNTIME).toolSeq, this.handle.header.keepScratch);
+    return this.toolRuns;
   }
 
   describe(): OpenedSession {
@@ -116,6 +125,7 @@ export class OpenSession {
   /** Waits for in-flight appends and index writes, then releases the file. */
   async close(): Promise<void> {
     await this.writer?.drain();
+    await this.toolRuns?.cleanup();
     if (this.indexDirty || this.indexTimer) await this.writeIndexNow();
     while (this.indexWriting) await this.indexWriting;
     clearTimeout(this.indexTimer);

@@ -2,6 +2,7 @@ import { readPrivateSmall, replaceAtomically } from '../durable/durableFile.js';
 import type { FsLayer } from '../durable/fsLayer.js';
 import type { JournalHandle } from './journal/open.js';
 import type { JournalPosition } from './journal/scan.js';
+import { asCounters, NO_RUNTIME, type RuntimeCounters } from './runtime/counters.js';
 import type { StoreLayout } from './layout.js';
 import type { SessionSummary, TurnState } from './types.js';
 
@@ -17,6 +18,8 @@ export interface IndexEntry extends SessionSummary {
   lastCrc: string;
   /** Turn state after the last record: an open that trusts the entry need not reduce the journal. */
   turn?: TurnState | null;
+  /** Runtime counters after the last record (absent: all zero, as in entries of journals without runtime records). */
+  runtime?: RuntimeCounters;
   /** Seq and generation of the first record line (a checkpoint after a compaction). */
   firstSeq?: number;
   generation?: number;
@@ -54,7 +57,7 @@ export async function writeIndexEntry(fsl: FsLayer, layout: StoreLayout, entry: 
 export function positionOf(entry: IndexEntry): JournalPosition {
   return {
     bytes: entry.bytes, lastSeq: entry.lastSeq, records: entry.records, lastCrc: entry.lastCrc, lastTs: entry.updatedAt,
-    turn: entry.turn ?? null,
+    turn: entry.turn ?? null, runtime: asCounters(entry.runtime),
   };
 }
 
@@ -70,6 +73,7 @@ export function entryOf(handle: JournalHandle, updatedAt?: string): IndexEntry {
     v: 1, sessionId: header.sessionId, title: header.title, parent: header.parent, createdAt: header.createdAt,
     updatedAt: updatedAt ?? latest(position.lastTs, header.createdAt), lastSeq: position.lastSeq, records: position.records,
     bytes: position.bytes, ino, lastCrc: position.lastCrc, firstMessage, lastMessage, turn: position.turn ?? null,
+    ...(position.runtime && position.runtime !== NO_RUNTIME ? { runtime: position.runtime } : {}),
     firstSeq: handle.firstSeq, generation: handle.generation,
   };
 }

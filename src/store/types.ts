@@ -36,6 +36,10 @@ export interface SessionHeaderInput {
   systemPrompt?: string;
   llm?: LlmConfig;
   metadata?: Record<string, unknown>;
+  /** When tool scratch directories survive session/close (default never). */
+  keepScratch?: 'always' | 'onFailure' | 'never';
+  /** String members longer than this many UTF-8 bytes are stored as blobs (default 256 KiB). */
+  blobThreshold?: number;
 }
 
 export interface SessionHeader extends SessionHeaderInput {
@@ -95,6 +99,8 @@ export interface ReadOptions {
   afterSeq?: number;
   limit?: number;
   kinds?: readonly string[];
+  /** Replace every BlobRef by the string it stands for. */
+  inline?: boolean;
 }
 
 export interface ReadPage {
@@ -158,6 +164,18 @@ export interface SessionStore {
   getTurn(sessionId: string): Promise<TurnState | null>;
   /** What to send to the provider on resume. */
   context(sessionId: string, prune?: PruneOptions): Promise<{ messages: ContextMessage[]; turn: TurnState | null }>;
+  /** Reserves the next toolSeq and creates its private scratch directory (write mode). */
+  allocateScratch(sessionId: string, requestId: string, keep?: 'always' | 'onFailure' | 'never'): Promise<{ toolSeq: number; dir: string; tmpDir: string }>;
+  /** Replaces a named state value atomically and durably (write mode); secret-checked. */
+  setState(sessionId: string, key: string, value: unknown): Promise<{ redactions: Array<{ path: string; rule: string }> }>;
+  /** A named state value, or null. */
+  getState(sessionId: string, key: string): Promise<unknown>;
+  /** Removes a named state value (write mode); false when it had none. */
+  deleteState(sessionId: string, key: string): Promise<boolean>;
+  /** A chunk of a blob a record references. */
+  getBlob(sessionId: string, ref: string, offset?: number, length?: number): Promise<{ bytes: Buffer; offset: number; size: number }>;
+  /** The session a path inside the store names (its directory or journal); UnsafeStore outside. */
+  sessionIdOfPath(path: string): string;
   /** Closes every open session (process exit). */
   closeAll(): Promise<void>;
   /**

@@ -247,7 +247,7 @@ describe('compaction: the rotation', () => {
     });
     const root = tempDir();
     const s = store(root, { fs: shortWrites });
-    const { sessionId } = await s.create({});
+    const { sessionId } = await s.create({ blobThreshold: 1 << 30 }); // kept in the journal, not as blobs
     const big = 'x'.repeat(300_000);
     for (let i = 1; i <= 8; i++) await s.append(sessionId, [note(i, { big })]);
     const before = fs.readFileSync(journalOf(root, sessionId));

@@ -2,6 +2,7 @@ import {
   sessionCompact, sessionHistory,
   DEFAULT_LIST_LIMIT, DEFAULT_READ_LIMIT, sessionAppend, sessionClose, sessionCreate, sessionList, sessionOpen, sessionRead,
 } from '../../../protocol/index.js';
+import { StoreError } from '../../store/errors.js';
 import type { SessionStore } from '../../store/types.js';
 import { cancelled, handle, type RequestHandler } from '../dispatch.js';
 
@@ -9,13 +10,13 @@ import { cancelled, handle, type RequestHandler } from '../dispatch.js';
 export function sessionHandlers(store: SessionStore): RequestHandler[] {
   return [
     handle(sessionCreate, async ({ _meta, secrets, ...header }) => store.create(header, secrets)),
-    handle(sessionOpen, async (p) => store.open(p.sessionId, p.mode ?? 'write', p.secrets)),
+    handle(sessionOpen, async (p) => store.open(sessionToOpen(store, p), p.mode ?? 'write', p.secrets)),
     handle(sessionAppend, async (p, token) => {
       if (token.isCancellationRequested) throw cancelled();
       return store.append(p.sessionId, p.records, { expectedLastSeq: p.expectedLastSeq });
     }),
     handle(sessionRead, async (p) =>
-      store.read(p.sessionId, { generation: p.generation, afterSeq: p.afterSeq, limit: p.limit ?? DEFAULT_READ_LIMIT, kinds: p.kinds })),
+      store.read(p.sessionId, { generation: p.generation, afterSeq: p.afterSeq, limit: p.limit ?? DEFAULT_READ_LIMIT, kinds: p.kinds, inline: p.inline })),
     handle(sessionCompact, async ({ _meta, sessionId, ...req }) => store.compact(sessionId, req)),
     handle(sessionHistory, async (p) => ({ generations: await store.history(p.sessionId) })),
     handle(sessionList, async (p) => store.list({ limit: p.limit ?? DEFAULT_LIST_LIMIT, cursor: p.cursor })),
@@ -24,4 +25,12 @@ export function sessionHandlers(store: SessionStore): RequestHandler[] {
       return {};
     }),
   ];
+}
+
+/** session/open names its session by id or by path (resume by path), exactly one of them. */
+function sessionToOpen(store: SessionStore, p: { sessionId?: string; path?: string }): string {
+  if ((p.sessionId === undefined) === (p.path === undefined)) {
+    throw new StoreError('InvalidArgument', 'session/open takes exactly one of sessionId and path', { path: p.path === undefined ? 'sessionId' : 'path' });
+  }
+  return p.sessionId ?? store.sessionIdOfPath(p.path as string);
 }

@@ -4,6 +4,7 @@ import type { FsLayer } from '../../durable/fsLayer.js';
 import { StoreError } from '../errors.js';
 import type { StoreLayout } from '../layout.js';
 import { applyTurn, type TurnEvent, type TurnState } from '../turns/turnState.js';
+import { NO_RUNTIME, reduceRuntime, type RuntimeCounters } from '../runtime/counters.js';
 import { encodeRecordLine, peekSeq } from './format.js';
 import { readPrefix, scanLines } from './lines.js';
 import type { JournalHandle } from './open.js';
@@ -60,11 +61,11 @@ export function compactJournal(fsl: FsLayer, layout: StoreLayout, handle: Journa
       throw new StoreError('Conflict', 'the journal changed since it was opened; nothing was compacted', { reason: 'journalChanged', stage: 'preCommit' });
     }
     suffixAt = offsetAfter(fsl, handle, plan.throughSeq);
-    const { turn, summarized } = prefixState(fsl, handle, suffixAt, plan.throughSeq);
+    const { turn, runtime, summarized } = prefixState(fsl, handle, suffixAt, plan.throughSeq);
     archived = { generation, records: position.lastSeq - handle.firstSeq + 1, bytes: st.size };
     checkpoint = encodeRecordLine(plan.throughSeq, plan.ts, undefined, plan.checkpointText({
       kind: 'checkpoint', generation: generation + 1, throughSeq: plan.throughSeq, turn,
-      counters: { summarizedRecords: summarized }, archived,
+      counters: { summarizedRecords: summarized }, archived, ...(runtime === NO_RUNTIME ? {} : { runtime }),
     }));
     archive(fsl, layout, handle, generation);
     plan.onStep?.('archived');
@@ -128,16 +129,20 @@ function offsetAfter(fsl: FsLayer, handle: JournalHandle, throughSeq: number): n
   return end;
 }
 
-/** The turn state at throughSeq, and how many records the checkpoint stands for in all. */
-function prefixState(fsl: FsLayer, handle: JournalHandle, end: number, throughSeq: number): { turn: TurnState | null; summarized: number } {
+/** The turn state and runtime counters at throughSeq, and how many records the checkpoint stands for in all. */
+function prefixState(
+  fsl: FsLayer, handle: JournalHandle, end: number, throughSeq: number,
+): { turn: TurnState | null; runtime: RuntimeCounters; summarized: number } {
   let turn: TurnState | null = null;
+  let runtime = NO_RUNTIME;
   let summarized = 0;
   let afterSeq = 0;
   while (afterSeq < throughSeq) {
     const from = afterSeq === 0 ? handle.dataStart : seekAfterSeq(fsl, handle.fd, handle.dataStart, end, afterSeq);
     const page = readPage(fsl, handle.fd, { from, end, afterSeq, limit: 10_000, maxBytes: 16 << 20, firstSeq: handle.firstSeq });
     if (page.records.length === 0) break;
-    for (const rec of page.records as Array<Record<string, unknown> & { seq: number }>) {
+    for (const rec of page.records as Array<Record<string, unknown> & { seq: number; kind: string }>) {
+      runtime = reduceRuntime(runtime, rec);
       if (rec.kind === 'checkpoint') {
         turn = (rec.turn as TurnState | null | undefined) ?? null;
         summarized += Number((rec.counters as { summarizedRecords?: number } | undefined)?.summarizedRecords ?? 0);
@@ -148,7 +153,7 @@ function prefixState(fsl: FsLayer, handle: JournalHandle, end: number, throughSe
     }
     afterSeq = page.scannedSeq;
   }
-  return { turn, summarized };
+  return { turn, runtime, summarized };
 }
 
 function archive(fsl: FsLayer, layout: StoreLayout, handle: JournalHandle, generation: number): void {

@@ -54,6 +54,25 @@ export function decodeLine(line: Buffer): DecodedLine {
   return { ok: true, value: value as Record<string, unknown> };
 }
 
+/** Whether a line (without its newline) carries the checksum of its bytes. */
+export function checksumOk(line: Buffer): boolean {
+  if (line.length < CRC_SUFFIX_LENGTH + 2) return false;
+  const bodyEnd = line.length - CRC_SUFFIX_LENGTH;
+  const suffix = line.toString('latin1', bodyEnd);
+  return suffix.startsWith(',"crc":"') && suffix.endsWith('"}') && suffix.slice(8, 16) === hex8(crc32(line.subarray(0, bodyEnd)));
+}
+
+const KIND_PREFIX = /^\{"seq":\d{1,16},"ts":"[^"\\]{1,40}",(?:"batchEnd":\d{1,16},)?(?:"turnId":"[^"\\]{1,128}",)?"kind":"([A-Za-z]{1,64})"[,}]/;
+
+/**
+ * The kind of a record line from its prefix (records are written with `kind` first, after the
+ * envelope and turnId), or undefined when the prefix does not show it (a checkpoint, a line of
+ * an older writer): the caller then parses the line.
+ */
+export function peekKind(line: Buffer): string | undefined {
+  return KIND_PREFIX.exec(line.toString('latin1', 0, Math.min(line.length, 320)))?.[1];
+}
+
 /** The seq of a record line from its fixed prefix, without verifying it (used to seek). */
 export function peekSeq(prefix: Buffer): number | undefined {
   const m = /^\{"seq":(\d{1,16}),/.exec(prefix.toString('latin1', 0, Math.min(prefix.length, 32)));

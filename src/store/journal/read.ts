@@ -1,6 +1,6 @@
 import type { FsLayer } from '../../durable/fsLayer.js';
 import type { StoredRecord } from '../types.js';
-import { decodeLine, peekSeq } from './format.js';
+import { checksumOk, decodeLine, peekKind, peekSeq } from './format.js';
 import { nextLineStart, readPrefix, scanLines } from './lines.js';
 import { corrupt } from './scan.js';
 
@@ -45,6 +45,11 @@ export interface Page {
   scannedSeq: number;
 }
 
+function skippable(line: Buffer, kinds: ReadonlySet<string>): boolean {
+  const kind = peekKind(line);
+  return kind !== undefined && !kinds.has(kind);
+}
+
 /** Reads verified records after `afterSeq`; every returned line passed its checksum. */
 export function readPage(fsl: FsLayer, fd: number, req: PageRequest): Page {
   const records: StoredRecord[] = [];
@@ -55,6 +60,14 @@ export function readPage(fsl: FsLayer, fd: number, req: PageRequest): Page {
     const peeked = peekSeq(line.bytes);
     if (peeked !== undefined && peeked <= req.afterSeq) continue;
     const expected = scannedSeq + 1;
+    if (req.kinds && line.terminated && skippable(line.bytes, req.kinds)) {
+      // Not wanted: its checksum and seq are checked, its JSON is not parsed (runtime records
+      // can be most of a journal's bytes; a reader of messages does not pay for them).
+      if (!checksumOk(line.bytes)) throw corrupt(lineOf(expected), 'checksum mismatch', { seq: expected });
+      if (peeked !== expected) throw corrupt(lineOf(expected), `seq ${String(peeked)} where ${expected} was expected`);
+      scannedSeq = expected;
+      continue;
+    }
     const decoded = line.terminated ? decodeLine(line.bytes) : ({ ok: false, reason: 'unterminated' } as const);
     if (!decoded.ok) throw corrupt(lineOf(expected), decoded.reason, { seq: expected });
     const rec = decoded.value as StoredRecord;

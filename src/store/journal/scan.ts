@@ -3,6 +3,7 @@ import { StoreError } from '../errors.js';
 import { decodeLine, JOURNAL_FORMAT, JOURNAL_VERSION } from './format.js';
 import { applyTurn, type TurnEvent, type TurnState } from '../turns/turnState.js';
 import { type Line, scanLines } from './lines.js';
+import { NO_RUNTIME, reduceRuntime, type RuntimeCounters } from '../runtime/counters.js';
 
 /** Where a verified journal prefix ends: everything a reader or writer needs to continue. */
 export interface JournalPosition {
@@ -17,6 +18,13 @@ export interface JournalPosition {
   lastTs?: string;
   /** The turn state after the last record (null: no turn yet). */
   turn?: TurnState | null;
+  /** The apiSeq/toolSeq counters after the last record (absent: all zero). */
+  runtime?: RuntimeCounters;
+}
+
+/** The session state a position ends in: what the next append is planned against. */
+export function stateOf(p: JournalPosition): { turn: TurnState | null; runtime: RuntimeCounters } {
+  return { turn: p.turn ?? null, runtime: p.runtime ?? NO_RUNTIME };
 }
 
 export interface ScanResult {
@@ -96,9 +104,11 @@ export function scanRecords(
     expected += 1;
     if (rec.seq === batch.end) {
       let turn = position.turn ?? null;
+      let runtime = position.runtime ?? NO_RUNTIME;
       for (const r of batch.records) {
         if (r.kind === 'turn') turn = reduceOnDisk(turn, r, lineNo - (batch.end - r.seq));
         else if (r.kind === 'checkpoint') turn = (r.turn as TurnState | null | undefined) ?? null;
+        runtime = reduceRuntime(runtime, r);
         onCommit?.(r);
       }
       position = {
@@ -108,6 +118,7 @@ export function scanRecords(
         lastCrc: crcOf(line.bytes),
         lastTs: typeof rec.ts === 'string' ? rec.ts : position.lastTs,
         turn,
+        runtime,
       };
       batch = undefined;
     }

@@ -3,17 +3,24 @@ import { AppendFailure, errnoOf } from '../../durable/errors.js';
 import type { FsLayer } from '../../durable/fsLayer.js';
 import { StoreError } from '../errors.js';
 import { encodeRecordLine } from './format.js';
+import type { RuntimeCounters } from '../runtime/counters.js';
 import type { TurnState } from '../turns/turnState.js';
-import { crcOf, type JournalPosition } from './scan.js';
+import { crcOf, type JournalPosition, stateOf } from './scan.js';
+
+/** What a plan is laid out against: the state the committed records and the requests before it leave. */
+export interface PlanState {
+  turn: TurnState | null;
+  runtime: RuntimeCounters;
+}
 
 /**
  * What to append: records already serialized, or a plan that lays them out (and the turn
- * transitions they cause) against the turn state at commit time.
+ * transitions and runtime counters they cause) against the session state at commit time.
  */
 export interface AppendRequest {
   texts: string[];
   expectedLastSeq?: number;
-  plan?: (turn: TurnState | null, firstSeq: number) => { texts: string[]; turn: TurnState | null };
+  plan?: (state: PlanState, firstSeq: number) => { texts: string[] } & PlanState;
 }
 
 interface PendingAppend extends AppendRequest {
@@ -125,8 +132,8 @@ export class JournalWriter {
    * before it leave: expectedLastSeq, the turn plan, the final secret gate. Undefined when the
    * request was refused (and answered).
    */
-  private layOut(p: PendingAppend, seq: number, turn: TurnState | null, ts: string): { lines: Buffer[]; turn: TurnState | null } | undefined {
-    if (p.texts.length === 0 && !p.plan) return { lines: [], turn }; // a barrier: answered with its batch
+  private layOut(p: PendingAppend, seq: number, state: PlanState, ts: string): { lines: Buffer[]; state: PlanState } | undefined {
+    if (p.texts.length === 0 && !p.plan) return { lines: [], state }; // a barrier: answered with its batch
     if (p.expectedLastSeq !== undefined && p.expectedLastSeq !== seq) {
       p.reject(new StoreError('Conflict', `expectedLastSeq ${p.expectedLastSeq} does not match lastSeq ${seq}`, {
         expectedLastSeq: p.expectedLastSeq, lastSeq: seq,
@@ -134,9 +141,13 @@ export class JournalWriter {
       return undefined;
     }
     let texts = p.texts;
-    let after = turn;
+    let after = state;
     try {
-      if (p.plan) ({ texts, turn: after } = p.plan(turn, seq + 1));
+      if (p.plan) {
+        const { texts: planned, ...next } = p.plan(state, seq + 1);
+        texts = planned;
+        after = next;
+      }
     } catch (err) {
       p.reject(err);
       return undefined;
@@ -150,7 +161,7 @@ export class JournalWriter {
       }));
       return undefined;
     }
-    return { lines: own, turn: after };
+    return { lines: own, state: after };
   }
 
   private runExclusive(p: PendingAppend, op: () => unknown): void {
@@ -197,14 +208,14 @@ export class JournalWriter {
     const lines: Buffer[] = [];
     const accepted: Array<{ p: PendingAppend; c: CommittedAppend }> = [];
     let seq = this.position.lastSeq;
-    let turn = this.position.turn ?? null;
+    let state = stateOf(this.position);
     for (const p of batch) {
-      const laid = this.layOut(p, seq, turn, ts);
+      const laid = this.layOut(p, seq, state, ts);
       if (!laid) continue;
       lines.push(...laid.lines);
       accepted.push({ p, c: { firstSeq: seq + 1, lastSeq: seq + laid.lines.length, ts } });
       seq += laid.lines.length;
-      turn = laid.turn;
+      state = laid.state;
     }
     if (lines.length === 0) return accepted.forEach(({ p, c }) => p.resolve(c));
     const buf = Buffer.concat(lines);
@@ -236,7 +247,8 @@ export class JournalWriter {
       records: this.position.records + lines.length,
       lastCrc: crcOf(last.subarray(0, last.length - 1)),
       lastTs: ts,
-      turn,
+      turn: state.turn,
+      runtime: state.runtime,
     });
     for (const { p, c } of accepted) p.resolve(c);
   }

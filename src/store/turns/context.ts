@@ -5,6 +5,9 @@ const DEFAULT_KEEP_RECENT = 3;
 const DEFAULT_MAX_CHARS = 2000;
 
 type Rec = Record<string, unknown> & { kind: string };
+
+/** The kinds a context is built from: every other line is skipped unparsed (runtime records). */
+export const CONVERSATION_KINDS: ReadonlySet<string> = new Set(['message', 'interruption', 'checkpoint']);
 type Call = { id: string; name: string };
 
 /**

@@ -1,0 +1,125 @@
+import { createHash, randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { createPrivate, ensurePrivateDir, fsyncDir, openPrivate } from '../../durable/durableFile.js';
+import { errnoOf, UnsafeFileError } from '../../durable/errors.js';
+import type { FsLayer } from '../../durable/fsLayer.js';
+import { StoreError } from '../errors.js';
+import type { StoreLayout } from '../layout.js';
+
+/**
+ * Content-addressed blobs, one file per distinct content per store: blobs/sha256/<2 hex>/<64 hex>.
+ * Invariants: a blob file appears under its final name only complete and synced (temp file,
+ * fdatasync, rename, directory fsync), so a record that references it — written after — never
+ * points at a partial blob; its name is the sha256 of its bytes, checked on every full read.
+ * A crash before the rename leaves a temp file under blobs/tmp/ (removed at the next write);
+ * a crash after it leaves a blob no record references (harmless; verify lists it).
+ */
+export const REF_PREFIX = 'sha256:';
+const HEX64 = /^[0-9a-f]{64}$/;
+
+export function refOf(bytes: Buffer): string {
+  return REF_PREFIX + createHash('sha256').update(bytes).digest('hex');
+}
+
+/** The hex digest of a well-formed ref, or undefined. */
+export function digestOf(ref: string): string | undefined {
+  const hex = ref.startsWith(REF_PREFIX) ? ref.slice(REF_PREFIX.length) : '';
+  return HEX64.test(hex) ? hex : undefined;
+}
+
+export function blobPath(layout: StoreLayout, hex: string): string {
+  return path.join(layout.blobsDir, 'sha256', hex.slice(0, 2), hex);
+}
+
+function mustDigest(ref: string): string {
+  const hex = digestOf(ref);
+  if (!hex) throw new StoreError('InvalidArgument', 'a blob ref must be sha256:<64 lowercase hex digits>', { path: 'ref' });
+  return hex;
+}
+
+/** Size of a stored blob, or undefined when there is none. */
+export function blobSize(fsl: FsLayer, layout: StoreLayout, ref: string): number | undefined {
+  const st = fsl.lstatSync(blobPath(layout, mustDigest(ref)));
+  return st?.isFile() ? st.size : undefined;
+}
+
+/** Stores `bytes` durably (once per store) and returns its ref. */
+export function putBlob(fsl: FsLayer, layout: StoreLayout, bytes: Buffer): string {
+  const ref = refOf(bytes);
+  const hex = ref.slice(REF_PREFIX.length);
+  const final = blobPath(layout, hex);
+  // Identical content is already there (a damaged copy of another size is replaced).
+  if (fsl.lstatSync(final)?.size === bytes.length) return ref;
+  const sha = path.dirname(path.dirname(final));
+  for (const dir of [layout.blobsDir, sha, path.dirname(final), layout.blobsTempDir]) ensurePrivateDir(fsl, dir);
+  const temp = path.join(layout.blobsTempDir, `${hex}.${randomBytes(6).toString('hex')}.tmp`);
+  const fd = createPrivate(fsl, temp);
+  try {
+    for (let done = 0; done < bytes.length; ) done += fsl.writeSync(fd, bytes, done, bytes.length - done, done);
+    fsl.fsyncSync(fd);
+  } catch (err) {
+    fsl.closeSync(fd);
+    removeQuietly(fsl, temp);
+    throw blobWriteError(err);
+  }
+  fsl.closeSync(fd);
+  try {
+    fsl.renameSync(temp, final);
+    fsyncDir(fsl, path.dirname(final));
+  } catch (err) {
+    removeQuietly(fsl, temp);
+    throw blobWriteError(err);
+  }
+  return ref;
+}
+
+function blobWriteError(err: unknown): StoreError {
+  const errno = errnoOf(err);
+  return new StoreError('NotWritten', `a blob could not be stored (${errno ?? 'I/O error'}); nothing was appended`, {
+    stage: 'preCommit', ...(errno ? { errno } : {}),
+  });
+}
+
+function removeQuietly(fsl: FsLayer, file: string): void {
+  try {
+    fsl.unlinkSync(file);
+  } catch {
+    // a leftover temp file is harmless: never renamed, never referenced
+  }
+}
+
+/** Bytes [offset, offset + length) of a blob; `verify` checks the whole blob's digest first. */
+export function readBlob(fsl: FsLayer, layout: StoreLayout, ref: string, range?: { offset: number; length: number }): { bytes: Buffer; size: number } {
+  const hex = mustDigest(ref);
+  let fd: number;
+  try {
+    fd = openPrivate(fsl, blobPath(layout, hex), false);
+  } catch (err) {
+    if (errnoOf(err) === 'ENOENT') throw new StoreError('Corrupt', `blob ${ref} is missing`, { ref, reason: 'missing' });
+    if (err instanceof UnsafeFileError) throw new StoreError('UnsafeStore', `blob ${ref} refused: it ${err.reason}`, { ref, reason: err.reason });
+    throw err;
+  }
+  try {
+    const size = fsl.fstatSync(fd).size;
+    const offset = Math.min(range?.offset ?? 0, size);
+    const length = Math.min(range?.length ?? size, size - offset);
+    const bytes = Buffer.allocUnsafe(length);
+    let got = 0;
+    while (got < length) {
+      const n = fsl.readSync(fd, bytes, got, length - got, offset + got);
+      if (n === 0) break;
+      got += n;
+    }
+    if (!range && refOf(bytes.subarray(0, got)) !== ref) throw new StoreError('Corrupt', `blob ${ref} is damaged (its digest does not match)`, { ref, reason: 'digest mismatch' });
+    return { bytes: bytes.subarray(0, got), size };
+  } finally {
+    fsl.closeSync(fd);
+  }
+}
+
+/** Every blob ref in the store (for verification). */
+export function listBlobs(fsl: FsLayer, layout: StoreLayout): string[] {
+  const root = path.join(layout.blobsDir, 'sha256');
+  if (!fsl.lstatSync(root)?.isDirectory()) return [];
+  return fsl.readdirSync(root).flatMap((fan) => fsl.readdirSync(path.join(root, fan)).filter((h) => HEX64.test(h)).map((h) => REF_PREFIX + h));
+}

@@ -1,0 +1,77 @@
+import { errnoOf, UnsafeFileError } from '../../durable/errors.js';
+import { ensurePrivateDir, fsyncDir, readPrivateSmall, replaceAtomically } from '../../durable/durableFile.js';
+import type { FsLayer } from '../../durable/fsLayer.js';
+import { StoreError } from '../errors.js';
+import type { StoreLayout } from '../layout.js';
+import { guardValue } from '../secrets/gate.js';
+import type { SecretSet } from '../secrets/knownSecrets.js';
+import type { Redaction } from '../secrets/redact.js';
+
+import { MAX_STATE_VALUE_BYTES } from '../../../protocol/methods/state.js';
+
+const KEY_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** Keys become file names: validated like session ids. */
+export function checkStateKey(key: string): string {
+  if (!KEY_PATTERN.test(key) || key.includes('..') || key.startsWith('.')) {
+    throw new StoreError('InvalidArgument', 'invalid state key: expected 1-128 characters of [A-Za-z0-9._-], no "..", not starting with "."', { path: 'key' });
+  }
+  return key;
+}
+
+/**
+ * state/<key>.json holds {"value": ...}. Replaced atomically (write-file-atomic: temp file,
+ * fsync, rename) and then the directory is fsynced, so after a crash the key holds the old
+ * value or the new one, never a mix, and an acknowledged set survives.
+ */
+export async function setStateValue(
+  fsl: FsLayer, layout: StoreLayout, id: string, key: string, value: unknown, secrets: SecretSet,
+): Promise<{ redactions: Redaction[] }> {
+  checkStateKey(key);
+  if (value === undefined) throw new StoreError('InvalidArgument', 'value is required (use state/delete to remove a key)', { path: 'value' });
+  const guarded = guardValue(value, secrets, 'value');
+  const text = `{"value":${guarded.text}}\n`;
+  if (Buffer.byteLength(text) > MAX_STATE_VALUE_BYTES) {
+    throw new StoreError('PayloadTooLarge', `a state value is limited to ${MAX_STATE_VALUE_BYTES} bytes serialized`, { maxBytes: MAX_STATE_VALUE_BYTES });
+  }
+  ensurePrivateDir(fsl, layout.stateDir(id));
+  const file = layout.stateValue(id, key);
+  const st = fsl.lstatSync(file);
+  if (st && !st.isFile()) throw new StoreError('UnsafeStore', `state value ${key} refused: it is not a regular file`, { reason: 'is not a regular file' });
+  try {
+    await replaceAtomically(fsl, file, text, true);
+  } catch (err) {
+    const errno = errnoOf(err);
+    throw new StoreError('NotWritten', `state value ${key} not written (${errno ?? 'I/O error'}); the previous value stands`, errno ? { errno } : {});
+  }
+  return { redactions: guarded.redactions };
+}
+
+export function getStateValue(fsl: FsLayer, layout: StoreLayout, id: string, key: string): unknown {
+  checkStateKey(key);
+  let text: string | undefined;
+  try {
+    text = readPrivateSmall(fsl, layout.stateValue(id, key), MAX_STATE_VALUE_BYTES + 1);
+  } catch (err) {
+    if (err instanceof UnsafeFileError) throw new StoreError('UnsafeStore', `state value ${key} refused: it ${err.reason}`, { reason: err.reason });
+    throw err;
+  }
+  if (text === undefined) return null;
+  try {
+    return (JSON.parse(text) as { value: unknown }).value ?? null;
+  } catch {
+    throw new StoreError('Corrupt', `state value ${key} is damaged (not JSON)`, { key, reason: 'not JSON' });
+  }
+}
+
+export function deleteStateValue(fsl: FsLayer, layout: StoreLayout, id: string, key: string): boolean {
+  checkStateKey(key);
+  try {
+    fsl.unlinkSync(layout.stateValue(id, key));
+  } catch (err) {
+    if (errnoOf(err) === 'ENOENT') return false;
+    throw err;
+  }
+  fsyncDir(fsl, layout.stateDir(id));
+  return true;
+}

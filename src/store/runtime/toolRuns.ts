@@ -1,0 +1,93 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ensurePrivateDir, fsyncDir } from '../../durable/durableFile.js';
+import { errnoOf } from '../../durable/errors.js';
+import type { FsLayer } from '../../durable/fsLayer.js';
+import type { StoreLayout } from '../layout.js';
+import type { ToolSeqIssuer } from './counters.js';
+
+export type KeepScratch = 'always' | 'onFailure' | 'never';
+
+const TOOL_DIR = /^tool-(\d{6,16})$/;
+
+export function scratchName(toolSeq: number): string {
+  return `tool-${String(toolSeq).padStart(6, '0')}`;
+}
+
+/**
+ * The tool runs of a session open for writing in this process: which toolSeqs were handed out
+ * (so none is handed out twice, including past directories a crashed run left behind), which
+ * scratch directories this process created, and what session/close does with them.
+ */
+export class ToolRuns implements ToolSeqIssuer {
+  issued: number;
+  readonly reserved = new Set<number>();
+  private readonly scratch = new Map<number, { dir: string; keep: KeepScratch; finished?: boolean; failed?: boolean }>();
+
+  constructor(
+    private readonly fsl: FsLayer,
+    private readonly layout: StoreLayout,
+    private readonly sessionId: string,
+    committedToolSeq: number,
+    private readonly sessionKeep: KeepScratch = 'never',
+  ) {
+    this.issued = Math.max(committedToolSeq, this.highestScratchDir());
+  }
+
+  private highestScratchDir(): number {
+    const dir = this.layout.scratchDir(this.sessionId);
+    if (!this.fsl.lstatSync(dir)?.isDirectory()) return 0;
+    return this.fsl.readdirSync(dir).reduce((max, name) => Math.max(max, Number(TOOL_DIR.exec(name)?.[1] ?? 0)), 0);
+  }
+
+  /**
+   * A fresh private directory for the next toolSeq. Its name is made durable (directory fsync)
+   * before the toolSeq is handed out, so a restarted sidecar never hands it out again.
+   */
+  allocate(committedToolSeq: number, keep?: KeepScratch): { toolSeq: number; dir: string; tmpDir: string } {
+    const parent = this.layout.scratchDir(this.sessionId);
+    ensurePrivateDir(this.fsl, parent);
+    let toolSeq = Math.max(this.issued, committedToolSeq) + 1;
+    for (;;) {
+      const dir = path.join(parent, scratchName(toolSeq));
+      try {
+        this.fsl.mkdirSync(dir, 0o700);
+      } catch (err) {
+        if (errnoOf(err) !== 'EEXIST') throw err;
+        toolSeq += 1; // left by a run this process does not know of: never reused
+        continue;
+      }
+      const tmpDir = path.join(dir, 'tmp');
+      this.fsl.mkdirSync(tmpDir, 0o700);
+      fsyncDir(this.fsl, dir);
+      fsyncDir(this.fsl, parent);
+      this.issued = toolSeq;
+      this.reserved.add(toolSeq);
+      this.scratch.set(toolSeq, { dir, keep: keep ?? this.sessionKeep });
+      return { toolSeq, dir, tmpDir };
+    }
+  }
+
+  /** After a commit: started toolSeqs are no longer reserved; finishes decide onFailure. */
+  noteCommitted(records: ReadonlyArray<Record<string, unknown>>, started: readonly number[], issued: number): void {
+    this.issued = Math.max(this.issued, issued);
+    for (const t of started) this.reserved.delete(t);
+    for (const r of records) {
+      const run = r.kind === 'toolFinish' ? this.scratch.get(r.toolSeq as number) : undefined;
+      if (run) Object.assign(run, { finished: true, failed: r.success !== true });
+    }
+  }
+
+  /** At session/close: removes the scratch directories their policy does not keep. */
+  async cleanup(): Promise<void> {
+    const removals = [...this.scratch.values()].filter((run) => !keeps(run)).map((run) => fs.promises.rm(run.dir, { recursive: true, force: true }));
+    this.scratch.clear();
+    await Promise.allSettled(removals);
+  }
+}
+
+function keeps(run: { keep: KeepScratch; finished?: boolean; failed?: boolean }): boolean {
+  if (run.keep === 'always') return true;
+  if (run.keep === 'never') return false;
+  return run.failed === true || run.finished !== true; // a run that never finished counts as failed
+}

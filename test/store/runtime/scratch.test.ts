@@ -1,0 +1,74 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../../helpers.js';
+import { modeOf, store, storeError } from '../storeHelpers.js';
+
+const finish = (toolSeq: number, success: boolean) => ({ kind: 'toolFinish', toolSeq, requestId: 'r', success });
+
+describe('tool/allocateScratch', () => {
+  it('creates private tool-NNNNNN directories with tmp/ inside, whose toolSeq a toolStart then uses', async () => {
+    const root = tempDir();
+    const s = store(root);
+    const { sessionId } = await s.create({ keepScratch: 'always' });
+    const a = await s.allocateScratch(sessionId, 'r1');
+    const b = await s.allocateScratch(sessionId, 'r2');
+    expect([a.toolSeq, b.toolSeq]).toEqual([1, 2]);
+    expect(a.dir).toBe(path.join(root, 'sessions', sessionId, 'scratch', 'tool-000001'));
+    expect(a.tmpDir).toBe(path.join(a.dir, 'tmp'));
+    expect(modeOf(a.dir)).toBe(0o700);
+    expect(fs.readdirSync(a.tmpDir)).toEqual([]);
+    // started out of order; a toolStart without toolSeq never takes an allocated one
+    await s.append(sessionId, [
+      { kind: 'toolStart', toolSeq: 2, requestId: 'r2', tool: 't' },
+      { kind: 'toolStart', toolSeq: 1, requestId: 'r1', tool: 't' },
+      { kind: 'toolStart', requestId: 'r3', tool: 't' },
+    ]);
+    await storeError(s.append(sessionId, [{ kind: 'toolStart', toolSeq: 1, requestId: 'r1', tool: 't' }]), 'InvalidArgument');
+    expect((await s.read(sessionId)).records.map((r) => r.toolSeq)).toEqual([2, 1, 3]);
+    expect((await s.allocateScratch(sessionId, 'r4')).toolSeq).toBe(4);
+    await s.closeAll();
+  });
+
+  it('continues the sequence past directories a crashed run left behind', async () => {
+    const root = tempDir();
+    const s = store(root);
+    const { sessionId } = await s.create({ keepScratch: 'always' });
+    await s.allocateScratch(sessionId, 'r');
+    await s.allocateScratch(sessionId, 'r');
+    s.abandon(); // killed: toolSeqs 1 and 2 were handed out but never started
+    fs.mkdirSync(path.join(root, 'sessions', sessionId, 'scratch', 'tool-000007'), { mode: 0o700 });
+    const t = store(root);
+    await t.open(sessionId, 'write');
+    expect((await t.allocateScratch(sessionId, 'r')).toolSeq).toBe(8);
+    await t.append(sessionId, [{ kind: 'toolStart', requestId: 'x', tool: 't' }]);
+    expect((await t.read(sessionId)).records[0]?.toolSeq).toBe(9);
+    await t.closeAll();
+  });
+
+  it('removes directories on close as keepScratch says (session default, per-call override)', async () => {
+    const root = tempDir();
+    const s = store(root);
+    const { sessionId } = await s.create({ keepScratch: 'onFailure' });
+    const ok = await s.allocateScratch(sessionId, 'r');
+    const failed = await s.allocateScratch(sessionId, 'r');
+    const unfinished = await s.allocateScratch(sessionId, 'r');
+    const always = await s.allocateScratch(sessionId, 'r', 'always');
+    const never = await s.allocateScratch(sessionId, 'r', 'never');
+    const starts = [ok, failed, unfinished, always, never].map((x) => ({ kind: 'toolStart', toolSeq: x.toolSeq, requestId: 'r', tool: 't' }));
+    await s.append(sessionId, [...starts, finish(ok.toolSeq, true), finish(failed.toolSeq, false), finish(never.toolSeq, false)]);
+    fs.writeFileSync(path.join(failed.dir, 'out.txt'), 'evidence');
+    await s.close(sessionId);
+    const exists = (d: string) => fs.existsSync(d);
+    expect([ok, failed, unfinished, always, never].map((x) => exists(x.dir))).toEqual([false, true, true, true, false]);
+  });
+
+  it('needs the session open for writing', async () => {
+    const root = tempDir();
+    const s = store(root);
+    const { sessionId } = await s.create({});
+    await s.closeAll();
+    await storeError(s.allocateScratch(sessionId, 'r'), 'ReadOnly');
+    await storeError(s.allocateScratch('nope', 'r'), 'SessionNotFound');
+  });
+});
