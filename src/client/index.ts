@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type {
   InitializeParams, InitializeResult, SessionAppendParams, SessionAppendResult, SessionCreateParams, SessionCreateResult,
   SessionListParams, SessionListResult, SessionOpenParams, SessionOpenResult, SessionReadParams, SessionReadResult,
+  BlobGetParams, BlobGetResult, ToolAllocateScratchParams, ToolAllocateScratchResult,
 } from '../../protocol/index.js';
 import { FrameDecoder, type Framing } from '../framing/frameDecoder.js';
 
@@ -123,6 +124,23 @@ export class SidecarClient {
   read(p: SessionReadParams) { return this.request<SessionReadResult>('session/read', p); }
   list(p: SessionListParams = {}) { return this.request<SessionListResult>('session/list', p); }
   close(sessionId: string) { return this.request<Record<string, never>>('session/close', { sessionId }); }
+  allocateScratch(p: ToolAllocateScratchParams) { return this.request<ToolAllocateScratchResult>('tool/allocateScratch', p); }
+  setState(sessionId: string, key: string, value: unknown) { return this.request<{ redactions?: unknown[] }>('state/set', { sessionId, key, value }); }
+  getState(sessionId: string, key: string) { return this.request<{ value: unknown }>('state/get', { sessionId, key }).then((r) => r.value); }
+  deleteState(sessionId: string, key: string) { return this.request<{ deleted: boolean }>('state/delete', { sessionId, key }).then((r) => r.deleted); }
+  blobGet(p: BlobGetParams) { return this.request<BlobGetResult>('blob/get', p); }
+
+  /** A whole blob, fetched chunk by chunk with blob/get. */
+  async readBlob(sessionId: string, ref: string, chunk = 1 << 20): Promise<Buffer> {
+    const parts: Buffer[] = [];
+    for (let offset = 0; ;) {
+      const r = await this.blobGet({ sessionId, ref, offset, length: chunk });
+      const bytes = Buffer.from(r.dataBase64, 'base64');
+      parts.push(bytes);
+      offset += bytes.length;
+      if (r.eof) return Buffer.concat(parts);
+    }
+  }
 
   /** shutdown, exit, and wait for the process to end. */
   async shutdown(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
