@@ -9,6 +9,7 @@ Prints one line per check and "selftest ok" at the end; exits 1 at the first fai
 from __future__ import annotations
 
 import argparse
+import base64
 import os
 import sys
 import tempfile
@@ -140,6 +141,31 @@ def run(store: str, framing: str) -> None:
         rc = sc.kill()
         check(rc == -9 or os.name != "posix", f"kill() ended pid {pid} with SIGKILL (returncode {rc})")
         raises(ss.SidecarExited, lambda: sc.list(), "a request after kill raises SidecarExited")
+
+    # Agent runtime, in a session of its own, resumed by path.
+    with Sidecar(store=store, framing=framing, stderr="capture") as sc:
+        rid = sc.create(title="runtime")["sessionId"]
+        sc.close(rid)
+        check(sc.open(path=os.path.join(store, "sessions", rid))["sessionId"] == rid, "open by path resumes the session")
+        scratch = sc.allocate_scratch(rid, "req-1")
+        check(os.path.isdir(scratch["tmpDir"]), "allocate_scratch created a private directory with tmp/")
+        big = "x" * 300_000
+        sc.append(rid, [
+            {"kind": "api", "direction": "request", "payload": {"model": "m"}},
+            {"kind": "toolStart", "toolSeq": scratch["toolSeq"], "requestId": "req-1", "tool": "bash"},
+            {"kind": "toolStream", "toolSeq": scratch["toolSeq"], "stream": "stdout", "dataBase64": base64.b64encode(b"\x00\xff").decode()},
+            {"kind": "toolFinish", "toolSeq": scratch["toolSeq"], "requestId": "req-1", "success": True, "exitCode": 0},
+            {"kind": "api", "direction": "response", "payload": {"text": big}},
+        ])
+        runtime = sc.read_all(rid, kinds=["api", "toolStream"])
+        check([r.get("apiSeq") for r in runtime if r["kind"] == "api"] == [1, 1], "a response pairs with its request's apiSeq")
+        check(base64.b64decode(runtime[1]["dataBase64"]) == b"\x00\xff", "binary tool output round-trips")
+        ref = runtime[2]["payload"]["text"]
+        check(isinstance(ref, dict) and ref["bytes"] == len(big), "a 300 KB string is stored as a blob reference")
+        check(sc.read_blob(rid, ref).decode() == big, "read_blob streams it back")
+        sc.set_state(rid, "bashState", {"cwd": "/tmp"})
+        check(sc.get_state(rid, "bashState") == {"cwd": "/tmp"} and sc.delete_state(rid, "bashState"), "state set/get/delete")
+
 
     # Lifecycle errors.
     sc = Sidecar(store=store, framing=framing).spawn()

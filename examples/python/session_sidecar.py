@@ -24,6 +24,7 @@ Requires Python 3.11+ and a built sidecar (``npm run build`` produces dist/src/c
 
 from __future__ import annotations
 
+import base64
 import codecs
 import itertools
 import json
@@ -487,12 +488,14 @@ class Sidecar:
         """
         return self.request("session/create", params)
 
-    def open(self, session_id: str, mode: str = "write") -> dict[str, Any]:
+    def open(self, session_id: str | None = None, mode: str = "write", *, path: str | None = None) -> dict[str, Any]:
         """session/open -> {sessionId, mode, createdAt, ..., lastSeq, recovered?}.
 
         Open (mode "write") before appending to a session this process did not create.
+        ``path`` (instead of the id) resumes by path: a session directory or journal in the store.
         """
-        return self.request("session/open", {"sessionId": session_id, "mode": mode})
+        target = {"path": path} if path is not None else {"sessionId": session_id}
+        return self.request("session/open", {**target, "mode": mode})
 
     def append(self, session_id: str, records: Sequence[Mapping[str, Any]], expected_last_seq: int | None = None) -> dict[str, Any]:
         """session/append -> {firstSeq, lastSeq}; the records are durable once this returns.
@@ -506,9 +509,14 @@ class Sidecar:
         return self.request("session/append", params)
 
     def read(self, session_id: str, after_seq: int | None = None, limit: int | None = None,
-             kinds: Sequence[str] | None = None) -> dict[str, Any]:
-        """session/read -> {records: [{seq, ts, ...}], lastSeq, nextAfterSeq (None at the end)}."""
+             kinds: Sequence[str] | None = None, inline: bool = False) -> dict[str, Any]:
+        """session/read -> {records: [{seq, ts, ...}], lastSeq, nextAfterSeq (None at the end)}.
+
+        ``inline=True`` replaces blob references ({"$blob": ...}) by the strings they stand for.
+        """
         params: dict[str, Any] = {"sessionId": session_id}
+        if inline:
+            params["inline"] = True
         if after_seq is not None:
             params["afterSeq"] = after_seq
         if limit is not None:
@@ -563,6 +571,40 @@ class Sidecar:
     def turn(self, method: str, session_id: str, **params: Any) -> Any:
         """turn/start, turn/setPhase, ...: e.g. sc.turn("start", sid, kind="user")."""
         return self.request(f"turn/{method}", {"sessionId": session_id, **params})
+
+    # -- agent runtime: tool scratch directories, state values, blobs ---------------------
+
+    def allocate_scratch(self, session_id: str, request_id: str, keep_scratch: str | None = None) -> dict[str, Any]:
+        """tool/allocateScratch -> {toolSeq, dir, tmpDir}: pass toolSeq in the tool's toolStart record."""
+        params: dict[str, Any] = {"sessionId": session_id, "requestId": request_id}
+        if keep_scratch is not None:
+            params["keepScratch"] = keep_scratch
+        return self.request("tool/allocateScratch", params)
+
+    def set_state(self, session_id: str, key: str, value: Any) -> dict[str, Any]:
+        """state/set: replace a small named value (string or JSON) atomically and durably."""
+        return self.request("state/set", {"sessionId": session_id, "key": key, "value": value})
+
+    def get_state(self, session_id: str, key: str) -> Any:
+        """state/get: the value, or None when the key has none."""
+        return self.request("state/get", {"sessionId": session_id, "key": key})["value"]
+
+    def delete_state(self, session_id: str, key: str) -> bool:
+        """state/delete: True when a value was removed."""
+        return self.request("state/delete", {"sessionId": session_id, "key": key})["deleted"]
+
+    def read_blob(self, session_id: str, ref: str | Mapping[str, Any], chunk: int = 1 << 20) -> bytes:
+        """The bytes of a blob (a BlobRef or its "sha256:..." string), fetched with blob/get in chunks."""
+        ref_id = ref["$blob"] if isinstance(ref, Mapping) else ref
+        parts: list[bytes] = []
+        offset = 0
+        while True:
+            r = self.request("blob/get", {"sessionId": session_id, "ref": ref_id, "offset": offset, "length": chunk})
+            data = base64.b64decode(r["dataBase64"])
+            parts.append(data)
+            offset += len(data)
+            if r["eof"]:
+                return b"".join(parts)
 
     # -- internals ----------------------------------------------------------------------
 
