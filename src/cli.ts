@@ -2,6 +2,9 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { printOut } from './cliOutput.js';
+import { COMMANDS, commandList, splitCommand } from './cli/commands.js';
+import { CliError, type Command, UsageError as CommandUsageError } from './cli/common.js';
+import { err as printErr } from './cli/output.js';
 import { createStderrLogger, type LogLevel, redirectConsoleToStderr } from './log.js';
 import { protocolVocabulary } from '../protocol/vocabulary.js';
 import { startServer } from './server/server.js';
@@ -15,7 +18,11 @@ const USAGE = `session-sidecar — durable, secret-safe session storage for AI a
 
 Usage:
   session-sidecar [serve] [options]   serve the protocol on stdin/stdout
+  session-sidecar <command> [args]    inspect a store (read-only; safe while it is served)
   session-sidecar --help | --version
+
+Commands (each takes --store DIR / --workspace DIR; 'session-sidecar <command> --help'):
+${commandList()}
 
 Options (serve):
   --store DIR              the store directory (default: <workspace>/.session-sidecar,
@@ -94,7 +101,44 @@ async function serve(args: ServeArgs): Promise<number> {
   return server.exited;
 }
 
+/** A subcommand, with its errors as one line on stderr: 2 for usage, 1 for failures. */
+async function runCommand(command: Command | 'help', argv: string[]): Promise<number> {
+  if (command === 'help') {
+    const name = argv.find((a) => !a.startsWith('-'));
+    const wanted = name === undefined ? undefined : COMMANDS.find((c) => c.name === name);
+    if (name !== undefined && !wanted && name !== 'serve') {
+      printErr(`session-sidecar: help: unknown command '${name}'`);
+      return 2;
+    }
+    printOut(wanted ? wanted.usage : USAGE);
+    return 0;
+  }
+  try {
+    return await command.run(argv);
+  } catch (e) {
+    const name = command.name;
+    if (e instanceof CommandUsageError) {
+      printErr(`session-sidecar: ${name}: ${e.message} (see 'session-sidecar ${name} --help')`);
+      return 2;
+    }
+    if (e instanceof CliError) {
+      printErr(`session-sidecar: ${e.message}`);
+      return e.exitCode;
+    }
+    if (e instanceof StoreError) {
+      printErr(`session-sidecar: ${e.message}`);
+      return e.kind === 'InvalidSessionId' ? 2 : 1;
+    }
+    // Never the raw message: it could quote a path or content. Its kind and code are enough.
+    const code = (e as { code?: string }).code;
+    printErr(`session-sidecar: ${name} failed: ${(e as Error).name ?? 'error'}${code ? ` ${code}` : ''}`);
+    return 1;
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
+  const sub = splitCommand(argv);
+  if (sub) return runCommand(sub.command, sub.rest);
   const parsed = parseServe(argv);
   if (parsed === 'help') return printOut(USAGE), 0;
   if (parsed === 'version') return printOut(`${packageInfo().version}\n`), 0;

@@ -1,0 +1,159 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { StoreError } from '../store/errors.js';
+import { FileSessionStore } from '../store/fileStore.js';
+import type { OpenedSession, SessionSummary } from '../store/types.js';
+import { err } from './output.js';
+import { readOnlyFs } from './readOnlyFs.js';
+
+/** A command-line mistake: one line on stderr, exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string, readonly command?: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** A failure to report as one line on stderr (exit code 1, unless given). */
+export class CliError extends Error {
+  constructor(message: string, readonly exitCode = 1) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+/** A subcommand: its one-line summary (for the top-level help), its usage text and its body. */
+export interface Command {
+  name: string;
+  summary: string;
+  usage: string;
+  run(argv: string[]): Promise<number>;
+}
+
+/** Options every inspection command takes, with the same meaning and resolution as `serve`'s. */
+export const STORE_OPTIONS = {
+  store: { type: 'string' },
+  workspace: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies NonNullable<ParseArgsConfig['options']>;
+
+export const STORE_HELP = `  --store DIR              the store (default: <workspace>/.session-sidecar, or
+                           $SESSION_SIDECAR_STORE when set)
+  --workspace DIR          the workspace whose .session-sidecar/ is the store (default: cwd)
+  -h, --help               this help`;
+
+/** The store root: --store, then --workspace DIR/.session-sidecar, then $SESSION_SIDECAR_STORE, then cwd. */
+export function storeRoot(store: string | undefined, workspace: string | undefined): string {
+  if (store !== undefined && workspace !== undefined) throw new UsageError('--store and --workspace exclude each other');
+  if (store !== undefined) return path.resolve(store);
+  if (workspace === undefined && process.env.SESSION_SIDECAR_STORE) return path.resolve(process.env.SESSION_SIDECAR_STORE);
+  return path.resolve(workspace ?? process.cwd(), '.session-sidecar');
+}
+
+/**
+ * parseArgs for a subcommand, with its errors turned into one-line usage errors. Returns
+ * undefined after printing the usage for --help.
+ */
+export interface Parsed {
+  values: Record<string, string | boolean | undefined>;
+  positionals: string[];
+  root: string;
+}
+
+export function parseCommand(
+  command: Command, argv: string[], options: NonNullable<ParseArgsConfig['options']>, positionals: { min: number; max: number; names: string },
+): Parsed | undefined {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: { ...STORE_OPTIONS, ...options }, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new UsageError(parseErrorMessage(e), command.name);
+  }
+  const values = parsed.values as Parsed['values'];
+  if (values.help) return undefined;
+  const n = parsed.positionals.length;
+  if (n < positionals.min) throw new UsageError(`missing ${positionals.names}`, command.name);
+  if (n > positionals.max) throw new UsageError(`unexpected argument '${parsed.positionals[positionals.max]}'`, command.name);
+  const root = storeRoot(values.store as string | undefined, values.workspace as string | undefined);
+  return { values, positionals: parsed.positionals, root };
+}
+
+/** parseArgs' messages are long and sometimes multi-line: keep the first sentence. */
+function parseErrorMessage(e: unknown): string {
+  const code = (e as { code?: string }).code ?? '';
+  const message = String((e as Error).message ?? 'invalid arguments');
+  const quoted = /'([^']+)'/.exec(message)?.[1];
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && quoted) return `unknown option '${quoted}'`;
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && /argument missing/.test(message) && quoted) return `option '${quoted}' needs a value`;
+  return (message.split(/\.\s|\n/)[0] ?? message).trim();
+}
+
+export function positiveInt(value: string | undefined, name: string, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < min) throw new UsageError(`${name} must be an integer >= ${min}`);
+  return n;
+}
+
+const quiet = new Set<string>();
+
+/** Store warnings on stderr, except the index refreshes the read-only seam refuses on purpose. */
+function storeWarning(message: string): void {
+  if (/^index entry of session \S+ not (re)?written/.test(message)) return;
+  if (quiet.has(message)) return;
+  quiet.add(message);
+  err(`session-sidecar: warning: ${message}`);
+}
+
+/**
+ * Opens an existing store for inspection. Nothing is created: a missing store is an error.
+ * Every session is opened in read mode (no writer lease, no recovery), and the store's file
+ * system is read-only (see readOnlyFs), so a running `serve` is never disturbed.
+ */
+export function openStore(root: string): FileSessionStore {
+  const st = fs.lstatSync(root, { throwIfNoEntry: false });
+  if (!st) throw new CliError(`no session store at ${root} (use --store DIR or --workspace DIR)`);
+  if (!st.isDirectory()) throw new CliError(`${root} is not a session store (not a directory)`);
+  if (!fs.lstatSync(path.join(root, 'sessions'), { throwIfNoEntry: false })?.isDirectory()) {
+    throw new CliError(`${root} is not a session store (it has no sessions/ directory)`);
+  }
+  try {
+    return new FileSessionStore(root, { fs: readOnlyFs(root), warn: storeWarning });
+  } catch (e) {
+    if (e instanceof StoreError) throw e;
+    if ((e as { code?: string }).code === 'EROFS') {
+      throw new CliError(`the store at ${root} is incomplete (a sidecar creates its folders and .gitignore on start); 'session-sidecar verify' checks it`);
+    }
+    throw e;
+  }
+}
+
+/** Every session of the store, most recently updated first. */
+export async function listAll(store: FileSessionStore): Promise<SessionSummary[]> {
+  const all: SessionSummary[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.list({ limit: 1000, ...(cursor ? { cursor } : {}) });
+    all.push(...page.sessions);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return all;
+}
+
+/**
+ * Opens a session for reading, by its id or by a unique prefix of it (ULIDs are long):
+ * `show 01M8K1` works when a single session id starts so.
+ */
+export async function openSession(store: FileSessionStore, idOrPrefix: string): Promise<OpenedSession> {
+  try {
+    return await store.open(idOrPrefix, 'read');
+  } catch (e) {
+    if (!(e instanceof StoreError) || e.kind !== 'SessionNotFound') throw e;
+    const wanted = idOrPrefix.toUpperCase();
+    const matches = (await listAll(store)).filter((s) => s.sessionId.toUpperCase().startsWith(wanted));
+    if (matches.length === 1) return store.open((matches[0] as SessionSummary).sessionId, 'read');
+    if (matches.length > 1) throw new CliError(`${matches.length} sessions start with ${idOrPrefix}; give more of the id`);
+    throw e;
+  }
+}

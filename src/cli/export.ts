@@ -1,0 +1,174 @@
+import type { OpenedSession, StoredRecord } from '../store/types.js';
+import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError } from './common.js';
+import { out } from './output.js';
+import { fullHistory } from './records.js';
+import { safeText } from './output.js';
+import { argsText, contentText } from './render.js';
+
+export const exportCommand: Command = {
+  name: 'export',
+  summary: 'a whole session (archived generations included) as JSON Lines or Markdown',
+  usage: `Usage: session-sidecar export <session-id> --format jsonl|markdown [options]
+
+Writes a session's whole history to stdout: the records of its archived generations (from
+before compactions) and of its journal, each seq once, in order.
+  jsonl      one stored record per line (a checkpoint appears only where its archive is gone)
+  markdown   a readable document: the session's details, then a heading per turn and message,
+             tool calls and results in code blocks, compactions marked where they happened
+
+Options:
+  --format FORMAT          jsonl or markdown (required)
+${STORE_HELP}
+`,
+  async run(argv) {
+    const p = parseCommand(this, argv, { format: { type: 'string' } }, { min: 1, max: 1, names: 'session id' });
+    if (!p) return out(this.usage), 0;
+    const format = p.values.format;
+    if (format === undefined) throw new UsageError('--format is required (jsonl or markdown)');
+    if (format !== 'jsonl' && format !== 'markdown' && format !== 'md') throw new UsageError('--format must be jsonl or markdown');
+    const store = openStore(p.root);
+    const session = await openSession(store, p.positionals[0] as string);
+    if (format === 'jsonl') {
+      for await (const { record, superseded } of fullHistory(store, session.sessionId)) {
+        if (!superseded) out(`${JSON.stringify(record)}\n`);
+      }
+    } else {
+      const md = new MarkdownWriter(session);
+      // Control characters (an escape sequence in a tool's output) are shown, never kept raw.
+      out(safeText(md.head()));
+      for await (const { record, superseded } of fullHistory(store, session.sessionId)) out(safeText(md.record(record, superseded)));
+    }
+    await store.closeAll();
+    return 0;
+  },
+};
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** A fenced code block whose fence is longer than any run of backticks inside. */
+export function fence(text: string, lang = ''): string {
+  const longest = Math.max(0, ...Array.from(text.matchAll(/`+/g), (m) => m[0].length));
+  const f = '`'.repeat(Math.max(3, longest + 1));
+  return `${f}${lang}\n${text.replace(/\n+$/, '')}\n${f}\n`;
+}
+
+/** Text on one line for a heading or an inline mention: no newlines, no markup that breaks it. */
+function inline(text: string): string {
+  return text.replace(/\s+/g, ' ').replace(/[`*_[\]<>#|]/g, (c) => `\\${c}`).trim();
+}
+
+function code(text: string): string {
+  const t = text.replace(/\s+/g, ' ');
+  const longest = Math.max(0, ...Array.from(t.matchAll(/`+/g), (m) => m[0].length));
+  const f = '`'.repeat(longest + 1);
+  return longest > 0 ? `${f} ${t} ${f}` : `${f}${t}${f}`;
+}
+
+function when(ts: unknown): string {
+  return typeof ts === 'string' ? ts.replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : '';
+}
+
+const ROLE_TITLE: Record<string, string> = { user: 'User', assistant: 'Assistant', tool: 'Tool result', system: 'System' };
+
+class MarkdownWriter {
+  private turns = 0;
+  private inTurn = false;
+  private readonly toolNames = new Map<string, string>();
+
+  constructor(private readonly session: OpenedSession) {}
+
+  head(): string {
+    const s = this.session;
+    const lines = [`# ${inline(s.title ?? `Session ${s.sessionId}`)}`, ''];
+    lines.push(`- **Session:** ${code(s.sessionId)}`);
+    lines.push(`- **Created:** ${when(s.createdAt)}`);
+    lines.push(`- **Records:** ${s.lastSeq}`);
+    if (s.cwd) lines.push(`- **Working directory:** ${code(s.cwd)}`);
+    const llm = [s.llm?.provider, s.llm?.model].filter(Boolean).join(' / ');
+    if (llm) lines.push(`- **Model:** ${inline(llm)}`);
+    if (s.parent) {
+      lines.push(`- **${s.parent.relation === 'fork' ? 'Forked from' : 'Continues'}:** ${code(s.parent.sessionId)}${s.parent.atSeq !== undefined ? ` at #${s.parent.atSeq}` : ''}`);
+    }
+    lines.push('');
+    if (s.systemPrompt) lines.push('## System prompt', '', fence(s.systemPrompt, 'text'));
+    return `${lines.join('\n')}\n`;
+  }
+
+  record(rec: StoredRecord, superseded: boolean): string {
+    const meta = `*#${rec.seq} · ${when(rec.ts)}*`;
+    switch (rec.kind) {
+      case 'message':
+        return this.message(rec, meta);
+      case 'turn': {
+        if (rec.event === 'start') {
+          this.turns += 1;
+          this.inTurn = true;
+          return `## Turn ${this.turns}${typeof rec.turnKind === 'string' && rec.turnKind !== 'user' ? ` (${inline(rec.turnKind)})` : ''}\n\n${meta}\n\n`;
+        }
+        const what = [rec.event, rec.phase, rec.outcome].filter((v) => typeof v === 'string').map((v) => inline(v as string)).join(' ');
+        if (rec.event === 'finish') this.inTurn = false;
+        return `> Turn ${what}${typeof rec.error === 'string' ? `: ${inline(rec.error)}` : ''} — ${meta}\n\n`;
+      }
+      case 'checkpoint': {
+        const summary = typeof rec.summary === 'string' ? rec.summary : '';
+        const title = superseded
+          ? `Compacted here: records through #${String(rec.throughSeq ?? rec.seq)} were summarized (generation ${String(rec.generation)})`
+          : `Summary of records through #${String(rec.throughSeq ?? rec.seq)} (their originals are not in the store)`;
+        return `---\n\n**${title}** — ${meta}\n\n${summary.split('\n').map((l) => `> ${l}`.trimEnd()).join('\n')}\n\n---\n\n`;
+      }
+      case 'interruption': {
+        let text = `${this.heading(`Interruption: ${inline(String(rec.reason ?? ''))}`)}${meta}${rec.phase ? ` · during ${inline(String(rec.phase))}` : ''}\n\n`;
+        if (typeof rec.assistantText === 'string' && rec.assistantText !== '') text += `Partial answer:\n\n${rec.assistantText}\n\n`;
+        for (const c of Array.isArray(rec.toolCalls) ? rec.toolCalls : []) text += this.toolCall(c);
+        for (const r of Array.isArray(rec.toolResults) ? rec.toolResults : []) {
+          if (!isObj(r)) continue;
+          const result = typeof r.result === 'string' ? r.result : JSON.stringify(r.result, null, 2);
+          text += `**Result of ${code(String(r.name ?? '?'))}**${r.id ? ` (${code(String(r.id))})` : ''}\n\n${fence(result ?? '')}\n`;
+        }
+        return text;
+      }
+      case 'event':
+        return `${this.heading(`Event ${code(String(rec.type ?? ''))}`)}${meta}\n\n${rec.payload === null || rec.payload === undefined ? '' : fence(JSON.stringify(rec.payload, null, 2), 'json')}\n`;
+      default: {
+        const { seq: _s, ts: _t, kind, turnId: _turn, ...rest } = rec;
+        return `${this.heading(`Record ${code(String(kind))}`)}${meta}\n\n${fence(JSON.stringify(rest, null, 2), 'json')}\n`;
+      }
+    }
+  }
+
+  private heading(text: string): string {
+    return `${this.inTurn ? '###' : '##'} ${text}\n\n`;
+  }
+
+  private message(rec: StoredRecord, meta: string): string {
+    const m = isObj(rec.message) ? rec.message : {};
+    const role = typeof m.role === 'string' ? m.role : '?';
+    let title = ROLE_TITLE[role] ?? inline(role.charAt(0).toUpperCase() + role.slice(1));
+    if (role === 'tool') {
+      const id = typeof m.toolCallId === 'string' ? m.toolCallId : undefined;
+      const name = typeof m.name === 'string' ? m.name : id ? this.toolNames.get(id) : undefined;
+      if (name) title += `: ${code(name)}`;
+    }
+    let text = `${this.heading(title)}${meta}\n\n`;
+    const content = contentText(m.content);
+    if (content !== '') text += role === 'tool' ? fence(content) + '\n' : `${content.replace(/\n+$/, '')}\n\n`;
+    for (const c of Array.isArray(m.toolCalls) ? m.toolCalls : []) text += this.toolCall(c);
+    return text;
+  }
+
+  private toolCall(call: unknown): string {
+    if (!isObj(call)) return '';
+    const name = typeof call.name === 'string' ? call.name : '?';
+    if (typeof call.id === 'string') this.toolNames.set(call.id, name);
+    let args: string;
+    if (typeof call.arguments === 'string') {
+      try {
+        args = JSON.stringify(JSON.parse(call.arguments), null, 2);
+      } catch {
+        args = call.arguments;
+      }
+    } else args = argsText(call.arguments, Number.MAX_SAFE_INTEGER);
+    return `**Tool call ${code(name)}**${typeof call.id === 'string' ? ` (${code(call.id)})` : ''}\n\n${fence(args, 'json')}\n`;
+  }
+}

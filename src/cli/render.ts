@@ -1,0 +1,202 @@
+import type { OpenedSession, StoredRecord } from '../store/types.js';
+import { oneLine, safeText, type Style } from './output.js';
+
+/**
+ * The human transcript of `show` and `tail`: one block per record, a header line
+ * (`#seq  time  who`) and the content indented under it. Text from records is made safe for
+ * terminals (control characters shown, never interpreted). Kinds it does not know are shown
+ * as their members in short JSON, so new record kinds are never hidden.
+ */
+export interface RenderOptions {
+  style: Style;
+  /** Long tool outputs and payloads in full (default: abbreviated). */
+  full?: boolean;
+}
+
+const INDENT = '    ';
+const ARGS_CHARS = 160;
+const PAYLOAD_CHARS = 200;
+const OUTPUT_LINES = 12;
+const OUTPUT_CHARS = 1500;
+
+type Obj = Record<string, unknown>;
+
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** Short JSON text of any value (strings as they are). */
+export function shortJson(value: unknown, max: number): string {
+  if (typeof value === 'string') return oneLine(safeText(value), max);
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return oneLine(safeText(text), max);
+}
+
+/** The readable text of a message's content: a string, or the text of its parts (others named). */
+export function contentText(content: unknown): string {
+  if (content === null || content === undefined) return '';
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content.map((part) => {
+      if (typeof part === 'string') return part;
+      if (isObj(part)) {
+        if (typeof part.text === 'string') return part.text;
+        if (typeof part.type === 'string') return `[${part.type}]`;
+      }
+      return `[${shortJson(part, 60)}]`;
+    }).join('\n');
+  }
+  if (isObj(content) && typeof content.text === 'string') return content.text;
+  return shortJson(content, PAYLOAD_CHARS);
+}
+
+/** Tool call arguments (JSON text from the provider) on one line: parsed and re-printed when possible. */
+export function argsText(args: unknown, max = ARGS_CHARS): string {
+  if (typeof args === 'string') {
+    try {
+      return shortJson(JSON.parse(args), max);
+    } catch {
+      return oneLine(safeText(args), max);
+    }
+  }
+  return shortJson(args, max);
+}
+
+function timeOf(ts: unknown): string {
+  return typeof ts === 'string' ? ts.replace('T', ' ').replace(/\.\d+Z$/, '').replace(/Z$/, '') : '';
+}
+
+export class TranscriptRenderer {
+  /** Tool names by call id, to label tool results. */
+  private readonly toolNames = new Map<string, string>();
+
+  constructor(private readonly opts: RenderOptions) {}
+
+  header(session: OpenedSession, extra: string[] = []): string {
+    const s = this.opts.style;
+    const lines = [`${s.bold(safeText(session.title ?? '(untitled)'))}  ${s.dim(session.sessionId)}`];
+    const facts: string[] = [`created ${session.createdAt}`, `${session.lastSeq} records`];
+    if (session.cwd) facts.push(`cwd ${safeText(session.cwd)}`);
+    const llm = [session.llm?.provider, session.llm?.model].filter(Boolean).join('/');
+    if (llm) facts.push(`model ${safeText(llm)}`);
+    if (session.parent) {
+      facts.push(`${session.parent.relation} of ${session.parent.sessionId}${session.parent.atSeq !== undefined ? ` at #${session.parent.atSeq}` : ''}`);
+    }
+    if (session.turn) facts.push(`turn ${session.turn.status}${session.turn.status === 'active' ? ` (${session.turn.phase})` : ''}`);
+    lines.push(s.dim(facts.join(' · ')));
+    for (const e of extra) lines.push(s.dim(e));
+    if (session.systemPrompt) {
+      lines.push(`${s.magenta('system prompt')}`);
+      lines.push(this.body(session.systemPrompt, false).replace(/\n$/, ''));
+    }
+    return `${lines.join('\n')}\n\n`;
+  }
+
+  record(rec: StoredRecord): string {
+    const s = this.opts.style;
+    const head = (who: string, rest = '') => `${s.dim(`#${rec.seq}`)} ${s.dim(timeOf(rec.ts))}  ${who}${rest ? `  ${rest}` : ''}\n`;
+    switch (rec.kind) {
+      case 'message': {
+        const m = isObj(rec.message) ? rec.message : {};
+        const role = str(m.role) ?? '?';
+        let out = '';
+        let who = this.role(role);
+        if (role === 'tool') {
+          const id = str(m.toolCallId);
+          const name = str(m.name) ?? (id ? this.toolNames.get(id) : undefined);
+          who += s.dim(` ← ${safeText(name ?? 'result')}${id ? ` [${safeText(id)}]` : ''}`);
+        } else if (str(m.name)) who += s.dim(` (${safeText(m.name as string)})`);
+        out += head(who);
+        const text = contentText(m.content);
+        if (text !== '') out += this.body(text, role === 'tool');
+        for (const call of Array.isArray(m.toolCalls) ? m.toolCalls : []) out += this.toolCall(call);
+        return out;
+      }
+      case 'interruption': {
+        let out = head(s.red('interruption'), `${safeText(String(rec.reason ?? ''))}${rec.phase ? s.dim(` (during ${safeText(String(rec.phase))})`) : ''}`);
+        if (typeof rec.assistantText === 'string' && rec.assistantText !== '') out += this.body(rec.assistantText, false);
+        for (const call of Array.isArray(rec.toolCalls) ? rec.toolCalls : []) out += this.toolCall(call);
+        for (const r of Array.isArray(rec.toolResults) ? rec.toolResults : []) {
+          if (!isObj(r)) continue;
+          out += `${INDENT}${s.yellow('←')} ${safeText(str(r.name) ?? '?')}${r.id ? s.dim(` [${safeText(String(r.id))}]`) : ''}: ${this.abbreviated(r.result)}\n`;
+        }
+        return out;
+      }
+      case 'turn': {
+        const what = [rec.event, rec.turnKind, rec.phase, rec.outcome].filter((v) => typeof v === 'string').map((v) => safeText(v as string)).join(' ');
+        let out = head(s.blue('turn'), `${what}${rec.turnId ? s.dim(`  ${safeText(String(rec.turnId))}`) : ''}`);
+        if (typeof rec.error === 'string') out += `${INDENT}${s.red('error:')} ${oneLine(safeText(rec.error), 400)}\n`;
+        return out;
+      }
+      case 'checkpoint': {
+        const n = isObj(rec.counters) ? rec.counters.summarizedRecords : undefined;
+        const summarized = typeof n === 'number' ? `, ${n} record${n === 1 ? '' : 's'} summarized` : '';
+        let out = head(s.magenta('checkpoint'), s.dim(`generation ${String(rec.generation)}, through #${String(rec.throughSeq ?? rec.seq)}${summarized}`));
+        if (typeof rec.summary === 'string') out += this.body(rec.summary, false);
+        return out;
+      }
+      case 'event':
+        return head(s.cyan('event'), `${safeText(String(rec.type ?? ''))}${rec.payload === null || rec.payload === undefined ? '' : `  ${s.dim(this.payload(rec.payload))}`}`);
+      default: {
+        const { seq: _s, ts: _t, kind, turnId: _turn, ...rest } = rec;
+        return head(s.cyan(safeText(String(kind))), s.dim(this.payload(rest)));
+      }
+    }
+  }
+
+  /** Where a compaction happened, in a transcript that shows the archived records too. */
+  compactionMark(rec: StoredRecord): string {
+    const s = this.opts.style;
+    return `${s.magenta(`── compacted here (generation ${String(rec.generation)}): records through #${String(rec.throughSeq ?? rec.seq)} were summarized ──`)}\n`;
+  }
+
+  private role(role: string): string {
+    const s = this.opts.style;
+    const text = safeText(role);
+    if (role === 'user') return s.green(s.bold(text));
+    if (role === 'assistant') return s.cyan(s.bold(text));
+    if (role === 'tool') return s.yellow(text);
+    if (role === 'system') return s.magenta(text);
+    return s.bold(text);
+  }
+
+  private toolCall(call: unknown): string {
+    if (!isObj(call)) return '';
+    const s = this.opts.style;
+    const name = str(call.name) ?? '?';
+    const id = str(call.id);
+    if (id) this.toolNames.set(id, name);
+    const args = this.opts.full ? argsText(call.arguments, Number.MAX_SAFE_INTEGER) : argsText(call.arguments);
+    return `${INDENT}${s.yellow('→')} ${s.bold(safeText(name))}(${args})${id ? s.dim(` [${safeText(id)}]`) : ''}\n`;
+  }
+
+  private payload(value: unknown): string {
+    return shortJson(value, this.opts.full ? Number.MAX_SAFE_INTEGER : PAYLOAD_CHARS);
+  }
+
+  private abbreviated(value: unknown): string {
+    return shortJson(value, this.opts.full ? Number.MAX_SAFE_INTEGER : ARGS_CHARS);
+  }
+
+  /** Indented text; tool output is cut to a few lines unless --full. */
+  private body(text: string, isOutput: boolean): string {
+    let lines = safeText(text).replace(/\r\n/g, '\n').replace(/\n+$/, '').split('\n');
+    let note = '';
+    if (isOutput && !this.opts.full) {
+      const total = lines.length;
+      let chars = 0;
+      let keep = 0;
+      while (keep < lines.length && keep < OUTPUT_LINES && chars + (lines[keep] as string).length <= OUTPUT_CHARS) chars += (lines[keep++] as string).length + 1;
+      if (keep === 0) {
+        lines = [`${(lines[0] as string).slice(0, OUTPUT_CHARS)}…`];
+        keep = 1;
+      } else lines = lines.slice(0, keep);
+      if (keep < total) note = `${INDENT}${this.opts.style.dim(`… ${total - keep} more line${total - keep === 1 ? '' : 's'} (--full shows all)`)}\n`;
+    }
+    return lines.map((l) => `${INDENT}${l}`.trimEnd()).join('\n') + '\n' + note;
+  }
+}

@@ -1,0 +1,77 @@
+import type { FileSessionStore } from '../store/fileStore.js';
+import type { StoredRecord } from '../store/types.js';
+import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError } from './common.js';
+import { out, stdoutStyle } from './output.js';
+import { fullHistory, recordsOf } from './records.js';
+import { TranscriptRenderer } from './render.js';
+
+export const showCommand: Command = {
+  name: 'show',
+  summary: 'a session as a readable transcript (or its stored records: --json, --raw)',
+  usage: `Usage: session-sidecar show <session-id> [--json | --raw] [options]
+
+Prints a session as a readable transcript: messages by role (text content; other parts named),
+tool calls (name and abbreviated arguments), tool results, interruptions, turn records,
+checkpoints (their summary) and events. Colors only on a terminal, and never with NO_COLOR set.
+A unique prefix of a session id is enough.
+
+Options:
+  --json                   the stored records as one JSON array
+  --raw                    the stored records as JSON Lines, one per line
+  --all                    include the records of archived generations (before compactions)
+  --full                   do not abbreviate tool outputs, arguments and payloads
+${STORE_HELP}
+`,
+  async run(argv) {
+    const p = parseCommand(this, argv, {
+      json: { type: 'boolean' }, raw: { type: 'boolean' }, all: { type: 'boolean' }, full: { type: 'boolean' },
+    }, { min: 1, max: 1, names: 'session id' });
+    if (!p) return out(this.usage), 0;
+    if (p.values.json && p.values.raw) throw new UsageError('--json and --raw exclude each other');
+    const store = openStore(p.root);
+    const session = await openSession(store, p.positionals[0] as string);
+    const id = session.sessionId;
+    const renderer = new TranscriptRenderer({ style: stdoutStyle(), full: p.values.full === true });
+    const marks = new Map<StoredRecord, string>();
+    const records = p.values.all ? withoutSuperseded(fullHistory(store, id), (r) => marks.set(r, renderer.compactionMark(r))) : recordsOf(store, id);
+    if (p.values.json) {
+      let first = true;
+      for await (const r of records) {
+        out(`${first ? '[\n' : ',\n'}${JSON.stringify(r)}`);
+        first = false;
+      }
+      out(first ? '[]\n' : '\n]\n');
+    } else if (p.values.raw) {
+      for await (const r of records) out(`${JSON.stringify(r)}\n`);
+    } else {
+      out(renderer.header(session, p.values.all ? [] : await archivedNote(store, id)));
+      for await (const r of records) {
+        for (const [rec, mark] of marks) {
+          out(mark);
+          marks.delete(rec);
+        }
+        out(renderer.record(r));
+      }
+      for (const mark of marks.values()) out(mark);
+    }
+    await store.closeAll();
+    return 0;
+  },
+};
+
+/** The records of a full history; the checkpoints it supersedes go to `onMark` (where a compaction happened). */
+async function* withoutSuperseded(
+  history: AsyncGenerator<{ record: StoredRecord; superseded: boolean }>, onMark: (r: StoredRecord) => void,
+): AsyncGenerator<StoredRecord> {
+  for await (const { record, superseded } of history) {
+    if (superseded) onMark(record);
+    else yield record;
+  }
+}
+
+async function archivedNote(store: FileSessionStore, id: string): Promise<string[]> {
+  const history = await store.history(id);
+  if (history.length === 0) return [];
+  const last = history[history.length - 1];
+  return [`compacted ${history.length} time${history.length === 1 ? '' : 's'}: records through #${last?.throughSeq} are summarized by the checkpoint (--all shows the archived records)`];
+}

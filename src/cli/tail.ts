@@ -1,0 +1,74 @@
+import type { StoredRecord } from '../store/types.js';
+import { CliError, type Command, openSession, openStore, parseCommand, positiveInt, STORE_HELP } from './common.js';
+import { out, stdoutStyle } from './output.js';
+import { recordsOf } from './records.js';
+import { TranscriptRenderer } from './render.js';
+
+export const tailCommand: Command = {
+  name: 'tail',
+  summary: 'the last records of a session; -f follows it live',
+  usage: `Usage: session-sidecar tail <session-id> [-n N] [-f] [options]
+
+Prints the last N records of a session in the transcript format of 'show'. With -f, then
+prints every record appended later — by any process, such as a running sidecar — until
+interrupted (Ctrl-C). A unique prefix of a session id is enough.
+
+Options:
+  -n, --lines N            how many records (default 20; 0: none, only what follows)
+  -f, --follow             keep printing records as they are appended
+  --raw                    the records as JSON Lines instead of the transcript
+  --full                   do not abbreviate tool outputs, arguments and payloads
+${STORE_HELP}
+`,
+  async run(argv) {
+    const p = parseCommand(this, argv, {
+      lines: { type: 'string', short: 'n' }, follow: { type: 'boolean', short: 'f' }, raw: { type: 'boolean' }, full: { type: 'boolean' },
+    }, { min: 1, max: 1, names: 'session id' });
+    if (!p) return out(this.usage), 0;
+    const n = positiveInt(p.values.lines as string | undefined, '-n', 20, 0);
+    const store = openStore(p.root);
+    const session = await openSession(store, p.positionals[0] as string);
+    const id = session.sessionId;
+    const renderer = new TranscriptRenderer({ style: stdoutStyle(), full: p.values.full === true });
+    const print = (r: StoredRecord) => out(p.values.raw ? `${JSON.stringify(r)}\n` : renderer.record(r));
+    let cursor = Math.max(0, session.lastSeq - n);
+    if (n > 0) {
+      for await (const r of recordsOf(store, id, { afterSeq: cursor })) {
+        print(r);
+        cursor = r.seq;
+      }
+    }
+    cursor = Math.max(cursor, session.lastSeq);
+    if (!p.values.follow) {
+      await store.closeAll();
+      return 0;
+    }
+    return new Promise<number>((resolve, reject) => {
+      const keepAlive = setInterval(() => {}, 1 << 30); // the store's poll timer does not keep the process alive
+      let watch: { stop(): void } | undefined;
+      let done = false;
+      const finish = (code: number, failure?: Error) => {
+        if (done) return;
+        done = true;
+        clearInterval(keepAlive);
+        for (const sig of SIGNALS) process.removeListener(sig, onSignal);
+        watch?.stop();
+        void store.closeAll().finally(() => (failure ? reject(failure) : resolve(code)));
+      };
+      const onSignal = () => finish(0);
+      for (const sig of SIGNALS) process.on(sig, onSignal);
+      store.watch(id, cursor, (records) => {
+        for (const r of records) print(r);
+        return true;
+      }, (reason) => {
+        if (reason === 'error') finish(1, new CliError(`session ${id} can no longer be read (deleted, or damaged: 'session-sidecar verify ${id}' checks it)`));
+        else finish(0);
+      }).then((w) => {
+        watch = w;
+        if (done) w.stop();
+      }, (err: unknown) => finish(1, err as Error));
+    });
+  },
+};
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;

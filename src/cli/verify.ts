@@ -1,0 +1,109 @@
+import fs from 'node:fs';
+import tty from 'node:tty';
+import { type Finding, type SessionReport, type VerifyProgress, type VerifyReport, verifyStore } from '../store/verify.js';
+import { CliError, type Command, parseCommand, STORE_HELP } from './common.js';
+import { humanBytes, out, stdoutStyle, type Style } from './output.js';
+import { readOnlyFs } from './readOnlyFs.js';
+
+/** A progress bar is drawn (on a terminal stderr) only for stores at least this large. */
+const LARGE_SESSIONS = 200;
+const LARGE_BYTES = 64 << 20;
+
+export const verifyCommand: Command = {
+  name: 'verify',
+  summary: 'check journals, archives, index entries and file modes; exit 1 on any problem',
+  usage: `Usage: session-sidecar verify [<session-id>] [options]
+
+Checks every session of the store (or one): each journal's header, checksums, canonical lines,
+seq continuity and batches; each archived generation (history/<id>/<gen>.jsonl) and the chain
+of compactions; each index entry against its journal (drift); file modes (0600 files, 0700
+directories) and ownership; recovery evidence and leases. Read-only: nothing is repaired (a
+torn tail is reported, never cut) and a running sidecar is not disturbed.
+
+Prints one line per session (OK, or its problems) and a summary. Exit code 0 when no errors
+were found, 1 otherwise (warnings too with --strict).
+
+Options:
+  --json                   the report as JSON
+  --strict                 warnings make the exit code 1 too
+  -v, --verbose            also print notes (recovery evidence, leases, index lag) for sessions that are OK
+${STORE_HELP}
+`,
+  async run(argv) {
+    const p = parseCommand(this, argv, {
+      json: { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean', short: 'v' },
+    }, { min: 0, max: 1, names: 'session id' });
+    if (!p) return out(this.usage), 0;
+    if (!fs.lstatSync(p.root, { throwIfNoEntry: false })?.isDirectory()) throw new CliError(`no session store at ${p.root} (use --store DIR or --workspace DIR)`);
+    const bar = progressBar();
+    let report: VerifyReport;
+    try {
+      report = await verifyStore(p.root, { fs: readOnlyFs(p.root, { hideIndexEntries: false }), sessionId: p.positionals[0], onProgress: bar.update });
+    } finally {
+      bar.clear();
+    }
+    const failed = !report.ok || (p.values.strict === true && report.totals.warnings > 0);
+    if (p.values.json) out(`${JSON.stringify(report, null, 2)}\n`);
+    else out(renderReport(report, stdoutStyle(), p.values.verbose === true));
+    return failed ? 1 : 0;
+  },
+};
+
+function renderReport(r: VerifyReport, s: Style, verbose: boolean): string {
+  const lines: string[] = [];
+  const mark = (f: Finding) => (f.severity === 'error' ? s.red('error') : f.severity === 'warning' ? s.yellow('warning') : s.dim('note'));
+  const finding = (f: Finding, indent: string) => {
+    const where = f.file ? s.dim(` (${f.file}${f.line !== undefined ? `, line ${f.line}` : ''})`) : '';
+    return `${indent}${mark(f)}: ${f.message}${where}`;
+  };
+  if (r.store.length > 0) {
+    lines.push(s.bold(`store ${r.root}`));
+    for (const f of r.store) lines.push(finding(f, '  '));
+  }
+  for (const sess of r.sessions) {
+    const errors = sess.findings.filter((f) => f.severity === 'error').length;
+    const warnings = sess.findings.filter((f) => f.severity === 'warning').length;
+    const label = `${sess.sessionId}${sess.location === 'trash' ? ' (deleted, in trash)' : ''}`;
+    const status = errors > 0 ? s.red(s.bold('FAIL')) : warnings > 0 ? s.yellow('WARN') : s.green('OK  ');
+    lines.push(`${status} ${label}  ${s.dim(summary(sess))}`);
+    const shown = sess.findings.filter((f) => f.severity !== 'note' || verbose || errors + warnings > 0);
+    for (const f of shown) lines.push(finding(f, '       '));
+  }
+  const t = r.totals;
+  const counts = [`${t.errors} error${t.errors === 1 ? '' : 's'}`, `${t.warnings} warning${t.warnings === 1 ? '' : 's'}`];
+  lines.push('');
+  lines.push(`${r.ok ? s.green('OK') : s.red(s.bold('PROBLEMS FOUND'))}: ${t.sessions} session${t.sessions === 1 ? '' : 's'}, ${t.journals} journals, `
+    + `${t.archives} archived generations, ${t.indexEntries} index entries, ${humanBytes(t.bytes)} verified; ${counts.join(', ')}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function summary(r: SessionReport): string {
+  if (!r.journal) return r.findings.some((f) => f.check === 'journal' && f.severity === 'error') ? 'journal damaged' : 'no journal';
+  const j = r.journal;
+  const parts = [`${j.lastSeq} records`, humanBytes(r.bytes)];
+  if (j.generation > 0) parts.push(`generation ${j.generation}, ${r.archives} archived`);
+  return parts.join(', ');
+}
+
+/** A progress bar on stderr, only when stderr is a terminal and the store is large. */
+function progressBar(): { update(p: VerifyProgress): void; clear(): void } {
+  const enabled = tty.isatty(2);
+  let drawn = false;
+  let last = 0;
+  return {
+    update(p) {
+      if (!enabled || (p.total < LARGE_SESSIONS && p.bytesTotal < LARGE_BYTES)) return;
+      const now = Date.now();
+      if (now - last < 100 && p.done < p.total) return;
+      last = now;
+      const width = 30;
+      const frac = p.bytesTotal > 0 ? p.bytesDone / p.bytesTotal : p.total > 0 ? p.done / p.total : 1;
+      const fill = Math.round(frac * width);
+      process.stderr.write(`\r\u001b[2Kverifying [${'#'.repeat(fill)}${'.'.repeat(width - fill)}] ${p.done}/${p.total} sessions, ${humanBytes(p.bytesDone)}/${humanBytes(p.bytesTotal)}`);
+      drawn = true;
+    },
+    clear() {
+      if (drawn) process.stderr.write('\r\u001b[2K');
+    },
+  };
+}
