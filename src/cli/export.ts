@@ -3,7 +3,7 @@ import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageEr
 import { out } from './output.js';
 import { fullHistory } from './records.js';
 import { safeText } from './output.js';
-import { argsText, contentText } from './render.js';
+import { argsText, blobLabel, contentText } from './render.js';
 
 export const exportCommand: Command = {
   name: 'export',
@@ -127,6 +127,10 @@ class MarkdownWriter {
           text += `**Result of ${code(String(r.name ?? '?'))}**${r.id ? ` (${code(String(r.id))})` : ''}\n\n${fence(result ?? '')}\n`;
         }
         return text;
+      }
+      case 'toolStream': {
+        const text = typeof rec.text === 'string' ? rec.text : blobLabel(rec.text) ?? blobLabel(rec.dataBase64) ?? (typeof rec.dataBase64 === 'string' ? '[binary data]' : '');
+        return `${this.heading(`Tool run #${String(rec.toolSeq)} ${inline(String(rec.stream ?? 'output'))}`)}${meta}\n\n${fence(text)}\n`;
       }
       case 'event':
         return `${this.heading(`Event ${code(String(rec.type ?? ''))}`)}${meta}\n\n${rec.payload === null || rec.payload === undefined ? '' : fence(JSON.stringify(rec.payload, null, 2), 'json')}\n`;

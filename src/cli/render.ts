@@ -1,5 +1,5 @@
 import type { OpenedSession, StoredRecord } from '../store/types.js';
-import { oneLine, safeText, type Style } from './output.js';
+import { humanBytes, oneLine, safeText, type Style } from './output.js';
 
 /**
  * The human transcript of `show` and `tail`: one block per record, a header line
@@ -36,14 +36,25 @@ export function shortJson(value: unknown, max: number): string {
   return oneLine(safeText(text), max);
 }
 
+/** A reference to a string stored as a blob: {"$blob": "sha256:<hex>", "bytes": N}. */
+export function blobLabel(v: unknown): string | undefined {
+  if (!isObj(v) || typeof v.$blob !== 'string') return undefined;
+  const size = typeof v.bytes === 'number' ? `${humanBytes(v.bytes)}, ` : '';
+  return `[blob: ${size}${v.$blob.slice(0, 15)}…]`;
+}
+
 /** The readable text of a message's content: a string, or the text of its parts (others named). */
 export function contentText(content: unknown): string {
   if (content === null || content === undefined) return '';
   if (typeof content === 'string') return content;
+  const blob = blobLabel(content);
+  if (blob) return blob;
   if (Array.isArray(content)) {
     return content.map((part) => {
       if (typeof part === 'string') return part;
+      if (blobLabel(part)) return blobLabel(part) as string;
       if (isObj(part)) {
+        if (blobLabel(part.text)) return blobLabel(part.text) as string;
         if (typeof part.text === 'string') return part.text;
         if (typeof part.type === 'string') return `[${part.type}]`;
       }
@@ -137,6 +148,26 @@ export class TranscriptRenderer {
         const summarized = typeof n === 'number' ? `, ${n} record${n === 1 ? '' : 's'} summarized` : '';
         let out = head(s.magenta('checkpoint'), s.dim(`generation ${String(rec.generation)}, through #${String(rec.throughSeq ?? rec.seq)}${summarized}`));
         if (typeof rec.summary === 'string') out += this.body(rec.summary, false);
+        return out;
+      }
+      case 'api': {
+        const what = `${safeText(String(rec.direction ?? ''))}${typeof rec.apiSeq === 'number' ? ` #${rec.apiSeq}` : ''}`;
+        return head(s.cyan('api'), `${what}${rec.payload === undefined ? '' : `  ${s.dim(this.payload(rec.payload))}`}`);
+      }
+      case 'toolStart':
+        return head(s.yellow('tool run'), `#${String(rec.toolSeq)} ${s.bold(safeText(String(rec.tool ?? '?')))} started${rec.toolUseId ? s.dim(` [${safeText(String(rec.toolUseId))}]`) : ''}${rec.agent ? s.dim(` by ${safeText(String(rec.agent))}`) : ''}`);
+      case 'toolStream': {
+        let out = head(s.yellow('tool run'), `#${String(rec.toolSeq)} ${safeText(String(rec.stream ?? 'output'))}`);
+        const text = typeof rec.text === 'string' ? rec.text : blobLabel(rec.text)
+          ?? (typeof rec.dataBase64 === 'string' ? `[${humanBytes(Math.floor((rec.dataBase64.length * 3) / 4))} of binary data]` : blobLabel(rec.dataBase64) ?? '');
+        if (text !== '') out += this.body(text, true);
+        return out;
+      }
+      case 'toolFinish': {
+        const exit = typeof rec.exitCode === 'number' ? ` (exit ${rec.exitCode})` : '';
+        const outLen = typeof rec.outputLen === 'number' ? s.dim(`, ${humanBytes(rec.outputLen)} of output`) : '';
+        let out = head(s.yellow('tool run'), `#${String(rec.toolSeq)} finished ${rec.success === false ? s.red('failed') : 'ok'}${exit}${outLen}`);
+        if (typeof rec.error === 'string') out += `${INDENT}${s.red('error:')} ${oneLine(safeText(rec.error), 400)}\n`;
         return out;
       }
       case 'event':

@@ -238,7 +238,7 @@ class Verifier {
     this.owner(st, layout.root, out);
     for (const [dir, required] of [
       [layout.sessionsDir, true], [layout.indexDir, false], [layout.recoveryDir, false],
-      [layout.historyDir, false], [layout.trashDir, false], [layout.locksDir, false],
+      [layout.historyDir, false], [layout.trashDir, false], [layout.locksDir, false], [path.join(layout.root, 'blobs'), false],
     ] as const) {
       const d = this.fsl.lstatSync(dir);
       if (!d) {
@@ -322,7 +322,9 @@ class Verifier {
       for (const name of this.list(dir)) {
         if (name === 'journal.jsonl') continue;
         const p = path.join(dir, name);
-        if (name === 'journal.jsonl.tmp') findings.push({ severity: 'warning', check: 'layout', message: 'a temporary journal left by a crashed create or compaction (removed by the next writable open)', file: this.rel(p) });
+        if (name === 'state') this.verifyState(p, findings);
+        else if (name === 'scratch') this.verifyScratch(p, findings);
+        else if (name === 'journal.jsonl.tmp') findings.push({ severity: 'warning', check: 'layout', message: 'a temporary journal left by a crashed create or compaction (removed by the next writable open)', file: this.rel(p) });
         else findings.push({ severity: 'warning', check: 'layout', message: 'unexpected file in the session directory', file: this.rel(p) });
       }
       if (!this.fsl.lstatSync(layout.journal(id))) {
@@ -608,6 +610,35 @@ class Verifier {
       return false;
     } finally {
       if (fd !== undefined) this.fsl.closeSync(fd);
+    }
+  }
+
+  /** sessions/<id>/state/: one 0600 file per state value (write-file-atomic may leave a temp file after a crash). */
+  private verifyState(dir: string, out: Finding[]): void {
+    const st = this.fsl.lstatSync(dir);
+    if (!st) return;
+    this.dirMode(st, dir, out);
+    if (!st.isDirectory()) return;
+    for (const name of this.list(dir)) {
+      const p = path.join(dir, name);
+      const f = this.fsl.lstatSync(p);
+      if (!f) continue;
+      if (!f.isFile()) out.push({ severity: 'error', check: 'permissions', message: 'a state value that is not a regular file', file: this.rel(p) });
+      else if (name.endsWith('.json')) this.fileMode(f, p, out);
+      else out.push({ severity: 'warning', check: 'layout', message: 'a temporary file left by a state write that did not complete', file: this.rel(p) });
+    }
+  }
+
+  /** sessions/<id>/scratch/: tool runs' private directories (0700); what tools put inside is theirs. */
+  private verifyScratch(dir: string, out: Finding[]): void {
+    const st = this.fsl.lstatSync(dir);
+    if (!st) return;
+    this.dirMode(st, dir, out);
+    if (!st.isDirectory()) return;
+    for (const name of this.list(dir)) {
+      const p = path.join(dir, name);
+      const d = this.fsl.lstatSync(p);
+      if (d) this.dirMode(d, p, out);
     }
   }
 

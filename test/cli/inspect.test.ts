@@ -159,6 +159,32 @@ describe('session-sidecar show', () => {
   });
 });
 
+describe('runtime records, blobs, state', () => {
+  it('show names api traffic and tool runs, and blobs by size; verify accepts state and scratch', async () => {
+    const root = path.join(tempDir('sidecar-cli-'), 'store');
+    const { FileSessionStore } = await import('../../src/store/fileStore.js');
+    const store = new FileSessionStore(root, { leases: false });
+    const { sessionId } = await store.create({ title: 'runtime', blobThreshold: 1024 });
+    await store.append(sessionId, [{ kind: 'api', direction: 'request', payload: { model: 'm' } }]);
+    const { toolSeq } = await store.allocateScratch(sessionId, 'r1');
+    await store.append(sessionId, [{ kind: 'toolStart', toolSeq, requestId: 'r1', tool: 'bash', toolUseId: 'c1' }]);
+    await store.append(sessionId, [{ kind: 'toolStream', toolSeq, stream: 'stdout', text: 'x'.repeat(5000) }]);
+    await store.append(sessionId, [{ kind: 'toolFinish', toolSeq, requestId: 'r1', success: false, exitCode: 2, error: 'boom' }]);
+    await store.setState(sessionId, 'plan', { step: 1 });
+    await store.closeAll();
+    const r = await runCli(['show', sessionId, '--store', root]);
+    expect(r.code, explain(r)).toBe(0);
+    expect(r.stdout).toMatch(/#1 [\d: -]+ {2}api {2}request #1 {2}\{"model":"m"\}\n/);
+    expect(r.stdout).toMatch(new RegExp(`#2 [\\d: -]+ {2}tool run {2}#${toolSeq} bash started \\[c1\\]\\n`));
+    expect(r.stdout).toMatch(/#3 [\d: -]+ {2}tool run {2}#\d+ stdout\n {4}\[blob: 4\.9 KiB, sha256:[0-9a-f]{8}…\]\n/);
+    expect(r.stdout).toMatch(/#4 [\d: -]+ {2}tool run {2}#\d+ finished failed \(exit 2\)\n {4}error: boom\n/);
+    const v = await runCli(['verify', '--store', root]);
+    expect(v.code, explain(v)).toBe(0);
+    expect(v.stdout).toMatch(new RegExp(`^OK {3}${sessionId}`, 'm'));
+    expect(v.stdout).not.toMatch(/warning:|error:/);
+  });
+});
+
 describe('session-sidecar export', () => {
   it('--format markdown: a document with the details, a heading per turn and message, code blocks for tools', async () => {
     const f = await makeStore();
