@@ -1,85 +1,127 @@
 /**
- * npm run bench — appends/s of the sidecar next to the physical limit on the same disk.
- * Flags: --records N (per scenario, default 2000), --dir DIR (default: a temp dir under ./bench/out).
- * Prints a markdown table and writes bench/results.json. Never part of the tests.
+ * npm run bench — the sidecar next to the physical limit of the same disk, its peers, and the
+ * costs of reading, opening, listing, compacting and starting. Every scenario lives in its own
+ * file under bench/; this one only reads the flags, runs them in order, prints a markdown table
+ * and writes bench/results.json. Never part of the tests, and no test asserts on a timing.
+ *
+ * Flags (sizes in MB of journal):
+ *   --records N          appends per append scenario (default 2000)
+ *   --replay-mb N        size of the replayed session (default 100)
+ *   --open-sizes A,B,C   sizes of the sessions opened in a fresh sidecar (default 1,100,1000)
+ *   --compact-mb N       size of the compacted session (default 100)
+ *   --list-sessions N    sessions listed (default 10000)
+ *   --cold-starts N      spawns timed for the cold start (default 10)
+ *   --quick              every size shrunk so the whole run takes well under a minute
+ *   --dir DIR            where the data goes (default: a temp dir under ./bench/out, removed at the end)
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { SidecarClient } from '../dist/src/client/index.js';
+import { rawLimit, sidecarAppends } from './appends.js';
+import { appendFileNoSync } from './appendFile.js';
+import { coldStart } from './coldStart.js';
+import { compaction } from './compact.js';
+import { listAll } from './list.js';
+import { openTimes } from './open.js';
+import { replay } from './replay.js';
 import { secretBench } from './secrets.js';
+import { sqliteInserts } from './sqlite.js';
+import { benchDir, type Row } from './util.js';
 
-const { values } = parseArgs({ options: { records: { type: 'string', default: '2000' }, dir: { type: 'string' } } });
-const N = Number(values.records);
-const base = values.dir ?? path.join(path.dirname(new URL(import.meta.url).pathname), 'out');
+const started = performance.now();
+const { values } = parseArgs({
+  options: {
+    records: { type: 'string' }, 'replay-mb': { type: 'string' }, 'open-sizes': { type: 'string' }, 'compact-mb': { type: 'string' },
+    'list-sessions': { type: 'string' }, 'cold-starts': { type: 'string' }, quick: { type: 'boolean', default: false }, dir: { type: 'string' },
+  },
+});
+const quick = values.quick === true;
+const num = (v: string | undefined, full: number, small: number): number => {
+  const n = Number(v ?? (quick ? small : full));
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`not a positive number: ${v}`);
+  return n;
+};
+const N = num(values.records, 2000, 300);
+const replayMB = num(values['replay-mb'], 100, 10);
+const openSizes = (values['open-sizes'] ?? (quick ? '1,10,50' : '1,100,1000')).split(',').map((s) => num(s, 0, 0));
+const compactMB = num(values['compact-mb'], 100, 10);
+const listSessions = num(values['list-sessions'], 10_000, 1000);
+const coldStarts = num(values['cold-starts'], 10, 5);
+
+const base = values.dir ?? path.join(benchDir, 'out');
 fs.mkdirSync(base, { recursive: true });
 const work = fs.mkdtempSync(path.join(base, 'run-'));
 
-const record = { kind: 'message' as const, message: { role: 'assistant', content: 'x'.repeat(900) } };
-
-interface Row { scenario: string; opsPerSec: number; p50Us?: number; p99Us?: number }
-const rows: Row[] = [];
-
-function rawLimit(): Row {
-  const file = path.join(work, 'raw.jsonl');
-  const fd = fs.openSync(file, 'w', 0o600);
-  const buf = Buffer.from(`${JSON.stringify({ seq: 1, ts: new Date().toISOString(), ...record, crc: '00000000' })}\n`);
-  const t0 = performance.now();
-  for (let i = 0; i < N; i++) {
-    fs.writeSync(fd, buf);
-    fs.fdatasyncSync(fd);
+function filesystem(dir: string): string {
+  try {
+    const [, line] = execFileSync('df', ['-T', dir], { encoding: 'utf8' }).trim().split('\n');
+    const [device, type] = (line ?? '').split(/\s+/);
+    return `${type} on ${device}`;
+  } catch {
+    return 'unknown';
   }
-  const ms = performance.now() - t0;
-  fs.closeSync(fd);
-  return { scenario: 'limit: write + fdatasync (Node sync calls)', opsPerSec: (N * 1000) / ms };
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] as number;
+const machine = {
+  cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'cpu', kernel: os.release(), node: process.version, filesystem: filesystem(work),
+  memoryGB: Math.round(os.totalmem() / (1 << 30)),
+};
+const params = { records: N, replayMB, openSizesMB: openSizes, compactMB, listSessions, coldStarts, quick };
+
+const rows: Row[] = [];
+const step = async (what: string, f: () => Row | Row[] | Promise<Row | Row[]>) => {
+  const t = performance.now();
+  let r: Row | Row[];
+  try {
+    r = await f();
+  } catch (err) {
+    throw new Error(`bench: ${what} failed`, { cause: err });
+  }
+  rows.push(...(Array.isArray(r) ? r : [r]));
+  process.stderr.write(`bench: ${what} done in ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
+};
+
+let secretRows: Awaited<ReturnType<typeof secretBench>> = [];
+try {
+  await step('limit', () => rawLimit(work, N));
+  const limit = rows[0]!.value;
+  for (const framing of ['ndjson', 'lsp'] as const) await step(`serial ${framing}`, () => sidecarAppends(work, N, limit, framing, 1));
+  await step('8 in flight', () => sidecarAppends(work, N, limit, 'ndjson', 8));
+  await step('32 in flight', () => sidecarAppends(work, N, limit, 'ndjson', 32));
+  await step('8 sessions', () => sidecarAppends(work, N, limit, 'ndjson', 8, 8));
+  await step('sqlite', () => sqliteInserts(work, N, limit));
+  await step('appendFileSync', () => appendFileNoSync(work, N * 10, limit));
+  await step('replay', () => replay(work, replayMB));
+  await step('open', () => openTimes(work, openSizes));
+  await step('list', () => listAll(work, listSessions));
+  await step('compact', () => compaction(work, compactMB));
+  await step('cold start', () => coldStart(work, coldStarts));
+  secretRows = await secretBench(work);
+} finally {
+  fs.rmSync(work, { recursive: true, force: true });
 }
 
-async function sidecar(framing: 'ndjson' | 'lsp', inFlight: number, sessions = 1): Promise<Row> {
-  const c = await SidecarClient.start({ framing, store: path.join(work, `store-${framing}-${inFlight}-${sessions}`) });
-  const ids: string[] = [];
-  for (let s = 0; s < sessions; s++) ids.push((await c.create({ title: 'bench' })).sessionId);
-  const lat: number[] = [];
-  let next = 0;
-  const t0 = performance.now();
-  const lane = async (lane: number) => {
-    while (next < N) {
-      next += 1;
-      const t = performance.now();
-      await c.append({ sessionId: ids[lane % sessions] as string, records: [record] });
-      lat.push((performance.now() - t) * 1000);
-    }
-  };
-  await Promise.all(Array.from({ length: inFlight }, (_, i) => lane(i)));
-  const ms = performance.now() - t0;
-  await c.shutdown();
-  lat.sort((a, b) => a - b);
-  const label = sessions > 1 ? `${sessions} sessions, ${inFlight} in flight` : `${inFlight} in flight on one session`;
-  return { scenario: `sidecar ${framing}: ${label}`, opsPerSec: (N * 1000) / ms, p50Us: percentile(lat, 0.5), p99Us: percentile(lat, 0.99) };
-}
-
-rows.push(rawLimit());
-for (const framing of ['ndjson', 'lsp'] as const) rows.push(await sidecar(framing, 1));
-rows.push(await sidecar('ndjson', 8));
-rows.push(await sidecar('ndjson', 32));
-rows.push(await sidecar('ndjson', 8, 8));
-
-const limit = rows[0]!.opsPerSec;
-const fmt = (n: number | undefined) => (n === undefined ? '' : Math.round(n).toLocaleString('en-US'));
+const group = (n: number) => Math.round(n).toLocaleString('en-US');
+const fmt = (n: number | undefined) => (n === undefined ? '' : n >= 100 ? group(n) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
+const seconds = (performance.now() - started) / 1000;
 const lines = [
-  `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ${N} appends of a ~1 KB message record per scenario`,
+  `Machine: ${machine.cpus} × ${machine.cpu}, ${machine.memoryGB} GB, Linux ${machine.kernel}, ${machine.filesystem}, Node ${machine.node}`,
+  `Sizes: ${N} appends of a ~1 KB message record per append row; replay ${replayMB} MB; open ${openSizes.join(', ')} MB; `
+    + `compact ${compactMB} MB; list ${listSessions} sessions${quick ? ' (--quick)' : ''}`,
   '',
-  '| scenario | appends/s | ratio to limit | p50 µs | p99 µs |',
-  '| --- | ---: | ---: | ---: | ---: |',
-  ...rows.map((r) => `| ${r.scenario} | ${fmt(r.opsPerSec)} | ${(r.opsPerSec / limit).toFixed(2)} | ${fmt(r.p50Us)} | ${fmt(r.p99Us)} |`),
+  '| scenario | result | ratio | p50 µs | p99 µs | peak RSS MB | notes |',
+  '| --- | ---: | ---: | ---: | ---: | ---: | --- |',
+  ...rows.map((r) => `| ${r.scenario} | ${fmt(r.value)} ${r.unit} | ${r.ratio === undefined ? '' : `${r.ratio.toFixed(2)} × ${r.ratioTo}`} `
+    + `| ${r.p50Us === undefined ? '' : group(r.p50Us)} | ${r.p99Us === undefined ? '' : group(r.p99Us)} | ${r.peakRssMB === undefined ? '' : group(r.peakRssMB)} | ${r.note ?? ''} |`),
+  '',
+  '| secret safety | measured |',
+  '| --- | --- |',
+  ...secretRows.map((r) => `| ${r.scenario} | ${r.value} |`),
+  '',
+  `Whole run: ${seconds.toFixed(0)} s`,
 ];
-const secretRows = await secretBench(work);
-lines.push('', '| secret safety | measured |', '| --- | --- |', ...secretRows.map((r) => `| ${r.scenario} | ${r.value} |`));
 process.stdout.write(`${lines.join('\n')}\n`);
-const results = { date: new Date().toISOString(), node: process.version, records: N, rows, secrets: secretRows };
-fs.writeFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-fs.rmSync(work, { recursive: true, force: true });
+const results = { date: new Date().toISOString(), machine, params, seconds, rows, secrets: secretRows };
+fs.writeFileSync(path.join(benchDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
