@@ -17,7 +17,7 @@ describe.each(FRAMINGS)('lifecycle over %s', (framing) => {
     expect(r.serverInfo.name).toBe('session-sidecar');
     expect(r.store.root).toBe(store);
     expect(r.capabilities.framings).toEqual(['lsp', 'ndjson']);
-    expect(r.capabilities.recordKinds).toEqual(['message', 'interruption', 'event']);
+    expect(r.capabilities.recordKinds).toEqual(['message', 'interruption', 'event', 'api', 'toolStart', 'toolFinish', 'toolStream']);
   });
 
   it('refuses requests before initialize with -32002 and a second initialize with -32600', async () => {
