@@ -4,7 +4,7 @@ import { DEFAULT_BLOB_THRESHOLD } from '../../protocol/methods/blob.js';
 import { StoreError } from './errors.js';
 import { checkSessionId } from './ids.js';
 import { blobSize, putBlob, readBlob } from './blobs/blobFiles.js';
-import { type BlobSink, inlineBlobs, mayHoldRefs } from './blobs/blobRefs.js';
+import { type BlobSink, inlineBlobs } from './blobs/blobRefs.js';
 import type { OpenSession } from './openSession.js';
 import { NO_RUNTIME } from './runtime/counters.js';
 import { deleteStateValue, getStateValue, setStateValue } from './runtime/stateValues.js';
@@ -67,7 +67,7 @@ export abstract class RuntimeStore extends StoreCore {
       if (s === undefined) loaded.set(ref, (s = readBlob(this.fsl, this.layout, ref).bytes.toString('utf8')));
       return s;
     };
-    return records.map((r) => (mayHoldRefs(r) ? (inlineBlobs(r, load) as T) : r));
+    return records.map((r) => inlineBlobs(r, load) as T);
   }
 
   /**

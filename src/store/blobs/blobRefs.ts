@@ -86,17 +86,17 @@ function existingRef(o: Record<string, unknown>, sink: BlobSink, path: string): 
   return o;
 }
 
-/** `value` with every BlobRef replaced by the string it stands for (read, verified, by `load`). */
+/** `value` with every BlobRef replaced by the string it stands for (read, verified, by `load`); the same value when it holds none. */
 export function inlineBlobs(value: unknown, load: (ref: string) => string): unknown {
-  if (Array.isArray(value)) return value.map((v) => inlineBlobs(v, load));
-  if (!isPlainObject(value)) return value;
+  if (value === null || typeof value !== 'object') return value;
   if (isBlobRef(value)) return load(value.$blob);
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = inlineBlobs(v, load);
-  return out;
-}
-
-/** Whether a serialized record holds a reference (a cheap test before the walk). */
-export function mayHoldRefs(rec: unknown): boolean {
-  return JSON.stringify(rec).includes('"$blob"');
+  const entries = Object.entries(value);
+  let changed = false;
+  const next = entries.map(([k, v]) => {
+    const w = inlineBlobs(v, load);
+    if (w !== v) changed = true;
+    return [k, w] as const;
+  });
+  if (!changed) return value;
+  return Array.isArray(value) ? next.map(([, v]) => v) : Object.fromEntries(next);
 }
