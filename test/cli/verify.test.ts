@@ -103,6 +103,19 @@ describe('session-sidecar verify', () => {
     expect(r.stdout).toContain('error: index drift: records is 99 but the journal says 3');
   });
 
+  it('damage in the last line is corruption when the index vouches for it, a torn tail when nothing does', async () => {
+    const f = await makeStore();
+    flipByte(journalPath(f.root, f.compacted), 'again?');
+    const r = await runCli(['verify', f.compacted, '--store', f.root]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(`error: journal line 3 is damaged: checksum mismatch, in bytes the index records as committed (acknowledged records are damaged) (sessions/${f.compacted}/journal.jsonl, line 3)`);
+    expect(r.stdout).not.toContain('torn tail');
+    fs.rmSync(path.join(f.root, 'index', `${f.compacted}.json`));
+    const unvouched = await runCli(['verify', f.compacted, '--store', f.root]);
+    expect(unvouched.code, explain(unvouched)).toBe(0);
+    expect(unvouched.stdout).toContain('warning: torn tail: ');
+  });
+
   it('a missing index entry and a stale one are warnings, not errors', async () => {
     const f = await makeStore();
     fs.rmSync(path.join(f.root, 'index', `${f.chat}.json`));
