@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { printOut } from './cliOutput.js';
 import { COMMANDS, commandList, splitCommand } from './cli/commands.js';
 import { CliError, type Command, UsageError as CommandUsageError } from './cli/common.js';
-import { err as printErr } from './cli/output.js';
+import { out, err as printErr } from './cli/output.js';
 import { createStderrLogger, type LogLevel, redirectConsoleToStderr } from './log.js';
 import { protocolVocabulary } from '../protocol/vocabulary.js';
 import { startServer } from './server/server.js';
@@ -110,7 +110,7 @@ async function runCommand(command: Command | 'help', argv: string[]): Promise<nu
       printErr(`session-sidecar: help: unknown command '${name}'`);
       return 2;
     }
-    printOut(wanted ? wanted.usage : USAGE);
+    out(wanted ? wanted.usage : USAGE);
     return 0;
   }
   try {
