@@ -40,6 +40,7 @@ export { DEFAULT_READ_LIMIT, type FileStoreOptions } from './storeCore.js';
 /** The journal-file backend of SessionStore: the operations, over StoreCore's open sessions. */
 export class FileSessionStore extends RuntimeStore implements SessionStore {
   async create(input: SessionHeaderInput, secretsInput: SecretsInput = {}): Promise<CreatedSession> {
+    this.refuseIfReadOnly('create a session');
     if (input.parent) this.mustExist(checkSessionId(input.parent.sessionId));
     return this.createWith(input, secretsInput, []);
   }
@@ -94,6 +95,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
   }
 
   async fork(sessionId: string, atSeq?: number): Promise<{ sessionId: string }> {
+    this.refuseIfReadOnly('fork a session');
     const { header, lines, at } = await this.withReadHandle(sessionId, undefined, (handle) => {
       const at = atSeq ?? handle.position.lastSeq;
       if (at < handle.firstSeq - (handle.firstSeq === 1 ? 1 : 0) || at > handle.position.lastSeq) {
@@ -111,6 +113,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
 
   async delete(sessionId: string, purge = false): Promise<void> {
     checkSessionId(sessionId);
+    this.refuseIfReadOnly('delete a session');
     const live = this.fsl.lstatSync(this.layout.journal(sessionId)) !== undefined;
     const trashed = this.fsl.lstatSync(this.layout.trashSessionDir(sessionId)) !== undefined;
     if (!live && !trashed) throw new StoreError('SessionNotFound', `session ${sessionId} not found`, { sessionId });
@@ -134,6 +137,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
   }
 
   async restore(sessionId: string): Promise<void> {
+    this.refuseIfReadOnly('restore a session');
     restoreSession(this.fsl, this.layout, checkSessionId(sessionId));
   }
 
@@ -288,7 +292,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
         live.delete(id); // listed from its index or journal like a closed session (or left out, with a warning)
       }
     }
-    return listSessions(this.fsl, this.layout, live, opts, this.warn);
+    return listSessions(this.fsl, this.layout, live, opts, this.warn, (handle) => this.remember(handle));
   }
 
   scrub(text: string, extra: SecretsInput = {}): string {

@@ -1,10 +1,10 @@
 import type { FsLayer } from '../durable/fsLayer.js';
 import { StoreError } from './errors.js';
 import { checkSessionId } from './ids.js';
-import { openJournal } from './journal/open.js';
+import { type JournalHandle, openJournal } from './journal/open.js';
 import type { StoreLayout } from './layout.js';
 import type { OpenSession } from './openSession.js';
-import { entryOf, type IndexEntry, readIndexEntry, rememberIndex, summaryOf } from './sessionIndex.js';
+import { entryOf, type IndexEntry, readIndexEntry, summaryOf } from './sessionIndex.js';
 import type { ListPage, SessionSummary } from './types.js';
 
 /**
@@ -18,12 +18,14 @@ export function listSessions(
   open: ReadonlyMap<string, OpenSession>,
   opts: { limit?: number; cursor?: string },
   warn: (message: string) => void,
+  /** Called with a journal verified because its entry was stale (the store rewrites the entry, unless read-only). */
+  remember: (handle: JournalHandle) => void,
 ): ListPage {
   const after = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor);
   const all: SessionSummary[] = [];
   for (const id of fsl.readdirSync(layout.sessionsDir)) {
     if (!isSessionId(id)) continue;
-    const summary = summarize(fsl, layout, id, open.get(id)?.indexEntry(), warn);
+    const summary = summarize(fsl, layout, id, open.get(id)?.indexEntry(), warn, remember);
     if (summary) all.push(summary);
   }
   all.sort(newestFirst);
@@ -44,7 +46,9 @@ function isSessionId(name: string): boolean {
   }
 }
 
-function summarize(fsl: FsLayer, layout: StoreLayout, id: string, live: IndexEntry | undefined, warn: (m: string) => void) {
+function summarize(
+  fsl: FsLayer, layout: StoreLayout, id: string, live: IndexEntry | undefined, warn: (m: string) => void, remember: (handle: JournalHandle) => void,
+) {
   if (live) return summaryOf(live);
   const st = fsl.lstatSync(layout.journal(id));
   if (!st) return undefined; // a create that never completed: no session
@@ -53,7 +57,7 @@ function summarize(fsl: FsLayer, layout: StoreLayout, id: string, live: IndexEnt
   try {
     const handle = openJournal(fsl, layout, id, { writable: false, hint: entry });
     fsl.closeSync(handle.fd);
-    rememberIndex(fsl, layout, handle, warn);
+    remember(handle);
     return summaryOf(entryOf(handle));
   } catch (err) {
     const kind = err instanceof StoreError ? err.kind : 'an I/O error';

@@ -35,6 +35,11 @@ export interface FileStoreOptions {
    * is provably the only writer of its root (unit tests that simulate restarts in one process).
    */
   leases?: boolean;
+  /**
+   * Inspection only (the command line's list, show, verify, ...): the store is never changed —
+   * no folders created, no index entry refreshed, no write open, no lease taken.
+   */
+  readOnly?: boolean;
   /** Test seams: called after each durable step of a compaction (a test may throw there). */
   hooks?: { compactionStep?: (step: CompactionStep) => void };
 }
@@ -58,6 +63,7 @@ export abstract class StoreCore {
   protected readonly hooks: NonNullable<FileStoreOptions['hooks']>;
   protected readonly leaseStaleMs: number;
   protected readonly useLeases: boolean;
+  protected readonly readOnly: boolean;
   /** Every secret registered in this instance, kept to scrub error and log text. */
   protected readonly allSecrets = new SecretSet();
   protected readonly sessions = new Map<string, OpenSession>();
@@ -78,6 +84,13 @@ export abstract class StoreCore {
     this.hooks = opts.hooks ?? {};
     this.leaseStaleMs = Math.max(5000, opts.leaseStaleMs ?? DEFAULT_LEASE_STALE_MS);
     this.useLeases = opts.leases ?? true;
+    this.readOnly = opts.readOnly ?? false;
+    if (this.readOnly) {
+      if (!this.fsl.lstatSync(this.root)?.isDirectory() || !this.fsl.lstatSync(this.layout.sessionsDir)?.isDirectory()) {
+        throw new StoreError('SessionNotFound', `no session store at ${this.root}`, { reason: 'noStore' });
+      }
+      return;
+    }
     try {
       this.layout.init(this.fsl);
     } catch (err) {
@@ -88,6 +101,15 @@ export abstract class StoreCore {
 
   protected async acquireLease(id: string): Promise<SessionLease | undefined> {
     return this.useLeases ? SessionLease.acquire(this.fsl, this.layout, id, this.leaseStaleMs) : undefined;
+  }
+
+  protected refuseIfReadOnly(what: string): void {
+    if (this.readOnly) throw new StoreError('ReadOnly', `cannot ${what}: the store is open for inspection only`, { reason: 'readOnlyStore' });
+  }
+
+  /** A journal was verified because its index entry was stale: the entry is rewritten (a cache write). */
+  protected remember(handle: JournalHandle): void {
+    if (!this.readOnly) rememberIndex(this.fsl, this.layout, handle, this.warn);
   }
 
   protected mustExist(id: string): void {
@@ -132,6 +154,7 @@ export abstract class StoreCore {
   }
 
   protected async openNow(sessionId: string, mode: OpenMode, secretsInput: SecretsInput): Promise<OpenedSession> {
+    if (mode === 'write') this.refuseIfReadOnly('open a session for writing');
     if (mode === 'write' && this.failStopped.has(sessionId)) throw failStopError(sessionId);
     const existing = await this.freshReader(sessionId);
     if (existing && (existing.mode === 'write' || mode === 'read')) {
@@ -180,7 +203,7 @@ export abstract class StoreCore {
     }
     const hint = this.readIndexHint(sessionId);
     const handle = openJournal(this.fsl, this.layout, sessionId, { writable: false, hint });
-    if (!hint || hint.bytes !== handle.position.bytes || hint.ino !== handle.ino) rememberIndex(this.fsl, this.layout, handle, this.warn);
+    if (!hint || hint.bytes !== handle.position.bytes || hint.ino !== handle.ino) this.remember(handle);
     return handle;
   }
 
