@@ -164,18 +164,18 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     const auto = session.handle.header.turns === 'auto';
     const tools = session.tools();
     let recordSeqs: number[] = [];
-    let runtime: ReturnType<typeof assignRuntime> | undefined;
     const committed = await this.commit(session, {
       texts,
       expectedLastSeq: opts.expectedLastSeq,
       plan: (state, firstSeq) => {
-        runtime = assignRuntime(values, texts, state.runtime, tools);
+        const runtime = assignRuntime(values, texts, state.runtime, tools);
         const planned = planAppend(values, runtime.texts, state.turn, firstSeq, auto);
+        runtime.take();
         recordSeqs = planned.recordSeqs;
         return { texts: planned.texts, turn: planned.turn, runtime: runtime.counters };
       },
     });
-    if (runtime) tools.noteCommitted(values, runtime.started, runtime.issued);
+    tools.noteCommitted(values);
     session.noteCommitted(values.map((v) => summarizeRecord(v)), committed.ts);
     const redactions = prepared.flatMap((p, i) => p.redactions.map((r) => ({ seq: recordSeqs[i] as number, ...r })));
     return { firstSeq: committed.firstSeq, lastSeq: committed.lastSeq, ...(redactions.length > 0 ? { redactions } : {}) };

@@ -52,10 +52,13 @@ const invalid = (i: number, member: string, message: string) =>
  * Assigns apiSeq and toolSeq to the runtime records of one append, at commit time, against the
  * counters the appends before it left. Returns the texts to write (counters placed right after
  * `kind`) and the counters after them; throws InvalidArgument and then changes nothing.
+ * `take()`, called once the whole plan holds, takes the toolSeqs used from `issuer` at once —
+ * before the write is durable — so a scratch allocation racing the commit can never hand one
+ * out again (a commit that then fails only leaves a gap: toolSeqs are unique, not gapless).
  */
 export function assignRuntime(
   values: readonly Rec[], texts: readonly string[], counters: RuntimeCounters, issuer: ToolSeqIssuer,
-): { texts: string[]; counters: RuntimeCounters; issued: number; started: number[] } {
+): { texts: string[]; counters: RuntimeCounters; take(): void } {
   let c = counters;
   let issued = Math.max(issuer.issued, c.toolSeq);
   const started: number[] = [];
@@ -90,7 +93,11 @@ export function assignRuntime(
     }
     return text;
   });
-  return { texts: out, counters: c, issued, started };
+  const take = () => {
+    issuer.issued = Math.max(issuer.issued, issued);
+    for (const t of started) issuer.reserved.delete(t);
+  };
+  return { texts: out, counters: c, take };
 }
 
 /** `{"kind":"x",...}` with `"name":value` placed right after kind (the text starts with kind). */

@@ -68,10 +68,8 @@ export class ToolRuns implements ToolSeqIssuer {
     }
   }
 
-  /** After a commit: started toolSeqs are no longer reserved; finishes decide onFailure. */
-  noteCommitted(records: ReadonlyArray<Record<string, unknown>>, started: readonly number[], issued: number): void {
-    this.issued = Math.max(this.issued, issued);
-    for (const t of started) this.reserved.delete(t);
+  /** After a commit: its toolFinish records decide what onFailure keeps. */
+  noteCommitted(records: ReadonlyArray<Record<string, unknown>>): void {
     for (const r of records) {
       const run = r.kind === 'toolFinish' ? this.scratch.get(r.toolSeq as number) : undefined;
       if (run) Object.assign(run, { finished: true, failed: r.success !== true });

@@ -72,3 +72,38 @@ describe('tool/allocateScratch', () => {
     await storeError(s.allocateScratch('nope', 'r'), 'SessionNotFound');
   });
 });
+
+describe('toolSeq under concurrency', () => {
+  it('an allocation racing a commit never hands out the toolSeq that commit assigned', async () => {
+    const root = tempDir();
+    const s = store(root);
+    const { sessionId } = await s.create({ keepScratch: 'always' });
+    const starts: Array<Promise<unknown>> = [];
+    const allocations: Array<Promise<{ toolSeq: number }>> = [];
+    for (let i = 0; i < 20; i++) {
+      starts.push(s.append(sessionId, [{ kind: 'toolStart', requestId: `r${i}`, tool: 't' }]));
+      await new Promise((r) => setImmediate(r)); // the commit is planned and waits for its fdatasync
+      allocations.push(s.allocateScratch(sessionId, 'r'));
+    }
+    await Promise.all(starts);
+    const allocated = (await Promise.all(allocations)).map((a) => a.toolSeq);
+    const started = (await s.read(sessionId)).records.map((r) => r.toolSeq as number);
+    expect(new Set([...allocated, ...started]).size).toBe(40);
+    await s.closeAll();
+  });
+
+  it('a refused append does not use up an allocated toolSeq', async () => {
+    const root = tempDir();
+    const s = store(root);
+    const { sessionId } = await s.create({ turns: 'auto' });
+    const { toolSeq } = await s.allocateScratch(sessionId, 'r');
+    await s.append(sessionId, [{ kind: 'message', message: { role: 'user', content: 'q' } }]);
+    // a second user message while the turn is pending is refused as a whole
+    await storeError(s.append(sessionId, [
+      { kind: 'toolStart', toolSeq, requestId: 'r', tool: 't' }, { kind: 'message', message: { role: 'user', content: 'again' } },
+    ]), 'InvalidTurnTransition');
+    await s.append(sessionId, [{ kind: 'toolStart', toolSeq, requestId: 'r', tool: 't' }]);
+    expect((await s.read(sessionId, { kinds: ['toolStart'] })).records[0]?.toolSeq).toBe(toolSeq);
+    await s.closeAll();
+  });
+});
