@@ -1,0 +1,305 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { type FsLayer, nodeFs } from '../../src/durable/fsLayer.js';
+import type { Ledger } from './model.js';
+
+/**
+ * A file-system layer for simulated power loss. Every call goes to the real file system (the
+ * store under test runs normally on a live directory), and the layer records what a power cut
+ * could keep:
+ *
+ *   - a file's content as of its last fsync/fdatasync (read back at the moment of the call);
+ *   - a directory's entries (creates, renames, unlinks) as of its last fsync;
+ *   - every write, so a crash image can add a torn prefix (or zeros) of the last unsynced one.
+ *
+ * Files are tracked as objects (an inode at the time it was created), so a rename moves an
+ * object and a reused inode number is a new object. The workload logs each acknowledgement into
+ * the same event log; `replay` then walks the log and, just before every sync event (a "crash
+ * point"), materializes the directory tree that survives a power cut there into a fresh
+ * directory, with the ledger of everything acknowledged before that point.
+ */
+
+interface FdInfo { obj: number; path: string; dir: boolean }
+interface Entry { obj: number; dir: boolean }
+
+export type CrashEvent =
+  | { t: 'sync'; obj: number; content: Buffer }
+  | { t: 'dirsync'; obj: number; entries: Map<string, Entry> }
+  | { t: 'write'; obj: number; pos: number; data: Buffer }
+  | { t: 'ack'; apply: (ledger: Ledger) => void }
+  /** The store's index cache (written without sync, outside the seam) as the disk had it then. */
+  | { t: 'index'; files: Map<string, { text: string; obj: number | undefined }> };
+
+const { O_CREAT } = fs.constants;
+
+export class CrashRecorder {
+  readonly events: CrashEvent[] = [];
+  readonly rootObj: number;
+  private nextObj = 1;
+  private readonly inoToObj = new Map<number, number>();
+  private readonly dirs = new Set<number>();
+  private readonly fds = new Map<number, FdInfo>();
+  readonly layer: FsLayer;
+  syncs = 0;
+
+  constructor(readonly root: string) {
+    this.rootObj = this.newObj(fs.lstatSync(root).ino, true);
+    const self = this;
+    this.layer = {
+      ...nodeFs,
+      openSync(p, flags, mode) {
+        const existed = fs.lstatSync(p, { throwIfNoEntry: false }) !== undefined;
+        const fd = nodeFs.openSync(p, flags, mode);
+        const st = fs.fstatSync(fd);
+        let obj = self.inoToObj.get(st.ino);
+        if (obj === undefined || (!existed && (flags & O_CREAT) !== 0)) obj = self.newObj(st.ino, st.isDirectory());
+        self.fds.set(fd, { obj, path: p, dir: st.isDirectory() });
+        return fd;
+      },
+      closeSync(fd) {
+        nodeFs.closeSync(fd);
+        self.fds.delete(fd);
+      },
+      writeSync(fd, buf, offset, length, position) {
+        const n = nodeFs.writeSync(fd, buf, offset, length, position);
+        const info = self.fds.get(fd);
+        if (info && n > 0) self.events.push({ t: 'write', obj: info.obj, pos: position, data: Buffer.from(buf.subarray(offset, offset + n)) });
+        return n;
+      },
+      async fdatasync(fd) {
+        const content = self.fds.get(fd) ? readWhole(fd) : undefined;
+        await nodeFs.fdatasync(fd);
+        const info = self.fds.get(fd);
+        if (info && content) self.synced({ t: 'sync', obj: info.obj, content });
+      },
+      fsyncSync(fd) {
+        const info = self.fds.get(fd);
+        const snapshot = info ? (info.dir ? self.entriesOf(info) : readWhole(fd)) : undefined;
+        nodeFs.fsyncSync(fd);
+        if (!info || snapshot === undefined) return;
+        self.synced(info.dir
+          ? { t: 'dirsync', obj: info.obj, entries: snapshot as Map<string, Entry> }
+          : { t: 'sync', obj: info.obj, content: snapshot as Buffer });
+      },
+      mkdirSync(p, mode) {
+        nodeFs.mkdirSync(p, mode);
+        self.newObj(fs.lstatSync(p).ino, true);
+      },
+    };
+  }
+
+  /** Logs an acknowledgement at this instant of the event log. */
+  ack(apply: (ledger: Ledger) => void): void {
+    this.events.push({ t: 'ack', apply });
+  }
+
+  private newObj(ino: number, dir: boolean): number {
+    const obj = this.nextObj++;
+    this.inoToObj.set(ino, obj);
+    if (dir) this.dirs.add(obj);
+    return obj;
+  }
+
+  private synced(ev: CrashEvent): void {
+    this.syncs += 1;
+    this.captureIndex();
+    this.events.push(ev);
+  }
+
+  private entriesOf(info: FdInfo): Map<string, Entry> {
+    const out = new Map<string, Entry>();
+    for (const name of fs.readdirSync(info.path)) {
+      const st = fs.lstatSync(path.join(info.path, name), { throwIfNoEntry: false });
+      const obj = st && this.inoToObj.get(st.ino);
+      if (st && obj !== undefined) out.set(name, { obj, dir: st.isDirectory() }); // files made outside the seam are unknown: left out
+    }
+    return out;
+  }
+
+  /** The index files as they are on disk now, each with the object its `ino` names. */
+  private captureIndex(): void {
+    const dir = path.join(this.root, 'index');
+    const files = new Map<string, { text: string; obj: number | undefined }>();
+    for (const name of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+      if (!/^[^.]+\.json$/.test(name)) continue; // write-file-atomic's temporaries
+      let text: string;
+      try {
+        text = fs.readFileSync(path.join(dir, name), 'utf8');
+      } catch {
+        continue;
+      }
+      let ino: unknown;
+      try {
+        ino = (JSON.parse(text) as { ino?: unknown }).ino;
+      } catch {
+        // a damaged cache entry is kept as is: the store must ignore it
+      }
+      files.set(name, { text, obj: typeof ino === 'number' ? this.inoToObj.get(ino) : undefined });
+    }
+    this.events.push({ t: 'index', files });
+  }
+
+  /** Dirs created by the store are tracked objects; this tells materialize which objects are dirs. */
+  isDir(obj: number): boolean {
+    return this.dirs.has(obj);
+  }
+}
+
+function readWhole(fd: number): Buffer {
+  const size = fs.fstatSync(fd).size;
+  const buf = Buffer.alloc(size);
+  let got = 0;
+  while (got < size) {
+    const n = fs.readSync(fd, buf, got, size - got, got);
+    if (n === 0) break;
+    got += n;
+  }
+  return buf.subarray(0, got);
+}
+
+export type Variant = 'synced' | 'synced+index' | 'torn' | 'zeros';
+
+export interface CrashPoint {
+  /** Index of the sync event the crash comes just before (events.length: after everything). */
+  at: number;
+  variant: Variant;
+  ledger: Ledger;
+  /** Bytes of the last unsynced write kept (torn) or zeroed (zeros). */
+  tornBytes?: number;
+}
+
+/** The durable state while walking the event log. */
+class Durable {
+  readonly content = new Map<number, Buffer>();
+  readonly entries = new Map<number, Map<string, Entry>>();
+  /** Writes not covered by a sync of their file yet, oldest first. */
+  private pending: Array<{ obj: number; pos: number; data: Buffer }> = [];
+  index = new Map<string, { text: string; obj: number | undefined }>();
+
+  /** The newest write no sync has covered: the one a power cut may have torn. */
+  get lastWrite(): { obj: number; pos: number; data: Buffer } | undefined {
+    return this.pending[this.pending.length - 1];
+  }
+
+  apply(ev: CrashEvent, ledger: Ledger): void {
+    switch (ev.t) {
+      case 'sync':
+        this.content.set(ev.obj, ev.content);
+        this.pending = this.pending.filter((w) => w.obj !== ev.obj);
+        break;
+      case 'dirsync':
+        this.entries.set(ev.obj, ev.entries);
+        break;
+      case 'write':
+        this.pending.push(ev);
+        break;
+      case 'ack':
+        ev.apply(ledger);
+        break;
+      case 'index':
+        this.index = ev.files;
+        break;
+    }
+  }
+}
+
+/**
+ * Writes the tree a power cut at this point leaves into `target` (which must not exist):
+ * directories with the entries of their last fsync, files with the content of their last
+ * fsync, plus, for the torn/zeros variants, part of the last unsynced write. With an index
+ * variant, the index cache files as they were, their `ino` renumbered to the materialized
+ * inodes (a real crash keeps inode numbers).
+ */
+function materialize(rec: CrashRecorder, d: Durable, target: string, variant: Variant, tornBytes: number): boolean {
+  const newIno = new Map<number, number>();
+  let touched = false;
+  const emit = (obj: number, dir: string) => {
+    fs.mkdirSync(dir, { mode: 0o700 });
+    fs.chmodSync(dir, 0o700);
+    for (const [name, e] of d.entries.get(obj) ?? []) {
+      const p = path.join(dir, name);
+      if (e.dir) {
+        if (!rec.isDir(e.obj)) continue;
+        if (obj === rec.rootObj && name === 'index' && variant === 'synced+index') {
+          fs.mkdirSync(p, { mode: 0o700 });
+          continue; // filled below
+        }
+        emit(e.obj, p);
+        continue;
+      }
+      let content = d.content.get(e.obj) ?? Buffer.alloc(0);
+      const w = d.lastWrite;
+      if (w && w.obj === e.obj && (variant === 'torn' || variant === 'zeros')) {
+        const end = w.pos + tornBytes;
+        const grown = Buffer.alloc(Math.max(content.length, end));
+        content.copy(grown);
+        if (variant === 'torn') w.data.copy(grown, w.pos, 0, tornBytes);
+        content = grown;
+        touched = true;
+      }
+      fs.writeFileSync(p, content, { mode: 0o600 });
+      fs.chmodSync(p, 0o600);
+      newIno.set(e.obj, fs.lstatSync(p).ino);
+    }
+  };
+  emit(rec.rootObj, target);
+  if (variant === 'synced+index') {
+    const dir = path.join(target, 'index');
+    if (!fs.existsSync(dir)) fs.mkdirSync(dir, { mode: 0o700 });
+    for (const [name, f] of d.index) {
+      let text = f.text;
+      try {
+        const entry = JSON.parse(text) as Record<string, unknown>;
+        entry.ino = f.obj !== undefined ? (newIno.get(f.obj) ?? -1) : -1;
+        text = `${JSON.stringify(entry)}\n`;
+      } catch {
+        // kept damaged
+      }
+      fs.writeFileSync(path.join(dir, name), text, { mode: 0o600 });
+    }
+    touched = d.index.size > 0;
+  }
+  return variant === 'synced' || touched;
+}
+
+export interface ReplayOptions {
+  /** Where crash images are made (one at a time, removed after the check). */
+  scratch: string;
+  /** Picks the torn length: in [1, length]. */
+  tornLength: (length: number) => number;
+  check: (image: string, point: CrashPoint) => Promise<void>;
+  newLedger: () => Ledger;
+}
+
+/** Crashes at every sync point (and at the end), in each variant that differs from plain 'synced'. */
+export async function replay(rec: CrashRecorder, opts: ReplayOptions): Promise<{ points: number; images: number }> {
+  const d = new Durable();
+  const ledger = opts.newLedger();
+  let points = 0;
+  let images = 0;
+  let n = 0;
+  const crashHere = async (at: number) => {
+    points += 1;
+    for (const variant of ['synced', 'synced+index', 'torn', 'zeros'] as Variant[]) {
+      const w = d.lastWrite;
+      if ((variant === 'torn' || variant === 'zeros') && !w) continue;
+      const tornBytes = w ? opts.tornLength(w.data.length) : 0;
+      const image = path.join(opts.scratch, `image-${n++}`);
+      if (!materialize(rec, d, image, variant, tornBytes)) {
+        fs.rmSync(image, { recursive: true, force: true });
+        continue;
+      }
+      images += 1;
+      // the ledger object is shared while walking; a check must not keep it
+      await opts.check(image, { at, variant, ledger, ...(variant === 'torn' || variant === 'zeros' ? { tornBytes } : {}) });
+      fs.rmSync(image, { recursive: true, force: true });
+    }
+  };
+  for (let i = 0; i < rec.events.length; i++) {
+    const ev = rec.events[i] as CrashEvent;
+    if (ev.t === 'sync' || ev.t === 'dirsync') await crashHere(i);
+    d.apply(ev, ledger);
+  }
+  await crashHere(rec.events.length);
+  return { points, images };
+}

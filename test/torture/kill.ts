@@ -1,0 +1,246 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SidecarClient, SidecarError } from '../../dist/src/client/index.js';
+import {
+  activeFirstSeq, addStats, type CheckStats, checkSession, fail, Ledger, newCheckStats, type Op, SessionModel, sessionsOnDisk,
+  type StoreView, TortureFailure,
+} from './model.js';
+import { Rng } from './rng.js';
+
+/**
+ * Scenario 1 — SIGKILL. Random pipelined workloads (appends of random batch sizes, turn
+ * transitions, compactions, creates) against the built binary over real pipes, killed with
+ * SIGKILL at a random instant. The client keeps every acknowledged answer with the exact
+ * records sent; the next sidecar process (which must take over the dead holder's writer lease)
+ * opens every session — repairing torn tails — and checks it before running the next workload.
+ */
+
+export const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/src/cli.js');
+
+export interface KillOptions {
+  runs: number;
+  seed: number;
+  /** Workloads running at once, each on its own store (default 3). */
+  lanes?: number;
+  /** Kills per store before it is checked a last time and removed (default 8). */
+  chain?: number;
+  /** A kill lands uniformly within this many ms of the workload's start (default 100). */
+  maxKillMs?: number;
+  /** Share of runs that kill inside the write of a multi-megabyte batch (default 0.15). */
+  tearP?: number;
+  /** Where stores are made (default: the OS temp dir). */
+  tmp?: string;
+  progress?: (line: string) => void;
+}
+
+export interface KillStats extends CheckStats {
+  runs: number;
+  kills: number;
+  /** Kills that landed while the new process was still opening and checking sessions. */
+  killedWhileOpening: number;
+  /** Full checks of a store after a kill (each opens every session). */
+  checks: number;
+  /** Operations answered (appends, turn transitions, compactions). */
+  acknowledged: number;
+  /** Distinct acknowledged records (each is checked after every later kill). */
+  uniqueRecords: number;
+  /** Operations sent but not answered when the process died. */
+  inFlightAtKill: number;
+  sessions: number;
+  /** Kills sent the instant a multi-megabyte batch's write began. */
+  killsInWrite: number;
+}
+
+function clientView(c: SidecarClient, root: string): StoreView {
+  return {
+    root,
+    open: (sessionId) => c.request('session/open', { sessionId }),
+    read: (sessionId, afterSeq, generation) => c.request('session/read', {
+      sessionId, afterSeq, limit: 1000, ...(generation === undefined ? {} : { generation }),
+    }),
+    history: async (sessionId) => (await c.request<{ generations: Array<{ generation: number; throughSeq: number }> }>('session/history', { sessionId })).generations,
+  };
+}
+
+/** Polls (yielding to the event loop, which is sending the request) until `file` grows; false on timeout. */
+async function grows(file: string, base: number, timeoutMs: number): Promise<boolean> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    await new Promise((r) => setImmediate(r));
+    if ((fs.statSync(file, { throwIfNoEntry: false })?.size ?? base) !== base) return true;
+  }
+  return false;
+}
+
+function send(c: SidecarClient, op: Op): Promise<unknown> {
+  switch (op.type) {
+    case 'append': return c.request('session/append', { sessionId: op.sessionId, records: op.records });
+    case 'turn': return c.request(op.method, op.params);
+    case 'compact': return c.request('session/compact', { sessionId: op.sessionId, throughSeq: op.throughSeq, summary: op.summary });
+  }
+}
+
+class Chain {
+  readonly ledger = new Ledger();
+  models: SessionModel[] = [];
+
+  constructor(
+    readonly store: string,
+    readonly rng: Rng,
+    readonly stats: KillStats,
+  ) {}
+
+  /** Opens and checks every session in `c`; rebuilds the models from what the store holds. */
+  async checkAll(c: SidecarClient): Promise<void> {
+    const ids = new Set([...this.ledger.sessions.keys(), ...sessionsOnDisk(this.store)]);
+    const models: SessionModel[] = [];
+    const stats = newCheckStats();
+    for (const id of ids) {
+      const { opened, active, stats: one } = await checkSession(clientView(c, this.store), id, this.ledger.sessions.get(id));
+      addStats(stats, one);
+      models.push(SessionModel.fromOpen(id, opened.lastSeq, activeFirstSeq(active), opened.turn ?? null));
+    }
+    this.models = models;
+    addStats(this.stats, stats);
+    this.stats.checks += 1;
+  }
+
+  /** One run: a new process checks the store, runs a workload and is killed at a random instant. */
+  async run(first: boolean, maxKillMs: number, tearP: number): Promise<void> {
+    const rng = this.rng;
+    const c = new SidecarClient({ store: this.store, framing: rng.pick(['ndjson', 'lsp'] as const) });
+    let killed = false;
+    const kill = () => {
+      if (killed) return;
+      killed = true;
+      c.child.kill('SIGKILL');
+    };
+    let timer: NodeJS.Timeout | undefined;
+    const whileOpening = !first && rng.chance(0.08);
+    if (whileOpening) timer = setTimeout(kill, rng.range(120, 400));
+    let workloadError: unknown;
+    let inFlight = 0;
+    try {
+      await c.initialize();
+      await this.checkAll(c);
+      while (this.models.length < (first ? 2 : 1) || (this.models.length < 4 && rng.chance(0.05))) {
+        const { sessionId } = await c.create({ title: `torture ${this.models.length}` });
+        this.ledger.session(sessionId);
+        this.models.push(new SessionModel(sessionId, 0, 1, null));
+      }
+      // Most kills land at a uniformly random instant. In a "tear" run the workload drains,
+      // sends one multi-megabyte batch alone and kills the process the moment its journal starts
+      // to grow: inside the write, which then leaves a torn tail.
+      const tear = !whileOpening && rng.chance(tearP);
+      const tearAfter = rng.range(0, 12);
+      if (!whileOpening && !tear) timer = setTimeout(kill, rng.int(maxKillMs));
+      const window = rng.pick([1, 2, 4, 8, 16, 32]);
+      const pending = new Set<Promise<void>>();
+      const issue = (model: SessionModel, op: Op) => {
+        const p: Promise<void> = send(c, op).then(
+          (r) => {
+            this.ledger.ack(op, r);
+            if (op.type === 'turn' && op.method === 'turn/start') model.started((r as { turnId: string }).turnId);
+          },
+          (e: unknown) => {
+            if (e instanceof SidecarError) workloadError ??= new TortureFailure(`${op.type} ${op.type === 'turn' ? op.method : ''} answered ${e.code} ${e.message}`);
+            else if (!killed) workloadError ??= e;
+          },
+        ).finally(() => pending.delete(p));
+        pending.add(p);
+      };
+      let sent = 0;
+      while (!killed && workloadError === undefined) {
+        if (tear && sent >= tearAfter) {
+          await Promise.all(pending);
+          if (workloadError) break;
+          const model = rng.pick(this.models);
+          const journal = path.join(this.store, 'sessions', model.id, 'journal.jsonl');
+          const base = fs.statSync(journal).size;
+          issue(model, model.plan(rng, { big: true }));
+          if (await grows(journal, base, 3000)) this.stats.killsInWrite += 1;
+          kill();
+          break;
+        }
+        while (pending.size < window && !killed && !(tear && sent >= tearAfter)) {
+          const model = rng.pick(this.models);
+          issue(model, model.plan(rng));
+          sent += 1;
+        }
+        if (pending.size > 0) await Promise.race(pending);
+      }
+      inFlight = pending.size;
+      if (workloadError) throw workloadError;
+    } catch (err) {
+      if (err instanceof TortureFailure || err instanceof SidecarError || !killed) {
+        kill();
+        await c.exited;
+        throw err instanceof SidecarError ? new TortureFailure(`answered ${err.code} ${err.message} ${JSON.stringify(err.data)}`) : err;
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+    kill();
+    const exit = await c.exited;
+    if (exit.signal !== 'SIGKILL') fail(`the sidecar exited on its own (${JSON.stringify(exit)}): ${c.stderr.slice(-500)}`);
+    this.stats.kills += 1;
+    this.stats.inFlightAtKill += inFlight;
+    if (whileOpening) this.stats.killedWhileOpening += 1;
+  }
+
+  /** The last check of a chain, by a process that is shut down cleanly. */
+  async finish(): Promise<void> {
+    const c = new SidecarClient({ store: this.store });
+    try {
+      await c.initialize();
+      await this.checkAll(c);
+      this.stats.sessions += this.models.length;
+      this.stats.acknowledged += this.ledger.acked;
+      for (const s of this.ledger.sessions.values()) this.stats.uniqueRecords += s.records.size;
+      await c.shutdown();
+    } catch (err) {
+      c.child.kill('SIGKILL');
+      throw err;
+    }
+  }
+}
+
+export async function runKillTorture(opts: KillOptions): Promise<KillStats> {
+  const stats: KillStats = {
+    ...newCheckStats(), runs: 0, kills: 0, killedWhileOpening: 0, checks: 0, acknowledged: 0, uniqueRecords: 0, inFlightAtKill: 0, sessions: 0, killsInWrite: 0,
+  };
+  const lanes = opts.lanes ?? 3;
+  const chainLength = opts.chain ?? 8;
+  const maxKillMs = opts.maxKillMs ?? 100;
+  const master = new Rng(opts.seed);
+  const tmp = opts.tmp ?? os.tmpdir();
+  let started = 0;
+  let chains = 0;
+  const lane = async (laneNo: number) => {
+    const laneRng = master.fork();
+    while (started < opts.runs) {
+      const chainNo = chains++;
+      const chainSeed = laneRng.fork().seed;
+      const store = fs.mkdtempSync(path.join(tmp, 'torture-kill-'));
+      const chain = new Chain(store, new Rng(chainSeed), stats);
+      let run = 0;
+      try {
+        for (; run < chainLength && started < opts.runs; run++) {
+          started += 1;
+          await chain.run(run === 0, maxKillMs, opts.tearP ?? 0.15);
+          stats.runs += 1;
+          if (stats.runs % 50 === 0) opts.progress?.(`kill: ${stats.runs}/${opts.runs} runs, ${stats.records} acknowledged records checked`);
+        }
+        await chain.finish();
+      } catch (err) {
+        const e = err instanceof Error ? err : new Error(String(err));
+        throw new TortureFailure(`${e.message}\n  SIGKILL torture: seed ${opts.seed}, lane ${laneNo}, chain ${chainNo} (chain seed ${chainSeed}), run ${run}; store kept at ${store}`);
+      }
+      fs.rmSync(store, { recursive: true, force: true });
+    }
+  };
+  await Promise.all(Array.from({ length: lanes }, (_, i) => lane(i)));
+  return stats;
+}
