@@ -98,9 +98,8 @@ export function positiveInt(value: string | undefined, name: string, fallback: n
 
 const quiet = new Set<string>();
 
-/** Store warnings on stderr, except the index refreshes the read-only seam refuses on purpose. */
+/** Store warnings on stderr, each once. */
 function storeWarning(message: string): void {
-  if (/^index entry of session \S+ not (re)?written/.test(message)) return;
   if (quiet.has(message)) return;
   quiet.add(message);
   err(`session-sidecar: warning: ${message}`);
@@ -108,8 +107,9 @@ function storeWarning(message: string): void {
 
 /**
  * Opens an existing store for inspection. Nothing is created: a missing store is an error.
- * Every session is opened in read mode (no writer lease, no recovery), and the store's file
- * system is read-only (see readOnlyFs), so a running `serve` is never disturbed.
+ * The store is read-only (`readOnly`: no folders created, no index refresh, every write
+ * refused; sessions are opened in read mode: no writer lease, no recovery) and so is its file
+ * system (see readOnlyFs), so a running `serve` is never disturbed.
  */
 export function openStore(root: string): FileSessionStore {
   const st = fs.lstatSync(root, { throwIfNoEntry: false });
@@ -118,15 +118,7 @@ export function openStore(root: string): FileSessionStore {
   if (!fs.lstatSync(path.join(root, 'sessions'), { throwIfNoEntry: false })?.isDirectory()) {
     throw new CliError(`${root} is not a session store (it has no sessions/ directory)`);
   }
-  try {
-    return new FileSessionStore(root, { fs: readOnlyFs(root), warn: storeWarning });
-  } catch (e) {
-    if (e instanceof StoreError) throw e;
-    if ((e as { code?: string }).code === 'EROFS') {
-      throw new CliError(`the store at ${root} is incomplete (a sidecar creates its folders and .gitignore on start); 'session-sidecar verify' checks it`);
-    }
-    throw e;
-  }
+  return new FileSessionStore(root, { fs: readOnlyFs(), readOnly: true, warn: storeWarning });
 }
 
 /** Every session of the store, most recently updated first. */

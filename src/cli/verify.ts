@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import tty from 'node:tty';
-import { type Finding, type SessionReport, type VerifyProgress, type VerifyReport, verifyStore } from '../store/verify.js';
+import { type Finding, type SessionReport, type VerifyProgress, type VerifyReport, verifyStore } from '../store/verify/index.js';
 import { CliError, type Command, parseCommand, STORE_HELP } from './common.js';
 import { humanBytes, out, stdoutStyle, type Style } from './output.js';
 import { readOnlyFs } from './readOnlyFs.js';
@@ -16,17 +16,21 @@ export const verifyCommand: Command = {
 
 Checks every session of the store (or one): each journal's header, checksums, canonical lines,
 seq continuity and batches; each archived generation (history/<id>/<gen>.jsonl) and the chain
-of compactions; each index entry against its journal (drift); file modes (0600 files, 0700
-directories) and ownership; recovery evidence and leases. Read-only: nothing is repaired (a
-torn tail is reported, never cut) and a running sidecar is not disturbed.
+of compactions; each index entry against its journal (drift); the blobs that records reference
+(there, of the size referenced, sha256 matching the name: each blob is read whole); file modes
+(0600 files, 0700 directories) and ownership; recovery evidence and leases. Over the whole
+store it also lists blobs nothing references and temp files of unfinished blob writes.
+Read-only: nothing is repaired (a torn tail is reported, never cut) and a running sidecar is
+not disturbed.
 
-Prints one line per session (OK, or its problems) and a summary. Exit code 0 when no errors
-were found, 1 otherwise (warnings too with --strict).
+Prints one line per session (OK, or its problems), the store's own findings and a summary.
+Exit code 0 when no errors were found, 1 otherwise (warnings too with --strict).
 
 Options:
   --json                   the report as JSON
   --strict                 warnings make the exit code 1 too
-  -v, --verbose            also print notes (recovery evidence, leases, index lag) for sessions that are OK
+  -v, --verbose            also print notes (recovery evidence, leases, index lag, unreferenced
+                           blobs) where there is no problem
 ${STORE_HELP}
 `,
   async run(argv) {
@@ -38,7 +42,7 @@ ${STORE_HELP}
     const bar = progressBar();
     let report: VerifyReport;
     try {
-      report = await verifyStore(p.root, { fs: readOnlyFs(p.root, { hideIndexEntries: false }), sessionId: p.positionals[0], onProgress: bar.update });
+      report = await verifyStore(p.root, { fs: readOnlyFs(), sessionId: p.positionals[0], onProgress: bar.update });
     } finally {
       bar.clear();
     }
@@ -56,9 +60,17 @@ function renderReport(r: VerifyReport, s: Style, verbose: boolean): string {
     const where = f.file ? s.dim(` (${f.file}${f.line !== undefined ? `, line ${f.line}` : ''})`) : '';
     return `${indent}${mark(f)}: ${f.message}${where}`;
   };
-  if (r.store.length > 0) {
+  let shownNotes = 0;
+  const shown = (findings: Finding[]) => {
+    const problems = findings.some((f) => f.severity !== 'note');
+    const list = findings.filter((f) => f.severity !== 'note' || verbose || problems);
+    shownNotes += list.filter((f) => f.severity === 'note').length;
+    return list;
+  };
+  const store = shown(r.store);
+  if (store.length > 0) {
     lines.push(s.bold(`store ${r.root}`));
-    for (const f of r.store) lines.push(finding(f, '  '));
+    for (const f of store) lines.push(finding(f, '  '));
   }
   for (const sess of r.sessions) {
     const errors = sess.findings.filter((f) => f.severity === 'error').length;
@@ -66,11 +78,12 @@ function renderReport(r: VerifyReport, s: Style, verbose: boolean): string {
     const label = `${sess.sessionId}${sess.location === 'trash' ? ' (deleted, in trash)' : ''}`;
     const status = errors > 0 ? s.red(s.bold('FAIL')) : warnings > 0 ? s.yellow('WARN') : s.green('OK  ');
     lines.push(`${status} ${label}  ${s.dim(summary(sess))}`);
-    const shown = sess.findings.filter((f) => f.severity !== 'note' || verbose || errors + warnings > 0);
-    for (const f of shown) lines.push(finding(f, '       '));
+    for (const f of shown(sess.findings)) lines.push(finding(f, '       '));
   }
   const t = r.totals;
   const counts = [`${t.errors} error${t.errors === 1 ? '' : 's'}`, `${t.warnings} warning${t.warnings === 1 ? '' : 's'}`];
+  const hidden = t.notes - shownNotes;
+  if (hidden > 0) counts.push(`${hidden} note${hidden === 1 ? '' : 's'} (-v shows ${hidden === 1 ? 'it' : 'them'})`);
   lines.push('');
   lines.push(`${r.ok ? s.green('OK') : s.red(s.bold('PROBLEMS FOUND'))}: ${t.sessions} session${t.sessions === 1 ? '' : 's'}, ${t.journals} journals, `
     + `${t.archives} archived generations, ${t.indexEntries} index entries, ${humanBytes(t.bytes)} verified; ${counts.join(', ')}`);

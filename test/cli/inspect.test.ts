@@ -262,6 +262,21 @@ describe('inspection is read-only', () => {
     expect(fullSnapshot(f.root)).toEqual(before);
   });
 
+  it('a store missing folders a sidecar creates on start is read as it is, nothing created', async () => {
+    const f = await makeStore();
+    for (const name of ['index', 'recovery', '.gitignore']) fs.rmSync(path.join(f.root, name), { recursive: true });
+    const before = fullSnapshot(f.root);
+    for (const args of [['list', '--json'], ['show', f.chat], ['stats']]) {
+      const r = await runCli([...args, '--store', f.root]);
+      expect(r.code, `${args.join(' ')}: ${explain(r)}`).toBe(0);
+      expect(r.stderr, args.join(' ')).toBe('');
+    }
+    const v = await runCli(['verify', '--store', f.root]);
+    expect(v.code, explain(v)).toBe(0);
+    expect(v.stdout).toContain('warning: folder missing (the sidecar creates it on start) (index)');
+    expect(fullSnapshot(f.root)).toEqual(before);
+  });
+
   it('a missing store is an error, never created', async () => {
     const root = path.join(tempDir('sidecar-cli-'), 'nothing-here');
     for (const cmd of ['list', 'stats', 'verify']) {

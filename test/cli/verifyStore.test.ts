@@ -1,5 +1,12 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type VerifyExtension, verifyStore } from '../../src/store/verify.js';
+import { nodeFs } from '../../src/durable/fsLayer.js';
+import { blobPath, listBlobs } from '../../src/store/blobs/blobFiles.js';
+import { FileSessionStore } from '../../src/store/fileStore.js';
+import { StoreLayout } from '../../src/store/layout.js';
+import { blobsCheck, VERIFY_EXTENSIONS, type VerifyExtension, verifyStore } from '../../src/store/verify/index.js';
+import { tempDir } from '../helpers.js';
 import { makeStore } from './helpers.js';
 
 /** verifyStore's extension point (where a blobs check plugs in), called in-process. */
@@ -32,5 +39,65 @@ describe('verifyStore extensions', () => {
     const seen: Array<[number, number]> = [];
     await verifyStore(f.root, { onProgress: (p) => seen.push([p.done, p.total]) });
     expect(seen).toEqual([[0, 3], [1, 3], [2, 3], [3, 3]]);
+  });
+});
+
+describe('the blobs check, in-process', () => {
+  async function withBlob(bytes: Buffer): Promise<{ root: string; id: string; ref: string; file: string }> {
+    const root = path.join(tempDir('sidecar-cli-'), 'store');
+    const store = new FileSessionStore(root, { leases: false });
+    const { sessionId: id } = await store.create({ blobThreshold: 1024 });
+    await store.append(id, [{ kind: 'event', type: 'upload', payload: { data: { $attach: bytes.toString('latin1'), mediaType: 'application/octet-stream' } } }]);
+    await store.closeAll();
+    const ref = listBlobs(nodeFs, new StoreLayout(root))[0] as string;
+    return { root, id, ref, file: blobPath(new StoreLayout(root), ref.slice('sha256:'.length)) };
+  }
+  const ctx = (root: string, single = false) => ({ root, layout: new StoreLayout(root), fsl: nodeFs, sessionIds: [], single });
+
+  it('is registered by default', () => {
+    expect(VERIFY_EXTENSIONS).toContain(blobsCheck);
+  });
+
+  it('a reference whose size differs from the blob, and one that names no blob', async () => {
+    const f = await withBlob(Buffer.from('hello blob'));
+    const run = blobsCheck.start?.() ?? blobsCheck;
+    const file = `sessions/${f.id}/journal.jsonl`;
+    run.onRecord?.(f.id, { seq: 7, kind: 'event', payload: [{ $blob: f.ref, bytes: 10 }, { x: { $blob: f.ref, bytes: 3, mediaType: 'text/plain' } }] }, file);
+    run.onRecord?.(f.id, { seq: 8, kind: 'event', payload: { $blob: 'sha256:nothex', bytes: 1 } }, file);
+    run.onRecord?.(f.id, { seq: 9, kind: 'event', payload: { $blob: f.ref, bytes: 1, extra: true } }, file); // not a reference
+    const findings = await run.finish?.(ctx(f.root));
+    expect(findings).toEqual([
+      { severity: 'error', check: 'blobs', message: 'a blob reference at seq 8 does not name a blob (not sha256:<64 hex digits>)', file, sessionId: f.id, location: 'live' },
+      { severity: 'error', check: 'blobs', message: `blob ${f.ref} has 10 bytes but the reference at seq 7 says 3`, file, sessionId: f.id, location: 'live' },
+    ]);
+  });
+
+  it('keeps no state from one verification to the next', async () => {
+    const f = await withBlob(Buffer.from('hello blob'));
+    const first = blobsCheck.start?.() ?? blobsCheck;
+    first.onRecord?.(f.id, { seq: 1, kind: 'event', payload: { $blob: `sha256:${'0'.repeat(64)}`, bytes: 1 } }, `sessions/${f.id}/journal.jsonl`);
+    const report = await verifyStore(f.root);
+    expect(report.ok).toBe(true);
+    expect(report.store).toEqual([]);
+  });
+
+  it('hashes a large blob in chunks and finds a flipped byte near its end', async () => {
+    const big = Buffer.alloc(5 * (1 << 20) + 123, 'abcdefgh');
+    const f = await withBlob(big);
+    let largest = 0;
+    const counting = { ...nodeFs, readSync: (fd: number, buf: Buffer, offset: number, length: number, position: number) => {
+      largest = Math.max(largest, length);
+      return nodeFs.readSync(fd, buf, offset, length, position);
+    } };
+    expect((await verifyStore(f.root, { fs: counting })).ok).toBe(true);
+    expect(largest).toBeLessThanOrEqual(1 << 20);
+    const fd = fs.openSync(f.file, 'r+');
+    fs.writeSync(fd, Buffer.from('Z'), 0, 1, big.length - 2);
+    fs.closeSync(fd);
+    const report = await verifyStore(f.root, { sessionId: f.id });
+    expect(report.ok).toBe(false);
+    expect(report.sessions[0]?.findings).toEqual([
+      { severity: 'error', check: 'blobs', message: `blob ${f.ref} referenced at seq 1 is damaged: its sha256 does not match its name`, file: `sessions/${f.id}/journal.jsonl` },
+    ]);
   });
 });

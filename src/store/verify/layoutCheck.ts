@@ -1,0 +1,80 @@
+import path from 'node:path';
+import { isSessionId } from './common.js';
+import type { FileChecks } from './permissions.js';
+import type { Finding, Location } from './report.js';
+
+/** The store's folders: the root, sessions/, index/, recovery/, history/, trash/, locks/, blobs/ and .gitignore. */
+export function checkLayout(fc: FileChecks): Finding[] {
+  const out: Finding[] = [];
+  const { layout } = fc;
+  fc.rootMode(out);
+  for (const [dir, required] of [
+    [layout.sessionsDir, true], [layout.indexDir, false], [layout.recoveryDir, false],
+    [layout.historyDir, false], [layout.trashDir, false], [layout.locksDir, false], [layout.blobsDir, false],
+  ] as const) {
+    const d = fc.fsl.lstatSync(dir);
+    if (!d) {
+      if (required) out.push({ severity: 'error', check: 'layout', message: 'the sessions folder is missing: this is not a session store', file: fc.rel(dir) });
+      else if (dir === layout.indexDir || dir === layout.recoveryDir) out.push({ severity: 'warning', check: 'layout', message: 'folder missing (the sidecar creates it on start)', file: fc.rel(dir) });
+      continue;
+    }
+    fc.dirMode(d, dir, out);
+  }
+  const gi = fc.fsl.lstatSync(path.join(layout.root, '.gitignore'));
+  if (!gi) out.push({ severity: 'warning', check: 'layout', message: 'no .gitignore: a store inside a repository could be committed', file: '.gitignore' });
+  else if (!gi.isFile()) out.push({ severity: 'error', check: 'layout', message: '.gitignore is not a regular file', file: '.gitignore' });
+  return out;
+}
+
+/** Live session ids (directories under sessions/); stray entries are reported. */
+export function sessionDirs(fc: FileChecks, out: Finding[]): string[] {
+  const ids: string[] = [];
+  for (const name of fc.list(fc.layout.sessionsDir)) {
+    const p = path.join(fc.layout.sessionsDir, name);
+    if (!isSessionId(name)) {
+      out.push({ severity: 'warning', check: 'layout', message: 'unexpected entry in sessions/ (not a session id)', file: fc.rel(p) });
+      continue;
+    }
+    ids.push(name);
+  }
+  return ids.sort();
+}
+
+/** Ids of the deleted sessions under trash/. */
+export function trashDirs(fc: FileChecks): string[] {
+  return fc.list(fc.layout.trashDir).filter(isSessionId).sort();
+}
+
+/** Bytes of a session's journal and archives (for progress). */
+export function sessionBytes(fc: FileChecks, id: string, location: Location): number {
+  const { layout } = fc;
+  const dirs = location === 'live'
+    ? { journal: layout.journal(id), history: layout.historySessionDir(id) }
+    : { journal: path.join(layout.trashSessionDir(id), 'session', 'journal.jsonl'), history: path.join(layout.trashSessionDir(id), 'history') };
+  let n = fc.fsl.lstatSync(dirs.journal)?.size ?? 0;
+  for (const name of fc.list(dirs.history)) n += fc.fsl.lstatSync(path.join(dirs.history, name))?.size ?? 0;
+  return n;
+}
+
+/** Index entries, recovery folders and archives of sessions that do not exist. */
+export function orphans(fc: FileChecks, live: ReadonlySet<string>): Finding[] {
+  const out: Finding[] = [];
+  const { layout } = fc;
+  for (const name of fc.list(layout.indexDir)) {
+    const p = path.join(layout.indexDir, name);
+    const m = /^(.+)\.json$/.exec(name);
+    if (m && isSessionId(m[1] as string)) {
+      if (!live.has(m[1] as string)) out.push({ severity: 'warning', check: 'index', message: 'index entry of a session that does not exist (ignored)', file: fc.rel(p) });
+    } else if (!/\.json\.\d+$/.test(name) && !/\.json\.[0-9a-f]+$/.test(name)) {
+      out.push({ severity: 'warning', check: 'layout', message: 'unexpected file in index/', file: fc.rel(p) });
+    }
+  }
+  for (const [dir, what] of [[layout.recoveryDir, 'recovery evidence'], [layout.historyDir, 'archived generations']] as const) {
+    for (const name of fc.list(dir)) {
+      if (isSessionId(name) && !live.has(name)) {
+        out.push({ severity: 'warning', check: 'layout', message: `${what} of a session that does not exist`, file: fc.rel(path.join(dir, name)) });
+      }
+    }
+  }
+  return out;
+}
