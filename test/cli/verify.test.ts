@@ -206,13 +206,13 @@ describe('session-sidecar verify next to a running sidecar', () => {
     const sidecar = await SidecarClient.start({ store: f.root });
     try {
       await sidecar.open({ sessionId: f.chat, mode: 'write' });
-      await sidecar.append({ sessionId: f.chat, records: [msg('user', 'one more')] });
+      await sidecar.append({ sessionId: f.chat, records: [msg('user', 'one more') as never] });
       const r = await runCli(['verify', '-v', '--store', f.root]);
       expect(r.code, explain(r)).toBe(0);
       expect(r.stdout).toMatch(new RegExp(`^OK {3}${f.chat}  9 records.*\\n(.*\\n)* {7}note: open for writing by pid ${sidecar.child.pid} on \\S+ since \\S+ \\(locks/${f.chat}\\.lock\\)$`, 'm'));
       const list = await runCli(['list', '--json', '--store', f.root]);
       expect((JSON.parse(list.stdout) as Array<{ sessionId: string; lastSeq: number }>).find((s) => s.sessionId === f.chat)?.lastSeq).toBe(9);
-      expect((await sidecar.append({ sessionId: f.chat, records: [msg('user', 'still mine')] })).lastSeq).toBe(10);
+      expect((await sidecar.append({ sessionId: f.chat, records: [msg('user', 'still mine') as never] })).lastSeq).toBe(10);
     } finally {
       await sidecar.shutdown();
     }

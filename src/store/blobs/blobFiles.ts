@@ -11,7 +11,7 @@ import type { StoreLayout } from '../layout.js';
  * Invariants: a blob file appears under its final name only complete and synced (temp file,
  * fdatasync, rename, directory fsync), so a record that references it — written after — never
  * points at a partial blob; its name is the sha256 of its bytes, checked on every full read.
- * A crash before the rename leaves a temp file under blobs/tmp/ (removed at the next write);
+ * A crash before the rename leaves a temp file under blobs/tmp/ (never read; verify reports it);
  * a crash after it leaves a blob no record references (harmless; verify lists it).
  */
 export const REF_PREFIX = 'sha256:';
