@@ -66,7 +66,7 @@ function filesystem(dir: string): string {
 
 const machine = {
   cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'cpu', kernel: os.release(), node: process.version, filesystem: filesystem(work),
-  memoryGB: Math.round(os.totalmem() / (1 << 30)),
+  memoryGB: Math.round(os.totalmem() / (1 << 30)), loadAverageAtStart: Number(os.loadavg()[0]!.toFixed(2)),
 };
 const params = { records: N, replayMB, openSizesMB: openSizes, compactMB, listSessions, coldStarts, quick };
 
@@ -107,7 +107,7 @@ const group = (n: number) => Math.round(n).toLocaleString('en-US');
 const fmt = (n: number | undefined) => (n === undefined ? '' : n >= 100 ? group(n) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
 const seconds = (performance.now() - started) / 1000;
 const lines = [
-  `Machine: ${machine.cpus} × ${machine.cpu}, ${machine.memoryGB} GB, Linux ${machine.kernel}, ${machine.filesystem}, Node ${machine.node}`,
+  `Machine: ${machine.cpus} × ${machine.cpu}, ${machine.memoryGB} GB, Linux ${machine.kernel}, ${machine.filesystem}, Node ${machine.node}, load average ${machine.loadAverageAtStart} at start`,
   `Sizes: ${N} appends of a ~1 KB message record per append row; replay ${replayMB} MB; open ${openSizes.join(', ')} MB; `
     + `compact ${compactMB} MB; list ${listSessions} sessions${quick ? ' (--quick)' : ''}`,
   '',
