@@ -86,7 +86,7 @@ const results: { kill?: KillStats; power?: PowerLossStats; enospc?: EnospcResult
 const started = new Date();
 const t0 = performance.now();
 try {
-  if (only.has('kill')) results.kill = await timed('kill', () => runKillTorture({ runs: plan.kill.runs, seed: scenarioSeed.kill, progress: log }));
+  if (only.has('kill')) results.kill = await timed('kill', () => runKillTorture({ runs: plan.kill.runs, seed: scenarioSeed.kill, strictKnownBugs: strict, progress: log }));
   if (only.has('power')) results.power = await timed('power', () => runPowerLoss({ ...plan.power, seed: scenarioSeed.power, progress: log }));
   if (only.has('enospc')) results.enospc = await timed('enospc', () => runEnospc({ ...plan.enospc, seed: scenarioSeed.enospc, strictKnownBugs: strict, progress: log }));
   if (only.has('eio')) results.eio = await timed('eio', () => runEio({ ...plan.eio, seed: scenarioSeed.eio, strictKnownBugs: strict, progress: log }));
@@ -108,11 +108,14 @@ const e = results.eio;
 const f = results.fuzz;
 const full = results.enospc && 'stats' in results.enospc ? results.enospc.stats : undefined;
 const ackChecked = (k?.records ?? 0) + (p?.records ?? 0) + (e?.records ?? 0) + (full?.records ?? 0);
-const knownBugHits = (e?.knownBugHits ?? 0) + (full?.knownBugHits ?? 0) + (f?.knownBugAvoided ?? 0);
+const bugHits = [
+  e && `bug 1: ${n(e.knownBugHits)}`, full && `bug 2: ${n(full.knownBugHits)}`, f && `bug 3: ${n(f.knownBugAvoided)} inputs avoided`, k && `bug 4: ${n(k.knownBugHits)}`,
+].filter(Boolean).join(', ');
+const knownBugHits = (k?.knownBugHits ?? 0) + (e?.knownBugHits ?? 0) + (full?.knownBugHits ?? 0) + (f?.knownBugAvoided ?? 0);
 
 const rows: Array<[string, string, string]> = [];
 if (k) {
-  rows.push(['SIGKILL (binary)', `${n(k.kills)} kills; ${n(k.checks)} full checks; ${n(k.uniqueRecords)} distinct acknowledged records (${n(k.records)} record checks), ${n(k.turns)} turn transitions, ${n(k.compactions)} compactions checked; ${n(k.killsInWrite)} kills inside a multi-MB write, ${n(k.recovered)} torn tails recovered with evidence; ${n(k.killedWhileOpening)} kills during recovery; ${n(k.inFlightAtKill)} requests in flight at a kill`, s(seconds.kill)]);
+  rows.push(['SIGKILL (binary)', `${n(k.kills)} kills; ${n(k.checks)} full checks; ${n(k.uniqueRecords)} distinct acknowledged records (${n(k.records)} record checks), ${n(k.turns)} turn-transition and ${n(k.compactions)} compaction checks; ${n(k.killsInWrite)} kills as a ~1 MB write began, ${n(k.recovered)} torn tails recovered with evidence; ${n(k.killedWhileOpening)} kills during recovery; ${n(k.inFlightAtKill)} requests in flight at a kill`, s(seconds.kill)]);
 }
 if (p) {
   rows.push(['Power loss (store, simulated)', `${n(p.workloads)} workloads; ${n(p.crashPoints)} crash points (every sync point); ${n(p.images)} crash images (synced only ${n(p.variants.synced)}, + index cache ${n(p.variants['synced+index'])}, + torn last write ${n(p.variants.torn)}, + zeros ${n(p.variants.zeros)}); ${n(p.records)} acknowledged-record checks; ${n(p.recovered)} torn tails recovered`, s(seconds.power)]);
@@ -136,7 +139,7 @@ const summary = [
   `acknowledged records checked: ${n(ackChecked)}`,
   'lost: 0 (any loss fails the run)',
   `fuzz frames: ${n(f?.frames ?? 0)}`,
-  `known-bug inputs: ${n(knownBugHits)} (counted or avoided; --strict to fail on them)`,
+  `known-bug hits: ${n(knownBugHits)} (${bugHits}; counted or avoided, --strict to fail on them)`,
   `time: ${total.toFixed(1)} s, master seed ${seed}`,
 ];
 
@@ -184,7 +187,7 @@ ${rows.map(([a, b, c]) => `| ${a} | ${b} | ${c} |`).join('\n')}
 - **acknowledged records checked:** ${n(ackChecked)} (each acknowledged record is checked again after every later crash of its store)
 - **lost: 0** — a single lost, changed, reordered or partly visible acknowledged record fails the run
 - **fuzz frames:** ${n(f?.frames ?? 0)}
-- **known-bug inputs:** ${n(knownBugHits)} counted or avoided (see *Bugs found*; \`--strict\` fails on them)
+- **known-bug hits:** ${n(knownBugHits)} counted or avoided (${bugHits}; see *Bugs found*; \`--strict\` fails on them)
 
 ## Running it
 
@@ -211,10 +214,11 @@ tool calls, events with arbitrary JSON, tens-of-KB records), turn transitions
 (\`turn/start\`, \`setPhase\`, \`fail\`, \`resume\`, \`finish\`), compactions (\`session/compact\`)
 and creates, with up to 32 requests in flight. The client predicts the seq of everything it
 sends (per session, requests take effect in arrival order) and logs every acknowledged answer
-with the exact records sent. The process is killed with SIGKILL at a random instant — in about
-one run in seven the instant a multi-megabyte batch's write begins (the journal starts to grow),
-which tears the write; in some runs while the next process is still recovering. Three stores
-are tortured at once, eight kills per store.
+with the exact records sent. The process is killed with SIGKILL at a random instant within
+100 ms of the workload's start — in about one run in seven instead the instant a batch of about
+a megabyte starts to reach the journal (its size grows), which tears that write; in about one in
+twelve while the next process is still opening and recovering. Three stores are tortured at
+once, eight kills per store, each store checked once more by a cleanly shut down process.
 
 After each kill a new process — which must take over the dead process's writer lease — opens
 every session in write mode and checks it: every acknowledged record present and identical
@@ -251,7 +255,7 @@ model makes this scenario fail at once.)
 
 A 2 MiB tmpfs is mounted (\`mount -t tmpfs -o size=2m\`; skipped, with the reason, where that
 is not permitted) and the binary runs on a store inside it. Each round fills the disk (leaving
-0–40 KB), then tries appends of 0.5–600 KB, a turn transition, a compaction and a create. Every
+0–40 KB), then tries twelve appends of 0.25–720 KB, a turn transition, a compaction and a create. Every
 failure must be \`NotWritten\` or \`RolledBack\` with \`errno: ENOSPC\` (a compaction: \`NotWritten\`
 before its commit); the sessions must stay writable and read back whole by the same process;
 after the filler is removed every session must take an append at once. Every second round a new
@@ -303,7 +307,7 @@ still clean, the store unchanged.
 ## Bugs found
 
 Reproductions are in \`test/torture/knownBugs.test.ts\`, skipped (each fails today). The torture
-avoids or counts these inputs unless run with \`--strict\`.
+avoids or counts these hits unless run with \`--strict\`.
 
 1. **A compaction queued behind a failed fdatasync still runs** (EIO scenario). After an append's
    \`fdatasync\` fails the session is fail-stopped, but a \`session/compact\` already queued behind
@@ -321,6 +325,15 @@ avoids or counts these inputs unless run with \`--strict\`.
    \`{}\`, \`[]\` or \`{"id": null}\`: vscode-jsonrpc's cancellation handler throws a TypeError that
    nothing catches; the process exits 1 with a stack trace, before or after \`initialize\`, and the
    answers of every request in flight are lost.
+4. **A stale index entry makes a compacted session Corrupt** (SIGKILL scenario, once in about 600
+   kills). The index is written unsynced and debounced, so a kill can leave the entry written at
+   create time (zero records, generation 0). After two compactions the active journal may carry
+   the first journal's inode number again (ext4 reuses it); \`trustHint\` then accepts the entry —
+   the inode matches and a zero-record entry is checked only against the header line, which
+   compaction copies byte for byte — and the session's handle starts at seq 1 / generation 0:
+   every \`session/read\` and \`session/compact\` answers \`Corrupt\` ("journal line 2 is damaged:
+   seq 16 where 1 was expected") for a valid journal. Nothing is lost (without the index entry a
+   new process reads it all); the SIGKILL scenario counts the hit and removes the entry.
 
 ## What is not covered
 

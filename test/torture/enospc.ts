@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { SidecarClient, SidecarError } from '../../dist/src/client/index.js';
 import { addStats, type CheckStats, checkSession, fail, Ledger, newCheckStats, type Rec, SessionModel, type StoreView, TortureFailure } from './model.js';
+import { sidecarCommand } from './binary.js';
 import { Rng } from './rng.js';
 
 /**
@@ -103,7 +104,7 @@ export async function runEnospc(opts: EnospcOptions): Promise<EnospcResult> {
   const filler = path.join(mnt, 'filler');
   const clients: SidecarClient[] = [];
   const spawn = async () => {
-    const c = new SidecarClient({ store, framing: rng.pick(['ndjson', 'lsp'] as const) });
+    const c = new SidecarClient({ ...sidecarCommand(), store, framing: rng.pick(['ndjson', 'lsp'] as const) });
     clients.push(c);
     await c.initialize();
     return c;
@@ -228,7 +229,8 @@ export async function runEnospc(opts: EnospcOptions): Promise<EnospcResult> {
     return { stats };
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
-    throw new TortureFailure(`${e.message}\n  ENOSPC torture: seed ${opts.seed}`);
+    const stderr = clients.map((c) => c.stderr.trim()).filter(Boolean).join('\n').slice(-1500);
+    throw new TortureFailure(`${e.message}\n  ENOSPC torture: seed ${opts.seed}${stderr ? `\n  the sidecars' stderr: ${stderr}` : ''}`);
   } finally {
     for (const c of clients) if (c.child.exitCode === null && c.child.signalCode === null) await c.kill('SIGKILL');
     try {

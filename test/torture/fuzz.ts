@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { SidecarClient } from '../../dist/src/client/index.js';
 import { ErrorKindCode } from '../../protocol/errors.js';
 import { parseFrames } from '../conformance/frames.js';
+import { sidecarCommand } from './binary.js';
 import { fail, TortureFailure } from './model.js';
 
 /**
@@ -453,7 +454,7 @@ async function writeAll(c: SidecarClient, bytes: Buffer, chunk: number): Promise
 interface Outcome { answers: Map<string, Array<number | 'result'>>; nullErrors: number; responses: number; code: number | null; stderr: string }
 
 async function runProcess(args: string[], store: string, framing: Framing, bytes: Buffer, chunk: number, end: 'shutdown' | 'eof', ctx: { ping?: Id }): Promise<Outcome> {
-  const c = new SidecarClient({ store, framing, args });
+  const c = new SidecarClient({ ...sidecarCommand(args), store, framing });
   try {
     await writeAll(c, bytes, chunk);
     if (end === 'shutdown' && c.child.exitCode === null) {
@@ -592,7 +593,7 @@ const TERMINALS: Terminal[] = [
 /** A store with one session (records, a turn, a compaction), made by the binary and shut down. */
 async function makeStore(tmp: string): Promise<{ store: string; session: string }> {
   const store = fs.mkdtempSync(path.join(tmp, 'torture-fuzz-'));
-  const c = await SidecarClient.start({ store });
+  const c = await SidecarClient.start({ ...sidecarCommand(), store });
   const { sessionId } = await c.create({ title: 'fuzz target' });
   for (let i = 0; i < 5; i++) await c.append({ sessionId, records: [{ kind: 'message', message: { role: 'user', content: `m${i}` } }] });
   await c.request('session/compact', { sessionId, summary: 'early', throughSeq: 2 });

@@ -96,7 +96,7 @@ export function record(rng: Rng): Rec {
 }
 
 /**
- * A batch: mostly 1–8 records, sometimes dozens; `big` adds a rare multi-megabyte batch (a
+ * A batch: mostly 1–8 records, sometimes dozens; `big` makes it a batch of about a megabyte (a
  * SIGKILL tears only a long write). Strings stay below 256 KiB, where a store may keep them
  * out of line as blobs (work in progress elsewhere in the tree): the records read back as sent.
  */

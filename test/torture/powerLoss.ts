@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { FileSessionStore } from '../../src/store/fileStore.js';
 import { indexRewritesSettled } from '../../src/store/sessionIndex.js';
@@ -24,7 +25,10 @@ export interface PowerLossOptions {
   seed: number;
   /** Operations per workload (default 40). */
   ops?: number;
+  /** Where crash images are made (default: a tmpfs when there is one). */
   tmp?: string;
+  /** Where the live store runs (default: the OS temp dir, on a disk that reuses inode numbers). */
+  liveTmp?: string;
   progress?: (line: string) => void;
 }
 
@@ -106,8 +110,11 @@ export async function runPowerLoss(opts: PowerLossOptions): Promise<PowerLossSta
   for (let w = 0; w < opts.workloads; w++) {
     const seed = master.fork().seed;
     const rng = new Rng(seed);
+    // The live store on the real disk: its file system reuses inode numbers (tmpfs never does),
+    // and a reused number is what a stale index entry may meet after a crash.
     const base = fs.mkdtempSync(path.join(opts.tmp ?? fastTmp(), 'torture-power-'));
-    const live = path.join(base, 'live');
+    const liveBase = fs.mkdtempSync(path.join(opts.liveTmp ?? os.tmpdir(), 'torture-power-live-'));
+    const live = path.join(liveBase, 'live');
     const scratch = path.join(base, 'images');
     fs.mkdirSync(live, { mode: 0o700 });
     fs.mkdirSync(scratch, { mode: 0o700 });
@@ -154,6 +161,7 @@ export async function runPowerLoss(opts: PowerLossOptions): Promise<PowerLossSta
     for (const sl of last?.sessions.values() ?? []) stats.uniqueRecords += sl.records.size;
     opts.progress?.(`power loss: workload ${w + 1}/${opts.workloads}: ${points} crash points, ${images} images`);
     fs.rmSync(base, { recursive: true, force: true });
+    fs.rmSync(liveBase, { recursive: true, force: true });
   }
   return stats;
 }
