@@ -325,15 +325,16 @@ avoids or counts these hits unless run with \`--strict\`.
    \`{}\`, \`[]\` or \`{"id": null}\`: vscode-jsonrpc's cancellation handler throws a TypeError that
    nothing catches; the process exits 1 with a stack trace, before or after \`initialize\`, and the
    answers of every request in flight are lost.
-4. **A stale index entry makes a compacted session Corrupt** (SIGKILL scenario, once in about 600
-   kills). The index is written unsynced and debounced, so a kill can leave the entry written at
-   create time (zero records, generation 0). After two compactions the active journal may carry
-   the first journal's inode number again (ext4 reuses it); \`trustHint\` then accepts the entry —
-   the inode matches and a zero-record entry is checked only against the header line, which
-   compaction copies byte for byte — and the session's handle starts at seq 1 / generation 0:
-   every \`session/read\` and \`session/compact\` answers \`Corrupt\` ("journal line 2 is damaged:
-   seq 16 where 1 was expected") for a valid journal. Nothing is lost (without the index entry a
-   new process reads it all); the SIGKILL scenario counts the hit and removes the entry.
+4. **A stale index entry makes a compacted session Corrupt** (SIGKILL scenario; rare: seen once
+   so far, in a few thousand kills). The index is written unsynced and debounced, so a kill can
+   leave the entry written at create time (zero records, generation 0). After two compactions
+   the active journal may carry the first journal's inode number again (ext4 reuses it);
+   \`trustHint\` then accepts the entry — the inode matches and a zero-record entry is checked
+   only against the header line, which compaction copies byte for byte — and the session's
+   handle starts at seq 1 / generation 0: every \`session/read\` and \`session/compact\` answers
+   \`Corrupt\` ("journal line 2 is damaged: seq 16 where 1 was expected") for a valid journal.
+   Nothing is lost (without the index entry a new process reads it all); the SIGKILL scenario
+   counts the hit and removes the entry.
 
 ## What is not covered
 
