@@ -38,9 +38,13 @@ export function decodeMessage(bytes: Uint8Array): Decoded {
   return checkShape(value as Record<string, unknown>);
 }
 
+function isRequestId(id: unknown): boolean {
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+}
+
 function checkShape(m: Record<string, unknown>): Decoded {
   const hasId = Object.hasOwn(m, 'id');
-  const idOk = typeof m.id === 'string' || (typeof m.id === 'number' && Number.isFinite(m.id));
+  const idOk = isRequestId(m.id);
   const id = idOk ? (m.id as string | number) : null;
   if (m.jsonrpc !== '2.0') return problem(JsonRpcErrorCode.InvalidRequest, 'Invalid request: "jsonrpc" must be "2.0"', id);
   if (Object.hasOwn(m, 'method')) {
@@ -48,6 +52,10 @@ function checkShape(m: Record<string, unknown>): Decoded {
     if (hasId && !idOk) return problem(JsonRpcErrorCode.InvalidRequest, 'Invalid request: "id" must be a string or a number');
     if (m.params !== undefined && (m.params === null || typeof m.params !== 'object')) {
       return problem(JsonRpcErrorCode.InvalidRequest, 'Invalid request: "params" must be an object', id);
+    }
+    // vscode-jsonrpc assumes a cancellation names a request: one that does not must never reach it.
+    if (m.method === '$/cancelRequest' && !hasId && !isRequestId((m.params as { id?: unknown } | undefined)?.id)) {
+      return problem(JsonRpcErrorCode.InvalidParams, 'Invalid params: $/cancelRequest needs params.id, a string or a number');
     }
     return { message: m as unknown as Message };
   }

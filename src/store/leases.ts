@@ -52,7 +52,7 @@ export class SessionLease {
     try {
       release = await take();
     } catch (err) {
-      if (errnoOf(err) !== 'ELOCKED') throw err;
+      if (errnoOf(err) !== 'ELOCKED') throw leaseNotTaken(err);
       const holder = readHolder(fsl, lockDir);
       if (!holder || !heldByDeadProcess(holder)) throw locked(id, holder);
       // Its holder died on this machine (a SIGKILL, a crash): no need to wait for the stale
@@ -61,14 +61,26 @@ export class SessionLease {
       try {
         release = await take();
       } catch (again) {
-        if (errnoOf(again) !== 'ELOCKED') throw again;
+        if (errnoOf(again) !== 'ELOCKED') throw leaseNotTaken(again);
         throw locked(id, readHolder(fsl, lockDir));
       }
     }
     const record: HolderRecord = {
       pid: process.pid, hostname: os.hostname(), startedAt: new Date().toISOString(), token: randomBytes(12).toString('hex'),
     };
-    fsl.writeFileSync(holderFile(lockDir), JSON.stringify(record));
+    try {
+      fsl.writeFileSync(holderFile(lockDir), JSON.stringify(record));
+    } catch (err) {
+      // A full disk, say: give the lock back at once, or every later open — here and in every
+      // other process — would meet a lock with no holder until this process exits.
+      try {
+        fsl.unlinkSync(holderFile(lockDir));
+      } catch {
+        // never created
+      }
+      await release().catch(() => undefined);
+      throw leaseNotTaken(err);
+    }
     lease = new SessionLease(fsl, lockDir, record, release);
     return lease;
   }
@@ -109,6 +121,13 @@ export class SessionLease {
       // already released or compromised: nothing of ours to remove
     }
   }
+}
+
+function leaseNotTaken(err: unknown): StoreError {
+  const errno = errnoOf(err);
+  return new StoreError('NotWritten', `the writer lease could not be taken (${errno ?? 'I/O error'}); nothing changed`, {
+    stage: 'preCommit', ...(errno ? { errno } : {}),
+  });
 }
 
 function locked(id: string, holder: HolderRecord | undefined): StoreError {

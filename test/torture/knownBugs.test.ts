@@ -27,7 +27,7 @@ describe('known bugs found by the torture scenarios', () => {
   // a failed sync, which STORAGE.md forbids ("fail-stopped: read-only in this process for good").
   // When the failed sync kept its bytes the compaction is refused, but with Conflict/journalChanged
   // instead of ReadOnly/failStop. Expected: ReadOnly with reason failStop, nothing written.
-  it.skip('BUG 1: a compaction queued behind a failed fdatasync is refused ReadOnly/failStop and writes nothing', async () => {
+  it('BUG 1: a compaction queued behind a failed fdatasync is refused ReadOnly/failStop and writes nothing', async () => {
     const root = tempDir();
     let failNext = false;
     let lastWrite = 0;
@@ -63,7 +63,7 @@ describe('known bugs found by the torture scenarios', () => {
   // released: the session then answers SessionLocked (with no holder) to every writable open —
   // in this process and in every other one — for as long as this process lives, also after space
   // is freed. (A 0-byte holder file is left behind, and the lock directory is created 0755.)
-  it.skip('BUG 2: a writable open on a full disk answers NotWritten and leaves the session openable once space is back', async () => {
+  it('BUG 2: a writable open on a full disk answers NotWritten and leaves the session openable once space is back', async () => {
     const root = tempDir();
     const { sessionId } = await (async () => {
       const s = new FileSessionStore(root, {});
@@ -98,7 +98,7 @@ describe('known bugs found by the torture scenarios', () => {
   // on stderr — before or after initialize, losing the answers of every request in flight.
   // protocol/README.md 3.4: cancelling an unknown id does nothing; 2.4: a malformed notification
   // is answered with an error (id null) and the connection carries on.
-  it.skip('BUG 3: a $/cancelRequest without an id neither crashes nor stops the sidecar', async () => {
+  it('BUG 3: a $/cancelRequest without an id neither crashes nor stops the sidecar', async () => {
     for (const params of [undefined, {}, [], { id: null }]) {
       const c = await SidecarClient.start({ store: tempDir() });
       c.notify('$/cancelRequest', params);
@@ -123,7 +123,7 @@ describe('known bugs found by the torture scenarios', () => {
   // `npm run torture -- --runs 1000` (kept store: one inode number for the journal at create
   // and after two compactions). Here the inode reuse is simulated by giving the stale entry the
   // current journal's inode number.
-  it.skip('BUG 4: a stale index entry from before two compactions (inode number reused) misleads neither reads nor the next compaction', async () => {
+  it('BUG 4: a stale index entry from before two compactions (inode number reused) misleads neither reads nor the next compaction', async () => {
     const root = tempDir();
     const s = new FileSessionStore(root, { leases: false });
     const { sessionId } = await s.create({ title: 'reuse' });

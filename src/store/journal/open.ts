@@ -7,7 +7,7 @@ import type { StoreLayout } from '../layout.js';
 import { type IndexEntry, positionOf } from '../sessionIndex.js';
 import { summarizeRecord } from '../summary.js';
 import type { SessionHeader } from '../types.js';
-import { decodeLine, peekSeq } from './format.js';
+import { decodeLine, peekKind, peekSeq } from './format.js';
 import { lineEndingAt, readPrefix, scanLines } from './lines.js';
 import { corrupt, crcOf, type JournalPosition, readHeader, scanRecords } from './scan.js';
 
@@ -78,9 +78,10 @@ function verifyJournal(fsl: FsLayer, layout: StoreLayout, id: string, fd: number
     ino: st.ino,
     header: headerOf(header),
     dataStart: line.end,
-    ...(hint && hint.firstSeq !== undefined && hint.generation !== undefined
-      ? { firstSeq: hint.firstSeq, generation: hint.generation }
-      : firstRecord(fsl, fd, line.end, st.size)),
+    // Always from the journal itself (one line): an index entry written before a compaction
+    // can still match a later journal — same inode number reused, same header — and would
+    // otherwise set firstSeq and generation of a journal that no longer starts that way.
+    ...firstRecord(fsl, fd, line.end, st.size),
     position: hint ? positionOf(hint) : origin,
     firstMessage: hint?.firstMessage,
     lastMessage: hint?.lastMessage,
@@ -156,13 +157,22 @@ function cutTornTail(fsl: FsLayer, layout: StoreLayout, id: string, fd: number, 
   return { bytes, evidence: path.relative(layout.root, path.join(dir, name)) };
 }
 
-/** Seq and generation of a journal's first record line (a checkpoint after a compaction). */
+const CHECKPOINT_PREFIX = /^\{"seq":(\d{1,16}),"ts":"[^"\\]{1,40}","kind":"checkpoint","generation":(\d{1,16}),/;
+
+/**
+ * Seq and generation of a journal's first record line (a checkpoint after a compaction), from
+ * its first few hundred bytes when they show them; damage there is reported by the scan or the
+ * read that meets the line.
+ */
 function firstRecord(fsl: FsLayer, fd: number, dataStart: number, size: number): { firstSeq: number; generation: number } {
-  const first = scanLines(fsl, fd, dataStart, size).next();
-  if (first.done || !first.value.terminated) return { firstSeq: 1, generation: 0 };
-  const seq = peekSeq(first.value.bytes) ?? 1;
-  if (!first.value.bytes.includes('"kind":"checkpoint"')) return { firstSeq: seq, generation: 0 };
-  const decoded = decodeLine(first.value.bytes); // damage here is reported by the scan or the read that meets it
-  const generation = decoded.ok && decoded.value.kind === 'checkpoint' ? Number(decoded.value.generation) : 0;
+  const prefix = readPrefix(fsl, fd, dataStart, Math.min(320, size - dataStart));
+  const seq = peekSeq(prefix);
+  if (seq === undefined) return { firstSeq: 1, generation: 0 };
+  const cp = CHECKPOINT_PREFIX.exec(prefix.toString('latin1'));
+  if (cp) return { firstSeq: seq, generation: Number(cp[2]) };
+  if (peekKind(prefix) !== undefined || !prefix.includes('"kind":"checkpoint"')) return { firstSeq: seq, generation: 0 };
+  const first = scanLines(fsl, fd, dataStart, size).next(); // a line of an older writer: parse it
+  const decoded = !first.done && first.value.terminated ? decodeLine(first.value.bytes) : undefined;
+  const generation = decoded?.ok && decoded.value.kind === 'checkpoint' ? Number(decoded.value.generation) : 0;
   return { firstSeq: seq, generation: Number.isSafeInteger(generation) ? generation : 0 };
 }

@@ -165,6 +165,8 @@ export class JournalWriter {
   }
 
   private runExclusive(p: PendingAppend, op: () => unknown): void {
+    // Queued behind an append whose sync failed: after a failed sync nothing is written, ever.
+    if (this.stopped) return p.reject(this.readOnlyError());
     let fenced: StoreError | undefined;
     try {
       fenced = this.fence(); // a writer that lost its lease may not compact either
