@@ -32,8 +32,6 @@ export interface EioOptions {
   /** Operations per workload (default 30). */
   ops?: number;
   tmp?: string;
-  /** Fail on the known bug (a compaction queued behind a failed sync still runs) instead of counting it. */
-  strictKnownBugs?: boolean;
   progress?: (line: string) => void;
 }
 
@@ -47,8 +45,6 @@ export interface EioStats extends CheckStats {
   /** Writes refused ReadOnly/failStop after an Uncertain, as they must be. */
   refusedAfterFailStop: number;
   freshOpens: number;
-  /** Hits of the known bug (counted, not failed, unless strictKnownBugs). */
-  knownBugHits: number;
 }
 
 function eio(): Error {
@@ -101,7 +97,7 @@ function faultLayer(failAt: number, mode: EioMode, rng: Rng) {
 interface RunResult { syncs: number; fired: undefined | 'fdatasync' | 'fsync' }
 
 /** One workload with the failAt-th sync failing (0: none). */
-async function runOnce(root: string, seed: number, ops: number, failAt: number, mode: EioMode, stats: EioStats, opts: { strictKnownBugs?: boolean }): Promise<RunResult> {
+async function runOnce(root: string, seed: number, ops: number, failAt: number, mode: EioMode, stats: EioStats): Promise<RunResult> {
   const rng = new Rng(seed);
   const { layer, state } = faultLayer(failAt, mode, new Rng(seed ^ failAt));
   await new FileSessionStore(root, { leases: false }).closeAll(); // the store's folders exist before the faults start
@@ -171,14 +167,6 @@ async function runOnce(root: string, seed: number, ops: number, failAt: number, 
       for (const { m, op, r, err } of results) {
         const kind = err === undefined ? 'ok' : kindOf(err);
         const details = err instanceof StoreError ? err.details : {};
-        if (uncertainIn.has(m.id) && op.type === 'compact' && !(kind === 'ReadOnly' && details.reason === 'failStop')) {
-          // KNOWN BUG (test/torture/knownBugs.test.ts): a compaction queued behind an append whose
-          // fdatasync failed still runs (JournalWriter.runExclusive does not check `stopped`).
-          if (opts.strictKnownBugs) fail(`a compaction queued behind an Uncertain append on ${m.id} answered ${kind} instead of ReadOnly/failStop`);
-          stats.knownBugHits += 1;
-          failedInThisGroup.add(m);
-          continue;
-        }
         if (err === undefined) {
           if (failStopped.has(m.id) || uncertainIn.has(m.id)) fail(`session ${m.id}: ${op.type} succeeded after the session fail-stopped`);
           ledger.ack(op, r);
@@ -251,7 +239,7 @@ async function runOnce(root: string, seed: number, ops: number, failAt: number, 
 export async function runEio(opts: EioOptions): Promise<EioStats> {
   const stats: EioStats = {
     ...newCheckStats(), injections: 0, byCall: { fdatasync: 0, fsync: 0 }, byMode: { keep: 0, drop: 0, torn: 0 }, uncertain: 0, notWritten: 0,
-    refusedAfterFailStop: 0, freshOpens: 0, knownBugHits: 0,
+    refusedAfterFailStop: 0, freshOpens: 0,
   };
   const master = new Rng(opts.seed);
   const tmp = opts.tmp ?? fastTmp();
@@ -260,13 +248,13 @@ export async function runEio(opts: EioOptions): Promise<EioStats> {
     const seed = master.fork().seed;
     const ops = opts.ops ?? 30;
     const dry = fs.mkdtempSync(path.join(tmp, 'torture-eio-'));
-    const { syncs } = await runOnce(dry, seed, ops, 0, 'keep', stats, opts);
+    const { syncs } = await runOnce(dry, seed, ops, 0, 'keep', stats);
     fs.rmSync(dry, { recursive: true, force: true });
     for (let k = 1; k <= syncs; k++) {
       const mode = modes[k % modes.length] as EioMode;
       const root = fs.mkdtempSync(path.join(tmp, 'torture-eio-'));
       try {
-        const r = await runOnce(root, seed, ops, k, mode, stats, opts);
+        const r = await runOnce(root, seed, ops, k, mode, stats);
         if (r.fired) {
           stats.injections += 1;
           stats.byCall[r.fired] += 1;

@@ -28,7 +28,7 @@ export interface KillOptions {
   maxKillMs?: number;
   /** Share of runs that kill inside the write of a ~1 MB batch (default 0.15). */
   tearP?: number;
-  /** Fail on the known bug 4 (a stale index entry after compactions) instead of counting it. */
+  /** Fail on known bug 5 (a lock whose holder record is empty) instead of counting it and waiting. */
   strictKnownBugs?: boolean;
   /** Where stores are made (default: the OS temp dir). */
   tmp?: string;
@@ -51,7 +51,7 @@ export interface KillStats extends CheckStats {
   sessions: number;
   /** Kills sent the instant a ~1 MB batch began to reach the journal. */
   killsInWrite: number;
-  /** Hits of known bug 4, counted (the stale index entry is then removed) unless strictKnownBugs. */
+  /** Hits of known bug 5 (the lock is then left to go stale), counted unless strictKnownBugs. */
   knownBugHits: number;
 }
 
@@ -64,6 +64,13 @@ function clientView(c: SidecarClient, root: string): StoreView {
     }),
     history: async (sessionId) => (await c.request<{ generations: Array<{ generation: number; throughSeq: number }> }>('session/history', { sessionId })).generations,
   };
+}
+
+/** Waits until a lock directory has not been refreshed for the lease's stale time (10 s) and a margin. */
+async function waitStale(lockDir: string): Promise<void> {
+  const mtime = fs.statSync(lockDir, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+  const wait = mtime + 11_000 - Date.now();
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
 }
 
 /** Polls (yielding to the event loop, which is sending the request) until `file` grows; false on timeout. */
@@ -85,22 +92,22 @@ function send(c: SidecarClient, op: Op): Promise<unknown> {
 }
 
 /**
- * KNOWN BUG 4 (test/torture/knownBugs.test.ts): after two compactions a stale index entry from
- * before them may name the active journal's (reused) inode number; reads then answer Corrupt
- * "seq N where 1 was expected" at line 2, the checkpoint. Recognized only with that exact
- * signature, on a journal whose line 2 really is a checkpoint.
+ * KNOWN BUG 5 (test/torture/knownBugs.test.ts): a process killed while taking a writer lease —
+ * after proper-lockfile made the lock directory, before (or while) the holder record was
+ * written in place — leaves a lock whose holder is unknown; until it goes stale (10 s) every
+ * writable open answers SessionLocked without data.holder, instead of taking it over at once.
  */
-class StaleIndexBug extends Error {
-  constructor(readonly sessionId: string) {
-    super(`known bug 4 (stale index entry after compactions) on session ${sessionId}`);
+class UnknownHolderBug extends Error {
+  constructor(readonly lockDir: string) {
+    super(`known bug 5 (a lock whose holder record is empty or missing) at ${lockDir}`);
   }
 }
 
-function staleIndexBug(store: string, id: string, err: unknown): StaleIndexBug | undefined {
-  if (!(err instanceof SidecarError) || err.kind !== 'Corrupt' || err.data?.line !== 2) return undefined;
-  if (!/^seq \d+ where 1 was expected$/.test(String(err.data?.reason))) return undefined;
-  const lines = fs.readFileSync(path.join(store, 'sessions', id, 'journal.jsonl'), 'utf8').split('\n');
-  return (JSON.parse(lines[1] ?? '{}') as { kind?: string }).kind === 'checkpoint' ? new StaleIndexBug(id) : undefined;
+function unknownHolderBug(store: string, id: string, err: unknown): UnknownHolderBug | undefined {
+  if (!(err instanceof SidecarError) || err.kind !== 'SessionLocked' || err.data?.holder !== undefined) return undefined;
+  const lockDir = path.join(store, 'locks', `${id}.lock`);
+  const holder = fs.statSync(`${lockDir}.holder.json`, { throwIfNoEntry: false });
+  return holder === undefined || holder.size === 0 ? new UnknownHolderBug(lockDir) : undefined;
 }
 
 class Chain {
@@ -120,7 +127,7 @@ class Chain {
     const stats = newCheckStats();
     for (const id of ids) {
       const { opened, active, stats: one } = await checkSession(clientView(c, this.store), id, this.ledger.sessions.get(id)).catch((err: unknown) => {
-        throw staleIndexBug(this.store, id, err) ?? err;
+        throw unknownHolderBug(this.store, id, err) ?? err;
       });
       addStats(stats, one);
       models.push(SessionModel.fromOpen(id, opened.lastSeq, activeFirstSeq(active), opened.turn ?? null));
@@ -197,16 +204,16 @@ class Chain {
       inFlight = pending.size;
       if (workloadError) throw workloadError;
     } catch (err) {
-      if (err instanceof StaleIndexBug && !strict) {
-        // counted; the entry is removed (what a person would do) so the chain can go on
+      if (err instanceof UnknownHolderBug && !strict) {
+        // counted; the lock is left to go stale (the lease's 10 s), which the next run then takes over
         kill();
         await c.exited;
-        fs.rmSync(path.join(this.store, 'index', `${err.sessionId}.json`), { force: true });
         this.stats.knownBugHits += 1;
         clearTimeout(timer);
+        await waitStale(err.lockDir);
         return;
       }
-      if (err instanceof TortureFailure || err instanceof SidecarError || err instanceof StaleIndexBug || !killed) {
+      if (err instanceof TortureFailure || err instanceof SidecarError || err instanceof UnknownHolderBug || !killed) {
         kill();
         await c.exited;
         const stderr = c.stderr.trim() ? `\n  the sidecar's stderr: ${c.stderr.trim().slice(-1500)}` : '';
@@ -240,9 +247,9 @@ class Chain {
       } catch (err) {
         c.child.kill('SIGKILL');
         await c.exited;
-        if (err instanceof StaleIndexBug && !strict && attempt < 3) {
-          fs.rmSync(path.join(this.store, 'index', `${err.sessionId}.json`), { force: true });
+        if (err instanceof UnknownHolderBug && !strict && attempt < 3) {
           this.stats.knownBugHits += 1;
+          await waitStale(err.lockDir);
           continue;
         }
         throw new TortureFailure(`${(err as Error).message}${c.stderr.trim() ? `\n  the sidecar's stderr: ${c.stderr.trim().slice(-1500)}` : ''}`);
