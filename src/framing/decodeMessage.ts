@@ -55,7 +55,8 @@ function checkShape(m: Record<string, unknown>): Decoded {
     }
     // vscode-jsonrpc assumes a cancellation names a request: one that does not must never reach it.
     if (m.method === '$/cancelRequest' && !hasId && !isRequestId((m.params as { id?: unknown } | undefined)?.id)) {
-      return problem(JsonRpcErrorCode.InvalidParams, 'Invalid params: $/cancelRequest needs params.id, a string or a number');
+      const issue = { path: 'id', message: 'must be the id of a request: a string or a number' };
+      return { problem: { id: null, code: JsonRpcErrorCode.InvalidParams, message: `Invalid params: id: ${issue.message}`, data: { kind: 'InvalidParams', issues: [issue] } } };
     }
     return { message: m as unknown as Message };
   }

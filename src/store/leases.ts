@@ -54,7 +54,7 @@ export class SessionLease {
     } catch (err) {
       if (errnoOf(err) !== 'ELOCKED') throw leaseNotTaken(err);
       const holder = readHolder(fsl, lockDir);
-      if (!holder || !heldByDeadProcess(holder)) throw locked(id, holder);
+      if (holder ? !heldByDeadProcess(holder) : !acquirerDied(fsl, lockDir)) throw locked(id, holder);
       // Its holder died on this machine (a SIGKILL, a crash): no need to wait for the stale
       // time. If two processes race here, the fencing token lets only the last one write.
       removeQuietly(fsl, lockDir);
@@ -134,6 +134,18 @@ function locked(id: string, holder: HolderRecord | undefined): StoreError {
   return new StoreError('SessionLocked', `session ${id} is open for writing by another process`, {
     sessionId: id, ...(holder ? { holder: { pid: holder.pid, hostname: holder.hostname, startedAt: holder.startedAt } } : {}),
   });
+}
+
+/**
+ * A lock without a holder record: its acquirer writes the record right after taking the lock,
+ * so a lock that has been without one for a second was left by an acquirer killed in between.
+ * (Were the holder alive after all, its next commit sees its token gone: LeaseLost, fail-stop.)
+ */
+const HOLDERLESS_GRACE_MS = 1000;
+
+function acquirerDied(fsl: FsLayer, lockDir: string): boolean {
+  const st = fsl.lstatSync(lockDir);
+  return st !== undefined && Date.now() - st.mtimeMs > HOLDERLESS_GRACE_MS;
 }
 
 /** Only provable on this machine: the pid is gone (a reused pid only makes us wait for the stale time). */
