@@ -2,12 +2,11 @@
  * npm run torture — the crash, fault and bad-input torture of session-sidecar (the long version
  * of test/torture/*.test.ts, which run a short one inside `npm test`).
  *
- *   npm run torture -- [--runs N] [--seed S] [--only kill,power,enospc,eio,fuzz] [--strict] [--no-docs]
+ *   npm run torture -- [--runs N] [--seed S] [--only kill,power,enospc,eio,fuzz] [--no-docs]
  *
  * --runs N   SIGKILL runs (default 1000); the other scenarios scale with it (see `plan`).
  * --seed S   master seed (default: random); every scenario's failure message names its seed.
  * --only     a comma-separated subset of the scenarios.
- * --strict   fail on the known open bugs (test/torture/knownBugs.test.ts) instead of counting them.
  * --no-docs  do not rewrite docs/RELIABILITY.md (it is rewritten only after a full, passing run).
  *
  * Prints a summary and rewrites docs/RELIABILITY.md with the figures.
@@ -34,7 +33,6 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '1000' },
     seed: { type: 'string' },
     only: { type: 'string' },
-    strict: { type: 'boolean', default: false },
     'no-docs': { type: 'boolean', default: false },
   },
 });
@@ -43,7 +41,6 @@ if (!Number.isSafeInteger(runs) || runs < 1) throw new Error('--runs must be a p
 const seed = values.seed !== undefined ? Number(values.seed) >>> 0 : newSeed();
 const only = new Set<Scenario>((values.only?.split(',') ?? SCENARIOS) as Scenario[]);
 for (const s of only) if (!SCENARIOS.includes(s)) throw new Error(`--only: unknown scenario ${s} (${SCENARIOS.join(', ')})`);
-const strict = values.strict ?? false;
 
 /** How the other scenarios scale with --runs. */
 const plan = {
@@ -86,11 +83,11 @@ const results: { kill?: KillStats; power?: PowerLossStats; enospc?: EnospcResult
 const started = new Date();
 const t0 = performance.now();
 try {
-  if (only.has('kill')) results.kill = await timed('kill', () => runKillTorture({ runs: plan.kill.runs, seed: scenarioSeed.kill, strictKnownBugs: strict, progress: log }));
+  if (only.has('kill')) results.kill = await timed('kill', () => runKillTorture({ runs: plan.kill.runs, seed: scenarioSeed.kill, progress: log }));
   if (only.has('power')) results.power = await timed('power', () => runPowerLoss({ ...plan.power, seed: scenarioSeed.power, progress: log }));
   if (only.has('enospc')) results.enospc = await timed('enospc', () => runEnospc({ ...plan.enospc, seed: scenarioSeed.enospc, progress: log }));
   if (only.has('eio')) results.eio = await timed('eio', () => runEio({ ...plan.eio, seed: scenarioSeed.eio, progress: log }));
-  if (only.has('fuzz')) results.fuzz = await timed('fuzz', () => runFuzz({ ...plan.fuzz, seed: scenarioSeed.fuzz, strictKnownBugs: strict, snapshot: snapshotTree, progress: log }));
+  if (only.has('fuzz')) results.fuzz = await timed('fuzz', () => runFuzz({ ...plan.fuzz, seed: scenarioSeed.fuzz, snapshot: snapshotTree, progress: log }));
 } catch (err) {
   log(`\nTORTURE FAILED (master seed ${seed}; replay with --seed ${seed} --runs ${runs}${values.only ? ` --only ${values.only}` : ''}):\n${(err as Error).stack ?? String(err)}`);
   process.exit(1);
@@ -108,8 +105,6 @@ const e = results.eio;
 const f = results.fuzz;
 const full = results.enospc && 'stats' in results.enospc ? results.enospc.stats : undefined;
 const ackChecked = (k?.records ?? 0) + (p?.records ?? 0) + (e?.records ?? 0) + (full?.records ?? 0);
-const knownBugHits = (k?.knownBugHits ?? 0) + (f?.knownBugHits ?? 0);
-const bugHits = [k && `bug 5: ${n(k.knownBugHits)}`, f && `bug 6: ${n(f.knownBugHits)}`].filter(Boolean).join(', ');
 
 const rows: Array<[string, string, string]> = [];
 if (k) {
@@ -137,7 +132,6 @@ const summary = [
   `acknowledged records checked: ${n(ackChecked)}`,
   'lost: 0 (any loss fails the run)',
   `fuzz frames: ${n(f?.frames ?? 0)}`,
-  `open-bug hits: ${n(knownBugHits)} (${bugHits}; counted, --strict to fail on them)`,
   `time: ${total.toFixed(1)} s, master seed ${seed}`,
 ];
 
@@ -185,7 +179,6 @@ ${rows.map(([a, b, c]) => `| ${a} | ${b} | ${c} |`).join('\n')}
 - **acknowledged records checked:** ${n(ackChecked)} (each acknowledged record is checked again after every later crash of its store)
 - **lost: 0** — a single lost, changed, reordered or partly visible acknowledged record fails the run
 - **fuzz frames:** ${n(f?.frames ?? 0)}
-- **open-bug hits:** ${n(knownBugHits)} (${bugHits}; see *Bugs found*; counted, \`--strict\` fails on them)
 
 ## Running it
 
@@ -304,10 +297,9 @@ still clean, the store unchanged.
 
 ## Bugs found
 
-Reproductions are in \`test/torture/knownBugs.test.ts\`. Bugs 1–4 were fixed in src/ (commit
-e6db2e4): their reproductions run as regression tests and the torture fails on them again.
-Bugs 5 and 6 are open: their tests are skipped (they fail today) and the SIGKILL and fuzz
-scenarios count their hits (\`--strict\` fails on them).
+The six bugs the scenarios found, all fixed in src/ since (commits e6db2e4 and 88ad910). Each
+has a minimal reproduction in \`test/torture/knownBugs.test.ts\`, now a regression test, and the
+scenarios fail on each of them again.
 
 1. **A compaction queued behind a failed fdatasync still ran** (EIO scenario; fixed). After an
    append's \`fdatasync\` failed the session was fail-stopped, but a \`session/compact\` already
@@ -334,18 +326,18 @@ scenarios count their hits (\`--strict\` fails on them).
    header line, which compaction copies byte for byte — and the handle started at seq 1 /
    generation 0: every \`session/read\` and \`session/compact\` answered \`Corrupt\` ("journal
    line 2 is damaged: seq 16 where 1 was expected") for a valid journal. Nothing was lost.
-5. **A process killed while taking a writer lease blocks the session for the stale time**
-   (SIGKILL scenario, when a kill lands inside a \`session/open\`; once in a few thousand kills;
-   open). The lease is taken by proper-lockfile's \`mkdir\`, and only then is the holder record
-   (\`locks/<id>.lock.holder.json\`) written — in place, not atomically. Killed in between, the
-   process leaves a lock whose holder file is missing or empty; the next process cannot see that
-   the holder is dead and answers \`SessionLocked\` — without the documented \`data.holder\` —
-   to every writable open until the lock goes stale (10 s), instead of taking it over at once
-   (protocol/README.md 3.6). The SIGKILL scenario counts the hit and waits for the stale time.
-6. **The -32602 answering a \`$/cancelRequest\` without an id has no \`data\`** (fuzz scenario,
-   found in the fix of bug 3; open). protocol/README.md 6.1: every -32602 carries
+5. **A process killed while taking a writer lease blocked the session for the stale time**
+   (SIGKILL scenario, when a kill landed inside a \`session/open\`; once in a few thousand kills;
+   fixed). The lease is taken by proper-lockfile's \`mkdir\`, and only then is the holder record
+   (\`locks/<id>.lock.holder.json\`) written, in place. Killed in between, the process left a
+   lock whose holder file was missing or empty; the next process could not see that the holder
+   was dead and answered \`SessionLocked\` — without the documented \`data.holder\` — to every
+   writable open until the lock went stale (10 s), instead of taking it over at once
+   (protocol/README.md 3.6).
+6. **The -32602 answering a \`$/cancelRequest\` without an id had no \`data\`** (fuzz scenario,
+   found in the fix of bug 3; fixed). protocol/README.md 6.1: every -32602 carries
    \`{kind: "InvalidParams", issues}\`; clients dispatch on \`data.kind\`. The fuzz scenario
-   checks that shape on every -32602 and counts these answers.
+   checks that shape on every -32602.
 
 ## What is not covered
 

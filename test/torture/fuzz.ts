@@ -37,8 +37,6 @@ export interface FuzzOptions {
   /** A snapshot of a directory's files and bytes (test/helpers.ts snapshotTree). */
   snapshot: (dir: string) => Record<string, string>;
   tmp?: string;
-  /** Fail on known bug 6 (a -32602 without data) instead of counting it. */
-  strictKnownBugs?: boolean;
   progress?: (line: string) => void;
 }
 
@@ -50,8 +48,6 @@ export interface FuzzStats {
   nullIdErrors: number;
   byKind: Record<string, number>;
   terminal: Record<string, number>;
-  /** Answers that hit known bug 6, counted unless strictKnownBugs. */
-  knownBugHits: number;
 }
 
 const MAX_MESSAGE = 65536;
@@ -414,13 +410,7 @@ function processArb(frames: number): fc.Arbitrary<ProcessSpec> {
 const DOMAIN_KIND = new Map<number, string>(Object.entries(ErrorKindCode).map(([k, v]) => [v, k]));
 
 /** A response must be well-formed; returns its id. */
-/**
- * KNOWN BUG 6 (test/torture/knownBugs.test.ts): the answer to a $/cancelRequest without a usable
- * id is a -32602 without the data {kind: "InvalidParams", issues} protocol README 6.1 requires.
- */
-const CANCEL_WITHOUT_DATA = /^Invalid params: \$\/cancelRequest needs params\.id/;
-
-function checkWellFormed(f: Record<string, unknown>, known: { strict: boolean; hits: number }): { id: Id | null; code?: number } | undefined {
+function checkWellFormed(f: Record<string, unknown>): { id: Id | null; code?: number } | undefined {
   if (typeof f.method === 'string') {
     if ('id' in f) fail(`the server sent a request: ${JSON.stringify(f).slice(0, 200)}`);
     return undefined; // a notification (session/didAppend after a subscribe)
@@ -436,10 +426,7 @@ function checkWellFormed(f: Record<string, unknown>, known: { strict: boolean; h
   const data = e.data as { kind?: unknown } | undefined;
   const kind = DOMAIN_KIND.get(code);
   if (kind !== undefined && data?.kind !== kind) fail(`error ${code} with data.kind ${JSON.stringify(data?.kind)}, expected ${kind}`);
-  if (code === -32602 && (data?.kind !== 'InvalidParams' || !Array.isArray((data as { issues?: unknown }).issues))) {
-    if (known.strict || data !== undefined || !CANCEL_WITHOUT_DATA.test(String(e.message))) fail(`-32602 without InvalidParams issues: ${JSON.stringify(f).slice(0, 300)}`);
-    known.hits += 1;
-  }
+  if (code === -32602 && (data?.kind !== 'InvalidParams' || !Array.isArray((data as { issues?: unknown }).issues))) fail(`-32602 without InvalidParams issues: ${JSON.stringify(f).slice(0, 300)}`);
   return { id, code };
 }
 
@@ -459,7 +446,7 @@ async function writeAll(c: SidecarClient, bytes: Buffer, chunk: number): Promise
 
 interface Outcome { answers: Map<string, Array<number | 'result'>>; nullErrors: number; responses: number; code: number | null; stderr: string }
 
-async function runProcess(args: string[], store: string, framing: Framing, bytes: Buffer, chunk: number, end: 'shutdown' | 'eof', known: { strict: boolean; hits: number }): Promise<Outcome> {
+async function runProcess(args: string[], store: string, framing: Framing, bytes: Buffer, chunk: number, end: 'shutdown' | 'eof'): Promise<Outcome> {
   const c = new SidecarClient({ ...sidecarCommand(args), store, framing });
   try {
     await writeAll(c, bytes, chunk);
@@ -487,7 +474,7 @@ async function runProcess(args: string[], store: string, framing: Framing, bytes
     let nullErrors = 0;
     let responses = 0;
     for (const f of frames) {
-      const r = checkWellFormed(f, known);
+      const r = checkWellFormed(f);
       if (!r) continue;
       responses += 1;
       if (r.id === null) {
@@ -609,7 +596,7 @@ async function makeStore(tmp: string): Promise<{ store: string; session: string 
 }
 
 export async function runFuzz(opts: FuzzOptions): Promise<FuzzStats> {
-  const stats: FuzzStats = { processes: 0, frames: 0, responses: 0, nullIdErrors: 0, byKind: {}, terminal: {}, knownBugHits: 0 };
+  const stats: FuzzStats = { processes: 0, frames: 0, responses: 0, nullIdErrors: 0, byKind: {}, terminal: {} };
   const { store, session } = await makeStore(opts.tmp ?? os.tmpdir());
   const missing = '01ZZZZZZZZZZZZZZZZZZZZZZZZ';
   const before = opts.snapshot(store);
@@ -619,11 +606,10 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzStats> {
     if (changed.length > 0) fail(`${what} changed the store: ${changed.join(', ')}`);
   };
   const perProcess = opts.perProcess ?? 1000;
-  const known = { strict: opts.strictKnownBugs ?? false, hits: 0 };
   const fuzzOne = async (p: ProcessSpec) => {
     const { bytes, rendered } = renderProcess(p, session, missing, idBase);
     const args = ['--max-message-bytes', String(MAX_MESSAGE), ...(p.auto ? [] : ['--framing', p.framing])];
-    const out = await runProcess(args, store, p.framing, bytes, p.chunk, 'shutdown', known);
+    const out = await runProcess(args, store, p.framing, bytes, p.chunk, 'shutdown');
     if (out.code !== 0) fail(`the sidecar exited ${out.code} after the noise (expected 0 after shutdown + exit): ${out.stderr.slice(0, 1500)}`);
     checkAnswers(out, rendered, { exactNull: true, shutdown: true });
     unchanged('the noise');
@@ -665,7 +651,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzStats> {
       const rendered = [init, ...(noise ?? []).map((s) => render(s, ctx))];
       const lastId = ctx.nextId();
       const tail = t.bytes(lastId);
-      const out = await runProcess(['--max-message-bytes', String(MAX_MESSAGE)], store, t.framing, Buffer.concat([...rendered.map((r) => r.bytes), tail]), 0, 'eof', known);
+      const out = await runProcess(['--max-message-bytes', String(MAX_MESSAGE)], store, t.framing, Buffer.concat([...rendered.map((r) => r.bytes), tail]), 0, 'eof');
       const where = `terminal frame "${t.name}"`;
       if (!t.exit.includes(out.code as 0 | 1)) fail(`${where}: exit code ${out.code}, expected ${t.exit.join(' or ')}: ${out.stderr.slice(-400)}`);
       if (out.code === 1 && !out.stderr.includes('closing the connection')) fail(`${where}: exit 1 without the diagnostic on stderr: ${out.stderr.slice(-400)}`);
@@ -688,6 +674,5 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzStats> {
     throw new TortureFailure(`${msg.length > 4000 ? `${msg.slice(0, 4000)}…` : msg}\n  fuzz torture: seed ${opts.seed}; store kept at ${store}`);
   }
   fs.rmSync(store, { recursive: true, force: true });
-  stats.knownBugHits = known.hits;
   return stats;
 }

@@ -28,8 +28,6 @@ export interface KillOptions {
   maxKillMs?: number;
   /** Share of runs that kill inside the write of a ~1 MB batch (default 0.15). */
   tearP?: number;
-  /** Fail on known bug 5 (a lock whose holder record is empty) instead of counting it and waiting. */
-  strictKnownBugs?: boolean;
   /** Where stores are made (default: the OS temp dir). */
   tmp?: string;
   progress?: (line: string) => void;
@@ -51,8 +49,6 @@ export interface KillStats extends CheckStats {
   sessions: number;
   /** Kills sent the instant a ~1 MB batch began to reach the journal. */
   killsInWrite: number;
-  /** Hits of known bug 5 (the lock is then left to go stale), counted unless strictKnownBugs. */
-  knownBugHits: number;
 }
 
 function clientView(c: SidecarClient, root: string): StoreView {
@@ -64,13 +60,6 @@ function clientView(c: SidecarClient, root: string): StoreView {
     }),
     history: async (sessionId) => (await c.request<{ generations: Array<{ generation: number; throughSeq: number }> }>('session/history', { sessionId })).generations,
   };
-}
-
-/** Waits until a lock directory has not been refreshed for the lease's stale time (10 s) and a margin. */
-async function waitStale(lockDir: string): Promise<void> {
-  const mtime = fs.statSync(lockDir, { throwIfNoEntry: false })?.mtimeMs ?? 0;
-  const wait = mtime + 11_000 - Date.now();
-  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
 }
 
 /** Polls (yielding to the event loop, which is sending the request) until `file` grows; false on timeout. */
@@ -91,25 +80,6 @@ function send(c: SidecarClient, op: Op): Promise<unknown> {
   }
 }
 
-/**
- * KNOWN BUG 5 (test/torture/knownBugs.test.ts): a process killed while taking a writer lease —
- * after proper-lockfile made the lock directory, before (or while) the holder record was
- * written in place — leaves a lock whose holder is unknown; until it goes stale (10 s) every
- * writable open answers SessionLocked without data.holder, instead of taking it over at once.
- */
-class UnknownHolderBug extends Error {
-  constructor(readonly lockDir: string) {
-    super(`known bug 5 (a lock whose holder record is empty or missing) at ${lockDir}`);
-  }
-}
-
-function unknownHolderBug(store: string, id: string, err: unknown): UnknownHolderBug | undefined {
-  if (!(err instanceof SidecarError) || err.kind !== 'SessionLocked' || err.data?.holder !== undefined) return undefined;
-  const lockDir = path.join(store, 'locks', `${id}.lock`);
-  const holder = fs.statSync(`${lockDir}.holder.json`, { throwIfNoEntry: false });
-  return holder === undefined || holder.size === 0 ? new UnknownHolderBug(lockDir) : undefined;
-}
-
 class Chain {
   readonly ledger = new Ledger();
   models: SessionModel[] = [];
@@ -126,9 +96,7 @@ class Chain {
     const models: SessionModel[] = [];
     const stats = newCheckStats();
     for (const id of ids) {
-      const { opened, active, stats: one } = await checkSession(clientView(c, this.store), id, this.ledger.sessions.get(id)).catch((err: unknown) => {
-        throw unknownHolderBug(this.store, id, err) ?? err;
-      });
+      const { opened, active, stats: one } = await checkSession(clientView(c, this.store), id, this.ledger.sessions.get(id));
       addStats(stats, one);
       models.push(SessionModel.fromOpen(id, opened.lastSeq, activeFirstSeq(active), opened.turn ?? null));
     }
@@ -138,7 +106,7 @@ class Chain {
   }
 
   /** One run: a new process checks the store, runs a workload and is killed at a random instant. */
-  async run(first: boolean, maxKillMs: number, tearP: number, strict: boolean): Promise<void> {
+  async run(first: boolean, maxKillMs: number, tearP: number): Promise<void> {
     const rng = this.rng;
     const c = new SidecarClient({ ...sidecarCommand(), store: this.store, framing: rng.pick(['ndjson', 'lsp'] as const) });
     let killed = false;
@@ -204,16 +172,7 @@ class Chain {
       inFlight = pending.size;
       if (workloadError) throw workloadError;
     } catch (err) {
-      if (err instanceof UnknownHolderBug && !strict) {
-        // counted; the lock is left to go stale (the lease's 10 s), which the next run then takes over
-        kill();
-        await c.exited;
-        this.stats.knownBugHits += 1;
-        clearTimeout(timer);
-        await waitStale(err.lockDir);
-        return;
-      }
-      if (err instanceof TortureFailure || err instanceof SidecarError || err instanceof UnknownHolderBug || !killed) {
+      if (err instanceof TortureFailure || err instanceof SidecarError || !killed) {
         kill();
         await c.exited;
         const stderr = c.stderr.trim() ? `\n  the sidecar's stderr: ${c.stderr.trim().slice(-1500)}` : '';
@@ -233,34 +192,26 @@ class Chain {
   }
 
   /** The last check of a chain, by a process that is shut down cleanly. */
-  async finish(strict: boolean): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      const c = new SidecarClient({ ...sidecarCommand(), store: this.store });
-      try {
-        await c.initialize();
-        await this.checkAll(c);
-        this.stats.sessions += this.models.length;
-        this.stats.acknowledged += this.ledger.acked;
-        for (const s of this.ledger.sessions.values()) this.stats.uniqueRecords += s.records.size;
-        await c.shutdown();
-        return;
-      } catch (err) {
-        c.child.kill('SIGKILL');
-        await c.exited;
-        if (err instanceof UnknownHolderBug && !strict && attempt < 3) {
-          this.stats.knownBugHits += 1;
-          await waitStale(err.lockDir);
-          continue;
-        }
-        throw new TortureFailure(`${(err as Error).message}${c.stderr.trim() ? `\n  the sidecar's stderr: ${c.stderr.trim().slice(-1500)}` : ''}`);
-      }
+  async finish(): Promise<void> {
+    const c = new SidecarClient({ ...sidecarCommand(), store: this.store });
+    try {
+      await c.initialize();
+      await this.checkAll(c);
+      this.stats.sessions += this.models.length;
+      this.stats.acknowledged += this.ledger.acked;
+      for (const s of this.ledger.sessions.values()) this.stats.uniqueRecords += s.records.size;
+      await c.shutdown();
+    } catch (err) {
+      c.child.kill('SIGKILL');
+      await c.exited;
+      throw new TortureFailure(`${(err as Error).message}${c.stderr.trim() ? `\n  the sidecar's stderr: ${c.stderr.trim().slice(-1500)}` : ''}`);
     }
   }
 }
 
 export async function runKillTorture(opts: KillOptions): Promise<KillStats> {
   const stats: KillStats = {
-    ...newCheckStats(), runs: 0, kills: 0, killedWhileOpening: 0, checks: 0, acknowledged: 0, uniqueRecords: 0, inFlightAtKill: 0, sessions: 0, killsInWrite: 0, knownBugHits: 0,
+    ...newCheckStats(), runs: 0, kills: 0, killedWhileOpening: 0, checks: 0, acknowledged: 0, uniqueRecords: 0, inFlightAtKill: 0, sessions: 0, killsInWrite: 0,
   };
   const lanes = opts.lanes ?? 3;
   const chainLength = opts.chain ?? 8;
@@ -280,11 +231,11 @@ export async function runKillTorture(opts: KillOptions): Promise<KillStats> {
       try {
         for (; run < chainLength && started < opts.runs; run++) {
           started += 1;
-          await chain.run(run === 0, maxKillMs, opts.tearP ?? 0.15, opts.strictKnownBugs ?? false);
+          await chain.run(run === 0, maxKillMs, opts.tearP ?? 0.15);
           stats.runs += 1;
           if (stats.runs % 50 === 0) opts.progress?.(`kill: ${stats.runs}/${opts.runs} runs, ${stats.records} acknowledged records checked`);
         }
-        await chain.finish(opts.strictKnownBugs ?? false);
+        await chain.finish();
       } catch (err) {
         const e = err instanceof Error ? err : new Error(String(err));
         throw new TortureFailure(`${e.message}\n  SIGKILL torture: seed ${opts.seed}, lane ${laneNo}, chain ${chainNo} (chain seed ${chainSeed}), run ${run}; store kept at ${store}`);

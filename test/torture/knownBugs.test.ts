@@ -8,11 +8,9 @@ import { FileSessionStore } from '../../src/store/fileStore.js';
 import { tempDir } from '../helpers.js';
 
 /**
- * Bugs the torture scenarios found in src/, each as a minimal reproduction. Bugs 1–4 were fixed
- * in src/ (commit e6db2e4): their tests are regression tests now (the "before the fix" comments
- * say what they caught). Bugs 5 and 6 are open: their tests fail today and are skipped so the
- * suite stays green — remove the `.skip` with the fix. The SIGKILL (bug 5) and fuzz (bug 6)
- * scenarios count their hits (`knownBugHits`) unless run with `--strict`.
+ * Bugs the torture scenarios found in src/, each as a minimal reproduction. All six were fixed in
+ * src/ since (commits e6db2e4 and 88ad910): these are regression tests now, and the comments'
+ * "before the fix" notes say what each one caught.
  */
 
 const eio = (code = 'EIO') => Object.assign(new Error(`injected ${code}`), { code });
@@ -153,7 +151,7 @@ describe('known bugs found by the torture scenarios', () => {
     expect(compacted).toBeUndefined(); // before the fix: Corrupt too
   });
 
-  // BUG 5 (SIGKILL torture, a kill during session/open; OPEN). SessionLease.acquire takes the lock with
+  // BUG 5 (SIGKILL torture, a kill during session/open; fixed). SessionLease.acquire takes the lock with
   // proper-lockfile's mkdir and only then writes the holder record (locks/<id>.lock.holder.json),
   // in place (open with O_TRUNC, then write). A process killed in between leaves the lock with a
   // missing or empty holder record: the next process cannot see that the holder is dead, and
@@ -174,10 +172,10 @@ describe('known bugs found by the torture scenarios', () => {
     const t = new FileSessionStore(root, {});
     const err = await errorOf(t.open(sessionId, 'write'));
     await t.closeAll();
-    expect(err).toBeUndefined(); // today: SessionLocked with no data.holder, until 10 s have passed
+    expect(err).toBeUndefined(); // before the fix: SessionLocked with no data.holder, until 10 s had passed
   });
 
-  // BUG 6 (fuzz torture, after the fix of bug 3; OPEN). A $/cancelRequest without a usable id is
+  // BUG 6 (fuzz torture, after the fix of bug 3; fixed). A $/cancelRequest without a usable id is
   // now answered -32602 with id null — but without `data`, where protocol/README.md 6.1 says
   // every -32602 carries {kind: "InvalidParams", issues: [{path, message}]} (clients dispatch on
   // data.kind). Expected: data {kind: "InvalidParams", issues: [{path: "id", ...}]}, as for any
@@ -191,7 +189,7 @@ describe('known bugs found by the torture scenarios', () => {
     const answers = Buffer.concat(c.stdout).toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
     const refused = answers.find((a) => a.id === null) as { error: { code: number; data?: { kind?: string; issues?: unknown } } } | undefined;
     expect(refused?.error.code).toBe(-32602);
-    expect(refused?.error.data?.kind).toBe('InvalidParams'); // today: no data at all
+    expect(refused?.error.data?.kind).toBe('InvalidParams'); // before the fix: no data at all
     expect(Array.isArray(refused?.error.data?.issues)).toBe(true);
   });
 });
