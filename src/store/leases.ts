@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -69,6 +70,7 @@ export class SessionLease {
       pid: process.pid, hostname: os.hostname(), startedAt: new Date().toISOString(), token: randomBytes(12).toString('hex'),
     };
     try {
+      privateDir(fsl, lockDir); // proper-lockfile creates it with the umask's mode
       fsl.writeFileSync(holderFile(lockDir), JSON.stringify(record));
     } catch (err) {
       // A full disk, say: give the lock back at once, or every later open — here and in every
@@ -120,6 +122,15 @@ export class SessionLease {
     } catch {
       // already released or compromised: nothing of ours to remove
     }
+  }
+}
+
+function privateDir(fsl: FsLayer, dir: string): void {
+  const fd = fsl.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW);
+  try {
+    fsl.fchmodSync(fd, 0o700);
+  } finally {
+    fsl.closeSync(fd);
   }
 }
 

@@ -14,6 +14,7 @@ describe('writer leases in one process', () => {
     const b = leased(root);
     const err = await storeError(b.open(sessionId, 'write'), 'SessionLocked');
     expect(err.details.holder).toMatchObject({ pid: process.pid });
+    expect(fs.statSync(path.join(root, 'locks', `${sessionId}.lock`)).mode & 0o777).toBe(0o700);
     expect((await b.open(sessionId, 'read')).lastSeq).toBe(0);
     await a.close(sessionId);
     expect((await b.open(sessionId, 'write')).mode).toBe('write');
