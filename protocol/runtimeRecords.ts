@@ -27,7 +27,7 @@ export const Attachment = z
   })
   .meta({ id: 'Attachment' });
 
-const ToolSeq = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
+const ToolSeq = z.number().int().min(1).max(2 ** 31 - 1);
 const blobbable = z.union([z.string(), BlobRef]);
 
 export const apiShape = {

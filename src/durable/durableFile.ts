@@ -118,7 +118,19 @@ function rollBack(fsl: FsLayer, fd: number, position: number, written: number, c
  */
 export async function replaceAtomically(fsl: FsLayer, file: string, data: string, durable: boolean): Promise<void> {
   await writeFileAtomic(file, data, { mode: FILE_MODE, fsync: durable });
-  if (durable) fsyncDir(fsl, path.dirname(file));
+  if (durable) syncAfterRename(fsl, path.dirname(file));
+}
+
+/**
+ * The directory fsync that makes a rename (or unlink) durable. Its failure comes after the
+ * change is visible: the outcome is unknown (AppendFailure 'uncertain'), never "nothing changed".
+ */
+export function syncAfterRename(fsl: FsLayer, dir: string): void {
+  try {
+    fsyncDir(fsl, dir);
+  } catch (err) {
+    throw new AppendFailure('uncertain', errnoOf(err));
+  }
 }
 
 /** Reads a whole small private file, or undefined when it does not exist. */

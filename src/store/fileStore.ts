@@ -164,6 +164,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     const auto = session.handle.header.turns === 'auto';
     const tools = session.tools();
     let recordSeqs: number[] = [];
+    let giveBack = () => {};
     const committed = await this.commit(session, {
       texts,
       expectedLastSeq: opts.expectedLastSeq,
@@ -171,9 +172,13 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
         const runtime = assignRuntime(values, texts, state.runtime, tools);
         const planned = planAppend(values, runtime.texts, state.turn, firstSeq, auto);
         runtime.take();
+        giveBack = runtime.giveBack;
         recordSeqs = planned.recordSeqs;
         return { texts: planned.texts, turn: planned.turn, runtime: runtime.counters };
       },
+    }).catch((err: unknown) => {
+      if (err instanceof StoreError && (err.kind === 'NotWritten' || err.kind === 'RolledBack' || err.kind === 'SecretRejected')) giveBack();
+      throw err;
     });
     tools.noteCommitted(values);
     session.noteCommitted(values.map((v) => summarizeRecord(v)), committed.ts);

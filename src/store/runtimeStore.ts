@@ -1,15 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_BLOB_THRESHOLD } from '../../protocol/methods/blob.js';
+import { errnoOf } from '../durable/errors.js';
 import { StoreError } from './errors.js';
+import type { JournalWriter } from './journal/writer.js';
 import { checkSessionId } from './ids.js';
-import { blobSize, putBlob, readBlob } from './blobs/blobFiles.js';
+import { blobSize, putBlob, readBlob, verifyBlob } from './blobs/blobFiles.js';
 import { type BlobSink, inlineBlobs } from './blobs/blobRefs.js';
 import type { OpenSession } from './openSession.js';
 import { NO_RUNTIME } from './runtime/counters.js';
 import { deleteStateValue, getStateValue, setStateValue } from './runtime/stateValues.js';
 import type { KeepScratch } from './runtime/toolRuns.js';
 import type { Redaction } from './secrets/redact.js';
+import { redactTokens } from './secrets/tokenRules.js';
 import { StoreCore } from './storeCore.js';
 import type { StoredRecord } from './types.js';
 
@@ -20,13 +23,19 @@ import type { StoredRecord } from './types.js';
 export abstract class RuntimeStore extends StoreCore {
   /** A fresh private scratch directory for the session's next toolSeq (write mode). */
   async allocateScratch(sessionId: string, _requestId: string, keep?: KeepScratch): Promise<{ toolSeq: number; dir: string; tmpDir: string }> {
-    const session = this.writable(sessionId);
-    return session.tools().allocate((session.handle.position.runtime ?? NO_RUNTIME).toolSeq, keep);
+    const session = this.sideWriter(sessionId);
+    try {
+      return session.tools().allocate((session.handle.position.runtime ?? NO_RUNTIME).toolSeq, keep);
+    } catch (err) {
+      if (err instanceof StoreError) throw err;
+      const errno = errnoOf(err);
+      throw new StoreError('NotWritten', `no scratch directory was allocated (${errno ?? 'I/O error'})`, errno ? { errno } : {});
+    }
   }
 
   async setState(sessionId: string, key: string, value: unknown): Promise<{ redactions: Redaction[] }> {
-    this.writable(sessionId); // the writer lease serializes state writes across processes too
-    return setStateValue(this.fsl, this.layout, sessionId, key, value, this.allSecrets);
+    const session = this.sideWriter(sessionId);
+    return this.failStopOnUncertain(session, () => setStateValue(this.fsl, this.layout, sessionId, key, value, this.allSecrets));
   }
 
   async getState(sessionId: string, key: string): Promise<unknown> {
@@ -35,18 +44,42 @@ export abstract class RuntimeStore extends StoreCore {
   }
 
   async deleteState(sessionId: string, key: string): Promise<boolean> {
-    this.writable(sessionId);
-    return deleteStateValue(this.fsl, this.layout, sessionId, key);
+    const session = this.sideWriter(sessionId);
+    return this.failStopOnUncertain(session, async () => deleteStateValue(this.fsl, this.layout, sessionId, key));
   }
 
-  /** A chunk of a blob; a chunk that covers the whole blob is checked against its digest. */
+  /**
+   * A session open for writing whose writer may still write: not fail-stopped, lease still
+   * ours (the lease serializes state and scratch writes across processes, as it does appends).
+   */
+  private sideWriter(sessionId: string): OpenSession {
+    const session = this.writable(sessionId);
+    if (this.failStopped.has(sessionId)) (session.writer as JournalWriter).failStop('an earlier failed write');
+    (session.writer as JournalWriter).checkWritable();
+    return session;
+  }
+
+  /** After an unknown outcome nothing more is written for the session in this process. */
+  private async failStopOnUncertain<T>(session: OpenSession, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (err) {
+      if (err instanceof StoreError && err.kind === 'Uncertain') {
+        (session.writer as JournalWriter).failStop('a failed state sync');
+        this.failStopped.add(session.id);
+      }
+      throw err;
+    }
+  }
+
+  /** A chunk of a blob; the whole blob is checked against its digest when a chunk at offset 0 is read. */
   async getBlob(sessionId: string, ref: string, offset = 0, length = 1 << 20): Promise<{ bytes: Buffer; offset: number; size: number }> {
     this.mustExist(checkSessionId(sessionId));
     const size = blobSize(this.fsl, this.layout, ref);
     if (size === undefined) throw new StoreError('Corrupt', `blob ${ref} is missing`, { ref, reason: 'missing' });
     if (offset > size) throw new StoreError('InvalidArgument', `offset ${offset} is past the end of the blob (${size} bytes)`, { path: 'offset' });
-    const whole = offset === 0 && length >= size;
-    const { bytes } = readBlob(this.fsl, this.layout, ref, whole ? undefined : { offset, length });
+    if (offset === 0 && length < size) verifyBlob(this.fsl, this.layout, ref); // a reader starts at 0: damage is reported before any byte
+    const { bytes } = readBlob(this.fsl, this.layout, ref, offset === 0 && length >= size ? undefined : { offset, length });
     return { bytes, offset, size };
   }
 
@@ -56,6 +89,11 @@ export abstract class RuntimeStore extends StoreCore {
       threshold: session.handle.header.blobThreshold ?? DEFAULT_BLOB_THRESHOLD,
       put: (bytes) => putBlob(this.fsl, this.layout, bytes),
       size: (ref) => blobSize(this.fsl, this.layout, ref),
+      vouch: (ref) => {
+        const { bytes } = readBlob(this.fsl, this.layout, ref); // digest checked
+        const rule = this.allSecrets.findInBytes(bytes) ?? (redactTokens(bytes.toString('utf8')) === bytes.toString('utf8') ? undefined : 'credential');
+        if (rule) throw new StoreError('SecretRejected', `blob ${ref} holds a registered secret or a credential (rule: ${rule}); nothing was written`, { ref, rule });
+      },
     };
   }
 

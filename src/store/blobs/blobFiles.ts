@@ -48,8 +48,14 @@ export function putBlob(fsl: FsLayer, layout: StoreLayout, bytes: Buffer): strin
   const ref = refOf(bytes);
   const hex = ref.slice(REF_PREFIX.length);
   const final = blobPath(layout, hex);
-  // Identical content is already there (a damaged copy of another size is replaced).
-  if (fsl.lstatSync(final)?.size === bytes.length) return ref;
+  // Identical content is already there (a damaged copy of another size is replaced). Its name
+  // may not be durable yet — its writer's directory fsync failed, or another process renamed it
+  // a moment ago — so the directory is synced again before a record may reference it.
+  const existing = fsl.lstatSync(final);
+  if (existing?.isFile() && existing.size === bytes.length) {
+    syncOrFail(fsl, path.dirname(final));
+    return ref;
+  }
   const sha = path.dirname(path.dirname(final));
   for (const dir of [layout.blobsDir, sha, path.dirname(final), layout.blobsTempDir]) ensurePrivateDir(fsl, dir);
   const temp = path.join(layout.blobsTempDir, `${hex}.${randomBytes(6).toString('hex')}.tmp`);
@@ -65,12 +71,20 @@ export function putBlob(fsl: FsLayer, layout: StoreLayout, bytes: Buffer): strin
   fsl.closeSync(fd);
   try {
     fsl.renameSync(temp, final);
-    fsyncDir(fsl, path.dirname(final));
   } catch (err) {
     removeQuietly(fsl, temp);
     throw blobWriteError(err);
   }
+  syncOrFail(fsl, path.dirname(final));
   return ref;
+}
+
+function syncOrFail(fsl: FsLayer, dir: string): void {
+  try {
+    fsyncDir(fsl, dir);
+  } catch (err) {
+    throw blobWriteError(err);
+  }
 }
 
 function blobWriteError(err: unknown): StoreError {
@@ -112,6 +126,25 @@ export function readBlob(fsl: FsLayer, layout: StoreLayout, ref: string, range?:
     }
     if (!range && refOf(bytes.subarray(0, got)) !== ref) throw new StoreError('Corrupt', `blob ${ref} is damaged (its digest does not match)`, { ref, reason: 'digest mismatch' });
     return { bytes: bytes.subarray(0, got), size };
+  } finally {
+    fsl.closeSync(fd);
+  }
+}
+
+/** Checks a whole blob against its digest, reading it in chunks (blob/get does before a first chunk). */
+export function verifyBlob(fsl: FsLayer, layout: StoreLayout, ref: string): void {
+  const hex = mustDigest(ref);
+  const fd = openPrivate(fsl, blobPath(layout, hex), false);
+  try {
+    const hash = createHash('sha256');
+    const buf = Buffer.allocUnsafe(1 << 20);
+    for (let pos = 0; ; ) {
+      const n = fsl.readSync(fd, buf, 0, buf.length, pos);
+      if (n === 0) break;
+      hash.update(buf.subarray(0, n));
+      pos += n;
+    }
+    if (REF_PREFIX + hash.digest('hex') !== ref) throw new StoreError('Corrupt', `blob ${ref} is damaged (its digest does not match)`, { ref, reason: 'digest mismatch' });
   } finally {
     fsl.closeSync(fd);
   }

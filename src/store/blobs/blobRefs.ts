@@ -20,6 +20,11 @@ export interface BlobSink {
   put(bytes: Buffer): string;
   /** Size of an existing blob, or undefined. */
   size(ref: string): number | undefined;
+  /**
+   * A blob a client references: read, checked against its digest and against this store's
+   * secrets (it may have been written before a secret was registered). Throws when refused.
+   */
+  vouch(ref: string): void;
 }
 
 const invalid = (path: string, message: string) => new StoreError('InvalidArgument', `${path}: ${message}`, { path });
@@ -83,6 +88,7 @@ function existingRef(o: Record<string, unknown>, sink: BlobSink, path: string): 
   const size = sink.size(o.$blob);
   if (size === undefined) throw invalid(path, `blob ${o.$blob} does not exist in this store`);
   if (size !== o.bytes) throw invalid(path, `blob ${o.$blob} has ${size} bytes, not ${o.bytes}`);
+  sink.vouch(o.$blob);
   return o;
 }
 

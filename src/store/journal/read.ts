@@ -5,6 +5,8 @@ import { nextLineStart, readPrefix, scanLines } from './lines.js';
 import { corrupt } from './scan.js';
 
 const SEEK_WINDOW = 1 << 16;
+/** Lines of unwanted kinds a page may skip: this many times its byte limit (they are not parsed). */
+const SKIP_BUDGET_PAGES = 4;
 
 /**
  * A line start at or before the line with seq `afterSeq + 1`, found by bisecting byte offsets:
@@ -56,6 +58,7 @@ export function readPage(fsl: FsLayer, fd: number, req: PageRequest): Page {
   let scannedSeq = Math.max(req.afterSeq, req.firstSeq - 1);
   const lineOf = (seq: number) => 2 + seq - req.firstSeq;
   let bytes = 0;
+  let skipped = 0;
   for (const line of scanLines(fsl, fd, req.from, req.end)) {
     const peeked = peekSeq(line.bytes);
     if (peeked !== undefined && peeked <= req.afterSeq) continue;
@@ -66,6 +69,8 @@ export function readPage(fsl: FsLayer, fd: number, req: PageRequest): Page {
       if (!checksumOk(line.bytes)) throw corrupt(lineOf(expected), 'checksum mismatch', { seq: expected });
       if (peeked !== expected) throw corrupt(lineOf(expected), `seq ${String(peeked)} where ${expected} was expected`);
       scannedSeq = expected;
+      skipped += line.bytes.length;
+      if (skipped >= SKIP_BUDGET_PAGES * req.maxBytes) break; // one call never blocks on a whole huge journal
       continue;
     }
     const decoded = line.terminated ? decodeLine(line.bytes) : ({ ok: false, reason: 'unterminated' } as const);

@@ -72,6 +72,23 @@ export class JournalWriter {
     return this.stopped;
   }
 
+  /**
+   * Before a write beside the journal (a state value, a scratch directory): refused like an
+   * append after a fail-stop or a lost lease. `failStop` records an unknown outcome there.
+   */
+  checkWritable(): void {
+    if (this.stopped) throw this.readOnlyError();
+    const fenced = this.fence();
+    if (fenced) {
+      this.stopped = fenced.message;
+      throw fenced;
+    }
+  }
+
+  failStop(reason: string): void {
+    this.stopped ??= reason;
+  }
+
   append(request: AppendRequest): Promise<CommittedAppend> {
     if (this.stopped) return Promise.reject(this.readOnlyError());
     return new Promise((resolve, reject) => {

@@ -14,6 +14,9 @@ export interface RuntimeCounters {
 
 export const NO_RUNTIME: RuntimeCounters = Object.freeze({ apiSeq: 0, openApi: Object.freeze([]) as unknown as number[], toolSeq: 0 });
 
+/** The largest toolSeq (a client may skip ahead, but not to where counters stop being exact). */
+export const MAX_TOOL_SEQ = 2 ** 31 - 1;
+
 /** Open requests remembered at most (the oldest are forgotten: their responses can no longer pair). */
 export const MAX_OPEN_API = 1024;
 
@@ -54,11 +57,12 @@ const invalid = (i: number, member: string, message: string) =>
  * `kind`) and the counters after them; throws InvalidArgument and then changes nothing.
  * `take()`, called once the whole plan holds, takes the toolSeqs used from `issuer` at once —
  * before the write is durable — so a scratch allocation racing the commit can never hand one
- * out again (a commit that then fails only leaves a gap: toolSeqs are unique, not gapless).
+ * out again (a commit that then fails only leaves a gap: toolSeqs are unique, not gapless);
+ * `giveBack()` returns allocated ones when the commit provably wrote nothing.
  */
 export function assignRuntime(
   values: readonly Rec[], texts: readonly string[], counters: RuntimeCounters, issuer: ToolSeqIssuer,
-): { texts: string[]; counters: RuntimeCounters; take(): void } {
+): { texts: string[]; counters: RuntimeCounters; take(): void; giveBack(): void } {
   let c = counters;
   let issued = Math.max(issuer.issued, c.toolSeq);
   const started: number[] = [];
@@ -82,6 +86,7 @@ export function assignRuntime(
       if (asked === undefined) toolSeq = issued + 1;
       else if ((issuer.reserved.has(asked) && !started.includes(asked)) || asked > issued) toolSeq = asked;
       else throw invalid(i, 'toolSeq', `toolSeq ${asked} was not allocated by tool/allocateScratch or is already used`);
+      if (toolSeq > MAX_TOOL_SEQ) throw invalid(i, 'toolSeq', `toolSeq may not exceed ${MAX_TOOL_SEQ}`);
       issued = Math.max(issued, toolSeq);
       started.push(toolSeq);
       c = reduceRuntime(c, { ...rec, toolSeq });
@@ -89,15 +94,21 @@ export function assignRuntime(
       return JSON.stringify({ kind: 'toolStart', toolSeq, ...rest });
     }
     if (rec.kind === 'toolFinish' || rec.kind === 'toolStream') {
-      if ((rec.toolSeq as number) > c.toolSeq) throw invalid(i, 'toolSeq', `toolSeq ${String(rec.toolSeq)} has not started (no toolStart)`);
+      const t = rec.toolSeq as number;
+      if (t > c.toolSeq || (issuer.reserved.has(t) && !started.includes(t))) throw invalid(i, 'toolSeq', `toolSeq ${t} has not started (no toolStart)`);
     }
     return text;
   });
+  const reservedBefore = started.filter((t) => issuer.reserved.has(t));
   const take = () => {
     issuer.issued = Math.max(issuer.issued, issued);
     for (const t of started) issuer.reserved.delete(t);
   };
-  return { texts: out, counters: c, take };
+  // A commit that wrote nothing (NotWritten, RolledBack) gives allocated toolSeqs back for a retry.
+  const giveBack = () => {
+    for (const t of reservedBefore) issuer.reserved.add(t);
+  };
+  return { texts: out, counters: c, take, giveBack };
 }
 
 /** `{"kind":"x",...}` with `"name":value` placed right after kind (the text starts with kind). */

@@ -1,5 +1,5 @@
-import { errnoOf, UnsafeFileError } from '../../durable/errors.js';
-import { ensurePrivateDir, fsyncDir, readPrivateSmall, replaceAtomically } from '../../durable/durableFile.js';
+import { AppendFailure, errnoOf, UnsafeFileError } from '../../durable/errors.js';
+import { ensurePrivateDir, readPrivateSmall, replaceAtomically, syncAfterRename } from '../../durable/durableFile.js';
 import type { FsLayer } from '../../durable/fsLayer.js';
 import { StoreError } from '../errors.js';
 import type { StoreLayout } from '../layout.js';
@@ -19,6 +19,16 @@ export function checkStateKey(key: string): string {
   return key;
 }
 
+/** A key becomes a file name, which no redaction reaches: a key that is or holds a secret is refused. */
+function refuseSecretKey(key: string, secrets: SecretSet): void {
+  const { redactions } = guardValue(key, secrets, 'key'); // throws SecretRejected for a registered secret
+  if (redactions.length > 0) {
+    throw new StoreError('SecretRejected', `the state key looks like a credential (rule: ${redactions[0]?.rule}); nothing was written`, {
+      path: 'key', rule: redactions[0]?.rule,
+    });
+  }
+}
+
 /**
  * state/<key>.json holds {"value": ...}. Replaced atomically (write-file-atomic: temp file,
  * fsync, rename) and then the directory is fsynced, so after a crash the key holds the old
@@ -28,6 +38,7 @@ export async function setStateValue(
   fsl: FsLayer, layout: StoreLayout, id: string, key: string, value: unknown, secrets: SecretSet,
 ): Promise<{ redactions: Redaction[] }> {
   checkStateKey(key);
+  refuseSecretKey(key, secrets);
   if (value === undefined) throw new StoreError('InvalidArgument', 'value is required (use state/delete to remove a key)', { path: 'value' });
   const guarded = guardValue(value, secrets, 'value');
   const text = `{"value":${guarded.text}}\n`;
@@ -41,8 +52,7 @@ export async function setStateValue(
   try {
     await replaceAtomically(fsl, file, text, true);
   } catch (err) {
-    const errno = errnoOf(err);
-    throw new StoreError('NotWritten', `state value ${key} not written (${errno ?? 'I/O error'}); the previous value stands`, errno ? { errno } : {});
+    throw stateWriteError(err, key);
   }
   return { redactions: guarded.redactions };
 }
@@ -70,8 +80,23 @@ export function deleteStateValue(fsl: FsLayer, layout: StoreLayout, id: string, 
     fsl.unlinkSync(layout.stateValue(id, key));
   } catch (err) {
     if (errnoOf(err) === 'ENOENT') return false;
-    throw err;
+    throw stateWriteError(err, key);
   }
-  fsyncDir(fsl, layout.stateDir(id));
+  try {
+    syncAfterRename(fsl, layout.stateDir(id));
+  } catch (err) {
+    throw stateWriteError(err, key);
+  }
   return true;
+}
+
+/** NotWritten while the old value still stands; Uncertain once the change was visible but its sync failed. */
+function stateWriteError(err: unknown, key: string): StoreError {
+  if (err instanceof AppendFailure) {
+    return new StoreError('Uncertain', `state value ${key} may or may not be durable (${err.errno ?? 'I/O error'}); the session is read-only in this process`, {
+      ...(err.errno ? { errno: err.errno } : {}),
+    });
+  }
+  const errno = errnoOf(err);
+  return new StoreError('NotWritten', `state value ${key} not changed (${errno ?? 'I/O error'}); the previous value stands`, errno ? { errno } : {});
 }

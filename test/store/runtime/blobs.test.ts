@@ -136,3 +136,55 @@ describe('large payloads stored once', () => {
     await s.closeAll();
   });
 });
+
+describe('blob references a client sends', () => {
+  it('are checked against the secrets of the session that references them', async () => {
+    const root = tempDir();
+    const secret = 'open-sesame-0123456789';
+    const s = store(root);
+    const a = (await s.create({ blobThreshold: 1024 })).sessionId;
+    const text = `prefix ${secret} ${'x'.repeat(2000)}`;
+    await s.append(a, [message('user', text)]);
+    const ref = (await s.read(a)).records[0]?.message as { content: Record<string, unknown> };
+    await s.closeAll();
+    const t = store(root);
+    const b = (await t.create({}, { values: [secret] })).sessionId;
+    const err = await storeError(t.append(b, [message('user', ref.content)]), 'SecretRejected');
+    expect(JSON.stringify(err)).not.toContain(secret);
+    expect((await t.read(b)).records).toEqual([]);
+    await t.closeAll();
+  });
+
+  it('a reused blob has its directory synced again before a record references it', async () => {
+    const root = tempDir();
+    const synced: string[] = [];
+    const layer = faultFs({
+      openSync: (p, flags, mode) => {
+        const fd = nodeFs.openSync(p, flags, mode);
+        if (p.includes(`${path.sep}blobs${path.sep}sha256${path.sep}`)) synced.push(`open ${path.basename(p)}`);
+        return fd;
+      },
+    });
+    const s = store(root, { fs: layer });
+    const { sessionId } = await s.create({ blobThreshold: 1024 });
+    await s.append(sessionId, [message('user', 'z'.repeat(3000))]);
+    synced.length = 0;
+    await s.append(sessionId, [message('user', 'z'.repeat(3000))]);
+    expect(synced.length).toBeGreaterThan(0); // the fan-out directory was opened to be fsynced
+    await s.closeAll();
+  });
+
+  it('blob/get checks the whole blob before its first chunk', async () => {
+    const root = tempDir();
+    const s = store(root);
+    const { sessionId } = await s.create({ blobThreshold: 1024 });
+    const big = 'q'.repeat(3 << 20);
+    await s.append(sessionId, [message('user', big)]);
+    const file = blobFile(root, sha(big));
+    const fd = fs.openSync(file, 'r+');
+    fs.writeSync(fd, 'Q', 2 << 20);
+    fs.closeSync(fd);
+    await storeError(s.getBlob(sessionId, sha(big), 0, 1 << 20), 'Corrupt');
+    await s.closeAll();
+  });
+});

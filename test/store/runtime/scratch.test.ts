@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../helpers.js';
-import { modeOf, store, storeError } from '../storeHelpers.js';
+import { nodeFs } from '../../../src/durable/fsLayer.js';
+import { faultFs, modeOf, store, storeError } from '../storeHelpers.js';
 
 const finish = (toolSeq: number, success: boolean) => ({ kind: 'toolFinish', toolSeq, requestId: 'r', success });
 
@@ -104,6 +105,32 @@ describe('toolSeq under concurrency', () => {
     ]), 'InvalidTurnTransition');
     await s.append(sessionId, [{ kind: 'toolStart', toolSeq, requestId: 'r', tool: 't' }]);
     expect((await s.read(sessionId, { kinds: ['toolStart'] })).records[0]?.toolSeq).toBe(toolSeq);
+    await s.closeAll();
+  });
+});
+
+describe('toolSeq edge cases', () => {
+  it('an append that wrote nothing gives its allocated toolSeq back; a chunk of an unstarted tool is refused; toolSeq is bounded', async () => {
+    const root = tempDir();
+    let full = false;
+    const layer = faultFs({
+      writeSync: (fd, buf, off, len, pos) => {
+        if (full && fs.fstatSync(fd).size > 0 && len > 0 && buf.includes('toolStart')) throw Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' });
+        return nodeFs.writeSync(fd, buf, off, len, pos);
+      },
+    });
+    const s = store(root, { fs: layer });
+    const { sessionId } = await s.create({});
+    const a = await s.allocateScratch(sessionId, 'r');
+    const b = await s.allocateScratch(sessionId, 'r');
+    full = true;
+    await storeError(s.append(sessionId, [{ kind: 'toolStart', toolSeq: a.toolSeq, requestId: 'r', tool: 't' }]), 'NotWritten');
+    full = false;
+    await s.append(sessionId, [{ kind: 'toolStart', toolSeq: a.toolSeq, requestId: 'r', tool: 't' }]);
+    await s.append(sessionId, [{ kind: 'toolStart', toolSeq: 3, requestId: 'r', tool: 't' }]);
+    // b (2) was allocated but never started: its chunks are refused though 3 has started
+    await storeError(s.append(sessionId, [{ kind: 'toolStream', toolSeq: b.toolSeq, stream: 'stdout', text: 'x' }]), 'InvalidArgument');
+    await storeError(s.append(sessionId, [{ kind: 'toolStart', toolSeq: 2 ** 31, requestId: 'r', tool: 't' }]), 'InvalidArgument');
     await s.closeAll();
   });
 });

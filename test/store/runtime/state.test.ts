@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../helpers.js';
-import { modeOf, store, storeError } from '../storeHelpers.js';
+import { nodeFs } from '../../../src/durable/fsLayer.js';
+import { eio, faultFs, modeOf, store, storeError } from '../storeHelpers.js';
 
 describe('state values', () => {
   it('set, get, replace and delete string and JSON values; they survive a restart', async () => {
@@ -51,5 +52,54 @@ describe('state values', () => {
     await storeError(s.setState(sessionId, 'k', 1), 'ReadOnly');
     await storeError(s.deleteState(sessionId, 'k'), 'ReadOnly');
     expect(await s.getState(sessionId, 'k')).toBeNull();
+  });
+});
+
+describe('state values and fail-stop', () => {
+  it('a key that is or holds a secret is refused (a file name is never redacted)', async () => {
+    const root = tempDir();
+    const s = store(root);
+    const secret = 'key-secret-value-42';
+    const { sessionId } = await s.create({}, { values: [secret] });
+    await storeError(s.setState(sessionId, secret, 1), 'SecretRejected');
+    await storeError(s.setState(sessionId, `ghp_${'A1b2C3d4E5'.repeat(4).slice(0, 36)}`, 1), 'SecretRejected');
+    expect(fs.existsSync(path.join(root, 'sessions', sessionId, 'state'))).toBe(false);
+    await s.closeAll();
+  });
+
+  it('a failed directory sync after the rename is Uncertain and fail-stops the session', async () => {
+    const root = tempDir();
+    let failDirSync = false;
+    const layer = faultFs({
+      fsyncSync: (fd) => {
+        if (failDirSync && fs.fstatSync(fd).isDirectory()) throw eio();
+        nodeFs.fsyncSync(fd);
+      },
+    });
+    const s = store(root, { fs: layer });
+    const { sessionId } = await s.create({});
+    await s.setState(sessionId, 'k', 'old');
+    failDirSync = true;
+    await storeError(s.setState(sessionId, 'k', 'new'), 'Uncertain');
+    failDirSync = false;
+    const refused = await storeError(s.setState(sessionId, 'k', 'newer'), 'ReadOnly');
+    expect(refused.details.reason).toBe('failStop');
+    await storeError(s.append(sessionId, [{ kind: 'event', type: 't', payload: 1 }]), 'ReadOnly');
+    await storeError(s.allocateScratch(sessionId, 'r'), 'ReadOnly');
+    await s.closeAll();
+  });
+
+  it('after a failed journal sync, state and scratch writes are refused too', async () => {
+    const root = tempDir();
+    let failSync = false;
+    const layer = faultFs({ fdatasync: async (fd) => (failSync ? Promise.reject(eio()) : nodeFs.fdatasync(fd)) });
+    const s = store(root, { fs: layer });
+    const { sessionId } = await s.create({});
+    failSync = true;
+    await storeError(s.append(sessionId, [{ kind: 'event', type: 't', payload: 1 }]), 'Uncertain');
+    await storeError(s.setState(sessionId, 'k', 1), 'ReadOnly');
+    await storeError(s.deleteState(sessionId, 'k'), 'ReadOnly');
+    await storeError(s.allocateScratch(sessionId, 'r'), 'ReadOnly');
+    await s.closeAll();
   });
 });
