@@ -22,7 +22,7 @@ export const BlobGetResult = resultObject({
 export const blobGet = defineMethod({
   method: 'blob/get', kind: 'request', direction: 'clientToServer', since: 1,
   params: BlobGetParams, result: BlobGetResult, capability: 'blob',
-  summary: 'Read a chunk of a content-addressed blob that a record of the session references.',
+  summary: 'Read a chunk of a content-addressed blob of the store (blobs are store-wide: the digest names the content).',
 });
 
 export type BlobGetParams = z.infer<typeof BlobGetParams>;
