@@ -27,6 +27,8 @@ export type CrashEvent =
   | { t: 'dirsync'; obj: number; entries: Map<string, Entry> }
   | { t: 'write'; obj: number; pos: number; data: Buffer }
   | { t: 'ack'; apply: (ledger: Ledger) => void }
+  /** A file written outside the seam and synced by its writer, first seen by a directory fsync. */
+  | { t: 'adopt'; obj: number; content: Buffer }
   /** The store's index cache (written without sync, outside the seam) as the disk had it then. */
   | { t: 'index'; files: Map<string, { text: string; obj: number | undefined }> };
 
@@ -108,8 +110,17 @@ export class CrashRecorder {
 
   private entriesOf(info: FdInfo): Map<string, Entry> {
     const out = new Map<string, Entry>();
+    const adopt = path.basename(info.path) === 'state';
     for (const name of fs.readdirSync(info.path)) {
       const st = fs.lstatSync(path.join(info.path, name), { throwIfNoEntry: false });
+      if (adopt && st?.isFile()) {
+        // state values are written by write-file-atomic, outside the seam (temp file, fsync,
+        // rename, then this directory fsync): a file here is taken as synced with its content now
+        const obj = this.newObj(st.ino, false);
+        this.events.push({ t: 'adopt', obj, content: fs.readFileSync(path.join(info.path, name)) });
+        out.set(name, { obj, dir: false });
+        continue;
+      }
       const obj = st && this.inoToObj.get(st.ino);
       if (st && obj !== undefined) out.set(name, { obj, dir: st.isDirectory() }); // files made outside the seam are unknown: left out
     }
@@ -192,6 +203,9 @@ class Durable {
         break;
       case 'write':
         this.pending.push(ev);
+        break;
+      case 'adopt':
+        this.content.set(ev.obj, ev.content);
         break;
       case 'ack':
         ev.apply(ledger);

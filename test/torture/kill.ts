@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { SidecarClient, SidecarError } from '../../dist/src/client/index.js';
 import {
-  activeFirstSeq, addStats, type CheckStats, checkSession, fail, Ledger, newCheckStats, type Op, SessionModel, sessionsOnDisk,
+  activeFirstSeq, addStats, type CheckStats, checkSession, fail, Ledger, newCheckStats, type Op, type PlanOptions, SessionModel, countBlobFiles, sessionsOnDisk,
   type StoreView, TortureFailure,
 } from './model.js';
 import { sidecarCommand } from './binary.js';
@@ -51,16 +51,34 @@ export interface KillStats extends CheckStats {
   killsInWrite: number;
   /** Opens that met a lock left without a holder record by a kill, and waited for its 1 s grace. */
   holderlessLockWaits: number;
+  /** state/set and state/delete answered. */
+  stateOps: number;
+  /** tool/allocateScratch answered. */
+  allocations: number;
+  /** Sessions created with a small blobThreshold (1024-4096). */
+  blobSessions: number;
+  /** Blob files in the stores at their last check (each distinct payload is one file). */
+  blobFiles: number;
 }
+
+/** The highest tool-NNNNNN scratch directory of a session (allocations a killed process answered or not). */
+function highestScratch(store: string, id: string): number {
+  const dir = path.join(store, 'sessions', id, 'scratch');
+  if (!fs.existsSync(dir)) return 0;
+  return fs.readdirSync(dir).reduce((max, name) => Math.max(max, Number(/^tool-(\d+)$/.exec(name)?.[1] ?? 0)), 0);
+}
+
+const DEFAULT_BLOB_THRESHOLD = 256 * 1024;
 
 function clientView(c: SidecarClient, root: string): StoreView {
   return {
     root,
     open: (sessionId) => c.request('session/open', { sessionId }),
     read: (sessionId, afterSeq, generation) => c.request('session/read', {
-      sessionId, afterSeq, limit: 1000, ...(generation === undefined ? {} : { generation }),
+      sessionId, afterSeq, limit: 1000, inline: true, ...(generation === undefined ? {} : { generation }),
     }),
     history: async (sessionId) => (await c.request<{ generations: Array<{ generation: number; throughSeq: number }> }>('session/history', { sessionId })).generations,
+    getState: (sessionId, key) => c.getState(sessionId, key),
   };
 }
 
@@ -79,12 +97,18 @@ function send(c: SidecarClient, op: Op): Promise<unknown> {
     case 'append': return c.request('session/append', { sessionId: op.sessionId, records: op.records });
     case 'turn': return c.request(op.method, op.params);
     case 'compact': return c.request('session/compact', { sessionId: op.sessionId, throughSeq: op.throughSeq, summary: op.summary });
+    case 'allocate': return c.allocateScratch({ sessionId: op.sessionId, requestId: op.requestId });
+    case 'state': return op.value === undefined ? c.deleteState(op.sessionId, op.key) : c.setState(op.sessionId, op.key, op.value);
   }
 }
 
 class Chain {
   readonly ledger = new Ledger();
   models: SessionModel[] = [];
+  /** blobThreshold of the sessions whose create was answered. */
+  readonly thresholds = new Map<string, number>();
+  /** Large payloads sent, reused to exercise dedupe. */
+  readonly pool: string[] = [];
 
   constructor(
     readonly store: string,
@@ -98,9 +122,15 @@ class Chain {
     const models: SessionModel[] = [];
     const stats = newCheckStats();
     for (const id of ids) {
-      const { opened, active, stats: one } = await this.checkOne(c, id);
+      const { opened, active, stats: one, runtime, state } = await this.checkOne(c, id);
       addStats(stats, one);
-      models.push(SessionModel.fromOpen(id, opened.lastSeq, activeFirstSeq(active), opened.turn ?? null));
+      const model = SessionModel.fromOpen(id, opened.lastSeq, activeFirstSeq(active), opened.turn ?? null);
+      const allocated = Math.max(0, ...(this.ledger.sessions.get(id)?.allocated.keys() ?? []));
+      model.openApi = runtime.openApi;
+      model.toolSent = Math.max(runtime.maxToolSeq, allocated);
+      model.toolHigh = Math.max(model.toolSent, highestScratch(this.store, id));
+      for (const [key, value] of state) this.ledger.stateRead(id, key, value);
+      models.push(model);
     }
     this.models = models;
     addStats(this.stats, stats);
@@ -147,7 +177,11 @@ class Chain {
       await c.initialize();
       await this.checkAll(c);
       while (this.models.length < (first ? 2 : 1) || (this.models.length < 4 && rng.chance(0.05))) {
-        const { sessionId } = await c.create({ title: `torture ${this.models.length}` });
+        const small = rng.chance(0.5);
+        const blobThreshold = small ? rng.range(1024, 4096) : DEFAULT_BLOB_THRESHOLD;
+        const { sessionId } = await c.create({ title: `torture ${this.models.length}`, ...(small ? { blobThreshold } : {}) });
+        this.thresholds.set(sessionId, blobThreshold);
+        if (small) this.stats.blobSessions += 1;
         this.ledger.session(sessionId);
         this.models.push(new SessionModel(sessionId, 0, 1, null));
       }
@@ -160,9 +194,18 @@ class Chain {
       const window = rng.pick([1, 2, 4, 8, 16, 32]);
       const pending = new Set<Promise<void>>();
       const issue = (model: SessionModel, op: Op) => {
+        this.ledger.stateSent(op);
         const p: Promise<void> = send(c, op).then(
           (r) => {
-            this.ledger.ack(op, r);
+            this.ledger.ack(op, r, this.thresholds.get(op.sessionId));
+            model.settled(op);
+            if (op.type === 'state') this.stats.stateOps += 1;
+            if (op.type === 'allocate') {
+              const { toolSeq } = r as { toolSeq: number };
+              model.allocated.push({ toolSeq, requestId: op.requestId });
+              model.toolSent = Math.max(model.toolSent, toolSeq);
+              this.stats.allocations += 1;
+            }
             if (op.type === 'turn' && op.method === 'turn/start') model.started((r as { turnId: string }).turnId);
           },
           (e: unknown) => {
@@ -177,7 +220,9 @@ class Chain {
         if (tear && sent >= tearAfter) {
           await Promise.all(pending);
           if (workloadError) break;
-          const model = rng.pick(this.models);
+          // a session that keeps the batch's strings in its journal (a small threshold moves them to blobs)
+          const inline = this.models.filter((m) => this.thresholds.get(m.id) === DEFAULT_BLOB_THRESHOLD);
+          const model = rng.pick(inline.length > 0 ? inline : this.models);
           const journal = path.join(this.store, 'sessions', model.id, 'journal.jsonl');
           const base = fs.statSync(journal).size;
           issue(model, model.plan(rng, { big: true }));
@@ -187,7 +232,7 @@ class Chain {
         }
         while (pending.size < window && !killed && !(tear && sent >= tearAfter)) {
           const model = rng.pick(this.models);
-          issue(model, model.plan(rng));
+          issue(model, model.plan(rng, this.planOptions(model)));
           sent += 1;
         }
         if (pending.size > 0) await Promise.race(pending);
@@ -214,6 +259,11 @@ class Chain {
     if (whileOpening) this.stats.killedWhileOpening += 1;
   }
 
+  private planOptions(model: SessionModel): PlanOptions {
+    const small = (this.thresholds.get(model.id) ?? DEFAULT_BLOB_THRESHOLD) < DEFAULT_BLOB_THRESHOLD;
+    return { stateP: 0.1, allocateP: 0.05, runtimeP: 0.15, blobP: small ? 0.05 : 0.01, pool: this.pool };
+  }
+
   /** The last check of a chain, by a process that is shut down cleanly. */
   async finish(): Promise<void> {
     const c = new SidecarClient({ ...sidecarCommand(), store: this.store });
@@ -223,6 +273,7 @@ class Chain {
       this.stats.sessions += this.models.length;
       this.stats.acknowledged += this.ledger.acked;
       for (const s of this.ledger.sessions.values()) this.stats.uniqueRecords += s.records.size;
+      this.stats.blobFiles += countBlobFiles(this.store);
       await c.shutdown();
     } catch (err) {
       c.child.kill('SIGKILL');
@@ -232,9 +283,12 @@ class Chain {
   }
 }
 
+export { countBlobFiles };
+
 export async function runKillTorture(opts: KillOptions): Promise<KillStats> {
   const stats: KillStats = {
     ...newCheckStats(), runs: 0, kills: 0, killedWhileOpening: 0, checks: 0, acknowledged: 0, uniqueRecords: 0, inFlightAtKill: 0, sessions: 0, killsInWrite: 0, holderlessLockWaits: 0,
+    stateOps: 0, allocations: 0, blobSessions: 0, blobFiles: 0,
   };
   const lanes = opts.lanes ?? 3;
   const chainLength = opts.chain ?? 8;

@@ -8,9 +8,11 @@ import { FileSessionStore } from '../../src/store/fileStore.js';
 import { tempDir } from '../helpers.js';
 
 /**
- * Bugs the torture scenarios found in src/, each as a minimal reproduction. All six were fixed in
+ * Bugs the torture scenarios found in src/, each as a minimal reproduction. Bugs 1-6 were fixed in
  * src/ since (commits e6db2e4 and 88ad910): these are regression tests now, and the comments'
- * "before the fix" notes say what each one caught.
+ * "before the fix" notes say what each one caught. Bugs 7 and 8 are open: `it.skip` until fixed
+ * (the SIGKILL and power-loss workloads avoid the pipelining that triggers them; see
+ * SessionModel.chosenToolStartsInFlight and settingKeys in model.ts).
  */
 
 const eio = (code = 'EIO') => Object.assign(new Error(`injected ${code}`), { code });
@@ -191,5 +193,48 @@ describe('known bugs found by the torture scenarios', () => {
     expect(refused?.error.code).toBe(-32602);
     expect(refused?.error.data?.kind).toBe('InvalidParams'); // before the fix: no data at all
     expect(Array.isArray(refused?.error.data?.issues)).toBe(true);
+  });
+
+  // BUG 7 (SIGKILL torture, runtime records; OPEN). tool/allocateScratch does not take effect in
+  // arrival order: pipelined behind a session/append whose toolStart names a client-chosen toolSeq
+  // ("larger than every toolSeq so far", protocol/README.md 15.1), it hands out that same toolSeq.
+  // RuntimeStore.allocateScratch runs at once and computes max(ToolRuns.issued, the COMMITTED
+  // position's runtime.toolSeq) + 1; the append queued ahead of it has not committed yet, so its
+  // toolSeq is not counted. The allocation then cannot be used: its toolStart is refused -32602
+  // ("toolSeq 1 was not allocated by tool/allocateScratch or is already used"). Expected (3.6:
+  // per session, requests take effect in arrival order; 15.2: it reserves the NEXT toolSeq):
+  // toolSeq 2. Same over the binary (the torture saw "answered toolSeq 7, not above 9").
+  it.skip('BUG 7: tool/allocateScratch pipelined behind a toolStart with a client-chosen toolSeq hands out a toolSeq above it', async () => {
+    const root = tempDir();
+    const s = new FileSessionStore(root, { leases: false });
+    const { sessionId } = await s.create({});
+    const started = s.append(sessionId, [{ kind: 'toolStart', toolSeq: 1, requestId: 'r1', tool: 'bash' }]);
+    const allocated = s.allocateScratch(sessionId, 'r2');
+    await started;
+    const { toolSeq } = await allocated;
+    const used = await errorOf(s.append(sessionId, [{ kind: 'toolStart', toolSeq, requestId: 'r2', tool: 'bash' }]));
+    await s.closeAll();
+    expect(toolSeq).toBe(2); // now: 1, the toolSeq of the toolStart sent before it
+    expect(used).toBeUndefined(); // now: -32602, the allocation is unusable
+  });
+
+  // BUG 8 (SIGKILL torture, state values; OPEN). state/delete does not take effect in arrival
+  // order after a pipelined state/set of the same key: setStateValue awaits write-file-atomic
+  // (temp file, fsync, rename) while deleteStateValue unlinks synchronously, and neither goes
+  // through the session's queue. So the delete runs first, answers {deleted: false}, and the set's
+  // rename lands after it: both are acknowledged and the key keeps the value the client deleted
+  // (also after any crash). Expected (protocol/README.md 3.6): deleted true, and state/get null.
+  it.skip('BUG 8: a state/delete pipelined behind a state/set of the same key deletes the value', async () => {
+    const root = tempDir();
+    const s = new FileSessionStore(root, { leases: false });
+    const { sessionId } = await s.create({});
+    const set = s.setState(sessionId, 'k', { v: 1 });
+    const deleted = s.deleteState(sessionId, 'k');
+    await set;
+    const d = await deleted;
+    const value = await s.getState(sessionId, 'k');
+    await s.closeAll();
+    expect(d).toBe(true); // now: false
+    expect(value).toBeNull(); // now: {v: 1}
   });
 });

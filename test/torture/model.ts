@@ -108,6 +108,56 @@ export function batch(rng: Rng, opts: { big?: boolean } = {}): Rec[] {
   return Array.from({ length: n }, () => record(rng));
 }
 
+/** A state value: any JSON but null (state/get answers null for a key without value). */
+export function stateValue(rng: Rng): unknown {
+  if (rng.chance(0.1)) return text(rng, 500, 3000);
+  const v = jsonValue(rng);
+  return v === null ? { n: null } : v;
+}
+
+/**
+ * A string for a blob: mostly a few KB, sometimes up to ~300 KB; about a third of the time one
+ * sent before (the same payload again: one blob file per store).
+ */
+export function largeString(rng: Rng, pool: string[]): string {
+  if (pool.length > 0 && rng.chance(0.35)) return rng.pick(pool);
+  const size = rng.chance(0.93) ? rng.range(4_100, 20_000) : rng.range(20_000, 300_000);
+  const unit = text(rng, 20, 120) || 'x';
+  const s = `${unit.repeat(Math.ceil(size / unit.length))}${text(rng, 1, 20)}${rng.int(1e9)}`; // whole units: no lone surrogate
+  if (pool.length < 12) pool.push(s);
+  else pool[rng.int(pool.length)] = s;
+  return s;
+}
+
+/** A record with a large string (a blob past any threshold) or an $attach value (a blob at any size). */
+export function blobRecord(rng: Rng, pool: string[]): Rec {
+  const attach = () => {
+    const s = rng.chance(0.5) ? largeString(rng, pool) : text(rng, 1, 100) || 'a';
+    return rng.chance(0.5) ? { $attach: s, mediaType: rng.pick(['image/png', 'text/plain', 'application/octet-stream']) } : { $attach: s };
+  };
+  const r = rng.next();
+  if (r < 0.4) return { kind: 'event', type: 't.attach', payload: { shot: attach(), note: text(rng, 0, 20), more: rng.chance(0.3) ? [attach()] : [] } };
+  if (r < 0.7) return { kind: 'message', message: { role: rng.pick(['user', 'assistant']), content: largeString(rng, pool) } };
+  return { kind: 'event', type: 't.output', payload: { out: largeString(rng, pool), k: rng.int(10) } };
+}
+
+/** What a record reads back as with `inline: true`: every $attach value replaced by its string. */
+export function inlined(v: unknown): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map(inlined);
+  const o = v as Record<string, unknown>;
+  if (typeof o.$attach === 'string') return o.$attach;
+  return Object.fromEntries(Object.entries(o).map(([k, w]) => [k, inlined(w)]));
+}
+
+/** Whether a record sent as `rec` holds a blob (an $attach value or a string past `threshold` UTF-8 bytes). */
+export function holdsBlob(v: unknown, threshold: number): boolean {
+  if (typeof v === 'string') return Buffer.byteLength(v) > threshold;
+  if (v === null || typeof v !== 'object') return false;
+  if (!Array.isArray(v) && typeof (v as Record<string, unknown>).$attach === 'string') return true;
+  return Object.values(v).some((w) => holdsBlob(w, threshold));
+}
+
 /** Equal as JSON values (member order is not preserved by the store: protocol README 5.1). */
 export function sameValue(a: unknown, b: unknown): boolean {
   return isDeepStrictEqual(a, b);
@@ -119,26 +169,81 @@ export function strip(r: Stored): Rec {
   return rest as Rec;
 }
 
+/**
+ * A stored record as comparable with the (inlined) record sent: without what the store adds —
+ * seq, ts, turnId, an api record's apiSeq, and the toolSeq of a toolStart sent without one.
+ */
+export function comparable(r: Stored, sent: Rec): Rec {
+  const out = strip(r) as Record<string, unknown>;
+  if (out.kind === 'api') delete out.apiSeq;
+  if (out.kind === 'toolStart' && !('toolSeq' in sent)) delete out.toolSeq;
+  return out as Rec;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The client-side model of a session: predicts seqs of pipelined operations
 
 export type TurnView = { status: 'starting' } | { status: 'active' | 'retryable'; turnId: string };
 
 export type Op =
-  | { type: 'append'; sessionId: string; records: Rec[]; firstSeq: number }
+  | { type: 'append'; sessionId: string; records: Rec[]; firstSeq: number; chosenToolSeq?: boolean }
   | { type: 'turn'; sessionId: string; seq: number; method: 'turn/start'; params: { sessionId: string; kind: 'user' | 'background' } }
   | {
     type: 'turn'; sessionId: string; seq: number; method: 'turn/setPhase' | 'turn/fail' | 'turn/resume' | 'turn/finish';
     params: { sessionId: string; turnId: string; phase?: string; error?: string; outcome?: string };
   }
-  | { type: 'compact'; sessionId: string; throughSeq: number; summary: string };
+  | { type: 'compact'; sessionId: string; throughSeq: number; summary: string }
+  /** tool/allocateScratch; `above`: the largest toolSeq this client sent before it (the answer must exceed it). */
+  | { type: 'allocate'; sessionId: string; requestId: string; above: number }
+  /** state/set (value) or state/delete (value undefined); `id` names it in the ledger's state log. */
+  | { type: 'state'; sessionId: string; key: string; value?: unknown; id: number };
 
 /**
  * Per session, requests take effect in arrival order (protocol README 3.6), so a client that
  * knows every operation it sent knows the seq each will get. The model is reset from the
  * store after every crash.
  */
+export interface PlanOptions {
+  big?: boolean;
+  compactP?: number;
+  turnP?: number;
+  /** Share of operations that are state/set or state/delete (default 0). */
+  stateP?: number;
+  /** Share of operations that are tool/allocateScratch (default 0). */
+  allocateP?: number;
+  /** Share of appended records that are runtime records (api, toolStart/Stream/Finish; default 0). */
+  runtimeP?: number;
+  /** Share of appended records that carry a large string or an $attach value (default 0). */
+  blobP?: number;
+  /** Large payloads already sent: reused to exercise blob dedupe (shared by the sessions of a store). */
+  pool?: string[];
+}
+
+/** State keys the workloads write (valid file names). */
+export const STATE_KEYS = ['cwd', 'bash.state', 'plan-v2', 'k_3'];
+
+let stateOpCounter = 0;
+let requestCounter = 0;
+
 export class SessionModel {
+  /** Requests (api direction request) sent and not yet answered by a response record. */
+  openApi = 0;
+  /** At least every toolSeq handed out or used so far (client-chosen toolSeqs go above it). */
+  toolHigh = 0;
+  /** Largest toolSeq this client put in a toolStart or was handed by an allocation. */
+  toolSent = 0;
+  /** toolSeqs handed out by tool/allocateScratch, not started yet. */
+  allocated: Array<{ toolSeq: number; requestId: string }> = [];
+  /** Tools whose toolStart was sent by this process, not finished. */
+  openTools: Array<{ toolSeq: number; requestId: string }> = [];
+  /**
+   * Appends in flight with a toolStart naming a client-chosen toolSeq: no tool/allocateScratch is
+   * pipelined behind one (it would hand out that same toolSeq: knownBugs BUG 7).
+   */
+  chosenToolStartsInFlight = 0;
+  /** state/set requests in flight, per key (a delete is not pipelined behind one: knownBugs BUG 8). */
+  readonly settingKeys = new Map<string, number>();
+
   constructor(
     readonly id: string,
     /** Seq of the last record once everything sent so far is committed. */
@@ -155,7 +260,19 @@ export class SessionModel {
   }
 
   /** The next operation on this session, with the model advanced as if it will succeed. */
-  plan(rng: Rng, opts: { big?: boolean; compactP?: number; turnP?: number } = {}): Op {
+  plan(rng: Rng, opts: PlanOptions = {}): Op {
+    if (opts.stateP && rng.chance(opts.stateP)) {
+      const key = rng.pick(STATE_KEYS);
+      const del = rng.chance(0.25) && !this.settingKeys.get(key);
+      if (!del) this.settingKeys.set(key, (this.settingKeys.get(key) ?? 0) + 1);
+      return del
+        ? { type: 'state', sessionId: this.id, key, id: ++stateOpCounter }
+        : { type: 'state', sessionId: this.id, key, value: stateValue(rng), id: ++stateOpCounter };
+    }
+    if (opts.allocateP && this.chosenToolStartsInFlight === 0 && rng.chance(opts.allocateP)) {
+      this.toolHigh += 1; // the answer is at most this
+      return { type: 'allocate', sessionId: this.id, requestId: `alloc-${++requestCounter}`, above: this.toolSent };
+    }
     if (opts.big) {
       const records = batch(rng, { big: true });
       const op: Op = { type: 'append', sessionId: this.id, records, firstSeq: this.lastSeq + 1 };
@@ -175,10 +292,78 @@ export class SessionModel {
       const t = this.turnOp(rng);
       if (t) return t;
     }
-    const records = batch(rng);
-    const op: Op = { type: 'append', sessionId: this.id, records, firstSeq: this.lastSeq + 1 };
+    const before = this.toolSent;
+    const records = batch(rng).map((r) => this.decorate(rng, r, opts));
+    const op: Op = { type: 'append', sessionId: this.id, records, firstSeq: this.lastSeq + 1, ...(this.toolSent > before ? { chosenToolSeq: true } : {}) };
+    if (op.chosenToolSeq) this.chosenToolStartsInFlight += 1;
     this.lastSeq += records.length;
     return op;
+  }
+
+  /** An operation was answered: it no longer holds back a delete of its key, or an allocation. */
+  settled(op: Op): void {
+    if (op.type === 'append' && op.chosenToolSeq) this.chosenToolStartsInFlight -= 1;
+    if (op.type !== 'state' || op.value === undefined) return;
+    this.settingKeys.set(op.key, (this.settingKeys.get(op.key) ?? 1) - 1);
+  }
+
+  /** Replaces a generated record by a runtime record or a blob-carrying one, at the given rates. */
+  private decorate(rng: Rng, r: Rec, opts: PlanOptions): Rec {
+    if (opts.runtimeP && rng.chance(opts.runtimeP)) return this.runtimeRecord(rng, opts);
+    if (opts.blobP && rng.chance(opts.blobP)) return blobRecord(rng, opts.pool ?? []);
+    return r;
+  }
+
+  private runtimeRecord(rng: Rng, opts: PlanOptions): Rec {
+    const payload = () => (opts.blobP && rng.chance(0.3) ? { body: largeString(rng, opts.pool ?? []), n: rng.int(100) } : jsonValue(rng));
+    const r = rng.next();
+    if (r < 0.35) {
+      if (this.openApi > 0 && rng.chance(0.55)) {
+        this.openApi -= 1;
+        return { kind: 'api', direction: 'response', payload: payload() };
+      }
+      this.openApi += 1;
+      return { kind: 'api', direction: 'request', payload: payload() };
+    }
+    if (r < 0.55 || this.openTools.length === 0) {
+      const toolUse = rng.chance(0.5) ? { toolUseId: `call_${rng.int(1e6)}` } : {};
+      const agent = rng.chance(0.2) ? { agent: rng.pick(['main', 'sub-1']) } : {};
+      const tool = rng.pick(['bash', 'read', 'edit', 'grep']);
+      const alloc = this.allocated.length > 0 && rng.chance(0.7) ? this.allocated.shift() : undefined;
+      if (alloc) {
+        this.openTools.push(alloc);
+        return { kind: 'toolStart', toolSeq: alloc.toolSeq, requestId: alloc.requestId, tool, ...toolUse, ...agent };
+      }
+      const requestId = `req-${++requestCounter}`;
+      if (rng.chance(0.15)) {
+        // the server assigns its toolSeq; it is never named again (a run left unfinished)
+        this.toolHigh += 1;
+        return { kind: 'toolStart', requestId, tool, ...toolUse, ...agent };
+      }
+      const toolSeq = this.toolHigh + rng.range(1, 3); // larger than every toolSeq so far
+      this.toolHigh = toolSeq;
+      this.toolSent = Math.max(this.toolSent, toolSeq);
+      this.openTools.push({ toolSeq, requestId });
+      return { kind: 'toolStart', toolSeq, requestId, tool, ...toolUse, ...agent };
+    }
+    const t = rng.pick(this.openTools);
+    if (r < 0.85) {
+      const stream = rng.pick(['stdout', 'stderr']);
+      if (rng.chance(0.35)) {
+        const bytes = Buffer.from(Array.from({ length: rng.range(0, 300) }, () => rng.int(256)));
+        return { kind: 'toolStream', toolSeq: t.toolSeq, stream, dataBase64: bytes.toString('base64') };
+      }
+      const big = opts.blobP && rng.chance(0.2);
+      return { kind: 'toolStream', toolSeq: t.toolSeq, stream, text: big ? largeString(rng, opts.pool ?? []) : text(rng, 0, 200) };
+    }
+    this.openTools.splice(this.openTools.indexOf(t), 1);
+    const success = rng.chance(0.7);
+    return {
+      kind: 'toolFinish', toolSeq: t.toolSeq, requestId: t.requestId, success,
+      ...(rng.chance(0.5) ? { exitCode: success ? 0 : rng.range(1, 255) } : {}),
+      ...(rng.chance(0.3) ? { outputLen: rng.int(100_000) } : {}),
+      ...(!success && rng.chance(0.5) ? { error: text(rng, 1, 40) || 'failed' } : {}),
+    };
   }
 
   private turnOp(rng: Rng): Op | undefined {
@@ -236,6 +421,25 @@ export class SessionLedger {
   /** Batches whose outcome is unknown (Uncertain): on disk whole or not at all. */
   readonly maybe: Array<{ firstSeq: number; records: Rec[] }> = [];
   maxSeq = 0;
+  /** apiSeq of each acknowledged api record, as first read back (it must never change). */
+  readonly apiSeqs = new Map<number, number>();
+  /** toolSeqs handed out by acknowledged allocations, with their requestId. */
+  readonly allocated = new Map<number, string>();
+  /** Seqs of acknowledged records that hold a blob. */
+  readonly blobSeqs = new Set<number>();
+  /**
+   * Per state key, its operations in the order sent: the value (null: deleted) and whether it
+   * was acknowledged. The first entry may be the value a check read (acknowledged by then).
+   */
+  readonly state = new Map<string, Array<{ id: number; value: unknown; acked: boolean }>>();
+
+  /** Values a state key may hold now: the last acknowledged one, or one sent after it. */
+  allowedState(key: string): unknown[] {
+    const log = this.state.get(key) ?? [];
+    let last = -1;
+    log.forEach((e, i) => { if (e.acked) last = i; });
+    return [last >= 0 ? (log[last] as { value: unknown }).value : null, ...log.slice(last + 1).map((e) => e.value)];
+  }
 }
 
 export class Ledger {
@@ -248,17 +452,48 @@ export class Ledger {
     return s;
   }
 
+  /** A state operation was sent (its outcome unknown until acknowledged). */
+  stateSent(op: Op): void {
+    if (op.type !== 'state') return;
+    const s = this.session(op.sessionId);
+    let log = s.state.get(op.key);
+    if (!log) s.state.set(op.key, (log = []));
+    log.push({ id: op.id, value: op.value === undefined ? null : op.value, acked: false });
+  }
+
+  /** A check read `value` for a state key: from now on that is the acknowledged value. */
+  stateRead(sessionId: string, key: string, value: unknown): void {
+    this.session(sessionId).state.set(key, [{ id: 0, value, acked: true }]);
+  }
+
   /** An answered operation: checks the answer against the model's prediction and records it. */
-  ack(op: Op, result: unknown): void {
+  ack(op: Op, result: unknown, blobThreshold?: number): void {
     const s = this.session(op.sessionId);
     this.acked += 1;
+    if (op.type === 'state') {
+      const e = s.state.get(op.key)?.find((x) => x.id === op.id);
+      if (!e) fail(`session ${op.sessionId}: state ${op.key} acknowledged but never sent`);
+      e.acked = true;
+      return;
+    }
+    if (op.type === 'allocate') {
+      const { toolSeq } = result as { toolSeq: number };
+      if (!Number.isSafeInteger(toolSeq) || toolSeq <= op.above) fail(`session ${op.sessionId}: tool/allocateScratch answered toolSeq ${toolSeq}, not above ${op.above}, a toolSeq already sent`);
+      const other = s.allocated.get(toolSeq);
+      if (other !== undefined) fail(`session ${op.sessionId}: tool/allocateScratch handed out toolSeq ${toolSeq} twice (${other}, ${op.requestId})`);
+      s.allocated.set(toolSeq, op.requestId);
+      return;
+    }
     if (op.type === 'append') {
       const r = result as { firstSeq: number; lastSeq: number };
       const want = op.firstSeq + op.records.length - 1;
       if (r.firstSeq !== op.firstSeq || r.lastSeq !== want) {
         fail(`session ${op.sessionId}: append answered ${r.firstSeq}..${r.lastSeq}, expected ${op.firstSeq}..${want} (arrival order)`);
       }
-      op.records.forEach((rec, i) => s.records.set(op.firstSeq + i, rec));
+      op.records.forEach((rec, i) => {
+        s.records.set(op.firstSeq + i, inlined(rec) as Rec);
+        if (blobThreshold !== undefined && holdsBlob(rec, blobThreshold)) s.blobSeqs.add(op.firstSeq + i);
+      });
       s.maxSeq = Math.max(s.maxSeq, r.lastSeq);
     } else if (op.type === 'turn') {
       const turnId = op.method === 'turn/start' ? (result as { turnId: string }).turnId : op.params.turnId;
@@ -278,7 +513,7 @@ export class Ledger {
 
   /** An operation whose outcome is unknown (an Uncertain answer, or no answer before a crash). */
   maybe(op: Op): void {
-    if (op.type === 'append') this.session(op.sessionId).maybe.push({ firstSeq: op.firstSeq, records: op.records });
+    if (op.type === 'append') this.session(op.sessionId).maybe.push({ firstSeq: op.firstSeq, records: op.records.map((r) => inlined(r) as Rec) });
   }
 }
 
@@ -297,6 +532,8 @@ export interface StoreView {
   open(sessionId: string): Promise<OpenedView>;
   read(sessionId: string, afterSeq: number, generation?: number): Promise<{ records: Stored[]; nextAfterSeq: number | null }>;
   history(sessionId: string): Promise<Array<{ generation: number; throughSeq: number }>>;
+  /** state/get; when given, the ledger's state keys are checked. */
+  getState?(sessionId: string, key: string): Promise<unknown>;
 }
 
 export interface CheckStats {
@@ -304,10 +541,18 @@ export interface CheckStats {
   turns: number;
   compactions: number;
   recovered: number;
+  /** Acknowledged records holding a blob, read back inline and identical. */
+  blobRecords: number;
+  /** Acknowledged runtime records (api, toolStart, toolStream, toolFinish) read back identical. */
+  runtimeRecords: number;
+  /** api responses paired with their request's apiSeq, over the whole history. */
+  apiPairs: number;
+  /** State keys checked against the acknowledged (or an in-flight) value. */
+  stateKeys: number;
 }
 
 export function newCheckStats(): CheckStats {
-  return { records: 0, turns: 0, compactions: 0, recovered: 0 };
+  return { records: 0, turns: 0, compactions: 0, recovered: 0, blobRecords: 0, runtimeRecords: 0, apiPairs: 0, stateKeys: 0 };
 }
 
 export function addStats(into: CheckStats, s: CheckStats): void {
@@ -315,6 +560,65 @@ export function addStats(into: CheckStats, s: CheckStats): void {
   into.turns += s.turns;
   into.compactions += s.compactions;
   into.recovered += s.recovered;
+  into.blobRecords += s.blobRecords;
+  into.runtimeRecords += s.runtimeRecords;
+  into.apiPairs += s.apiPairs;
+  into.stateKeys += s.stateKeys;
+}
+
+const RUNTIME_KINDS = new Set(['api', 'toolStart', 'toolStream', 'toolFinish']);
+
+/** What a session's runtime records add up to: the api requests still open, the largest toolSeq. */
+export interface RuntimeView { openApi: number; maxToolSeq: number }
+
+/**
+ * The runtime counters over the whole history in seq order: a request's apiSeq is larger than
+ * every earlier request's (never reused); a response carries the apiSeq of the latest request
+ * still open; every toolStart has its own toolSeq (one an allocation handed out only with that
+ * allocation's requestId); toolStream and toolFinish name a started tool.
+ */
+function checkRuntime(id: string, bySeq: Map<number, Stored>, lastSeq: number, ledger: SessionLedger | undefined, stats: CheckStats): RuntimeView {
+  const open: number[] = [];
+  let lastRequest = 0;
+  const started = new Set<number>();
+  let maxToolSeq = 0;
+  for (let seq = 1; seq <= lastSeq; seq++) {
+    const r = bySeq.get(seq) as Stored;
+    if (!RUNTIME_KINDS.has(r.kind)) continue;
+    const where = `session ${id} seq ${seq}`;
+    if (r.kind === 'api') {
+      const apiSeq = r.apiSeq as number;
+      if (!Number.isSafeInteger(apiSeq) || apiSeq < 1) fail(`${where}: api record without a valid apiSeq (${JSON.stringify(r.apiSeq)})`);
+      if (r.direction === 'request') {
+        if (apiSeq <= lastRequest) fail(`${where}: request apiSeq ${apiSeq} after a request with apiSeq ${lastRequest} (reused or out of order)`);
+        lastRequest = apiSeq;
+        open.push(apiSeq);
+      } else {
+        const want = open.pop();
+        if (want === undefined) fail(`${where}: a response with no open request`);
+        if (apiSeq !== want) fail(`${where}: response carries apiSeq ${apiSeq}, the latest open request is ${want}`);
+        stats.apiPairs += 1;
+      }
+      const first = ledger?.apiSeqs.get(seq);
+      if (ledger?.records.has(seq)) {
+        if (first === undefined) ledger.apiSeqs.set(seq, apiSeq);
+        else if (first !== apiSeq) fail(`${where}: acknowledged api record read back with apiSeq ${apiSeq}, earlier ${first}`);
+      }
+      continue;
+    }
+    const toolSeq = r.toolSeq as number;
+    if (!Number.isSafeInteger(toolSeq) || toolSeq < 1) fail(`${where}: ${r.kind} without a valid toolSeq`);
+    if (r.kind === 'toolStart') {
+      if (started.has(toolSeq)) fail(`${where}: toolSeq ${toolSeq} started twice`);
+      started.add(toolSeq);
+      maxToolSeq = Math.max(maxToolSeq, toolSeq);
+      const allocatedTo = ledger?.allocated.get(toolSeq);
+      if (allocatedTo !== undefined && allocatedTo !== r.requestId) fail(`${where}: toolStart ${String(r.requestId)} has toolSeq ${toolSeq}, which tool/allocateScratch handed to ${allocatedTo}`);
+    } else if (!started.has(toolSeq)) {
+      fail(`${where}: ${r.kind} names toolSeq ${toolSeq}, which was not started before`);
+    }
+  }
+  return { openApi: open.length, maxToolSeq };
 }
 
 async function readAll(view: StoreView, id: string, generation?: number): Promise<Stored[]> {
@@ -344,7 +648,16 @@ function checkRun(id: string, label: string, recs: Stored[]): void {
  * compactions present, seqs gapless across the archives and the active journal, an uncertain
  * batch whole or absent, recovered tails kept as evidence under recovery/.
  */
-export async function checkSession(view: StoreView, id: string, ledger: SessionLedger | undefined): Promise<{ stats: CheckStats; opened: OpenedView; active: Stored[] }> {
+export interface SessionCheck {
+  stats: CheckStats;
+  opened: OpenedView;
+  active: Stored[];
+  runtime: RuntimeView;
+  /** The value of each state key of the ledger, as read. */
+  state: Map<string, unknown>;
+}
+
+export async function checkSession(view: StoreView, id: string, ledger: SessionLedger | undefined): Promise<SessionCheck> {
   const stats = newCheckStats();
   const opened = await view.open(id);
   if (opened.recovered) {
@@ -382,13 +695,17 @@ export async function checkSession(view: StoreView, id: string, ledger: SessionL
   for (let seq = 1; seq <= opened.lastSeq; seq++) {
     if (!bySeq.has(seq)) fail(`session ${id}: seq ${seq} of 1..${opened.lastSeq} is in no generation`);
   }
-  if (!ledger) return { stats, opened, active };
+  const runtime = checkRuntime(id, bySeq, opened.lastSeq, ledger, stats);
+  const state = new Map<string, unknown>();
+  if (!ledger) return { stats, opened, active, runtime, state };
   if (opened.lastSeq < ledger.maxSeq) fail(`session ${id}: lastSeq ${opened.lastSeq} < acknowledged ${ledger.maxSeq}: acknowledged records lost`);
   for (const [seq, sent] of ledger.records) {
     const got = bySeq.get(seq);
     if (!got) fail(`session ${id}: acknowledged seq ${seq} is missing`);
-    if (!sameValue(strip(got), sent)) fail(`session ${id}: seq ${seq} differs from what was acknowledged\n sent ${JSON.stringify(sent).slice(0, 300)}\n got  ${JSON.stringify(got).slice(0, 300)}`);
+    if (!sameValue(comparable(got, sent), sent)) fail(`session ${id}: seq ${seq} differs from what was acknowledged\n sent ${JSON.stringify(sent).slice(0, 300)}\n got  ${JSON.stringify(got).slice(0, 300)}`);
     stats.records += 1;
+    if (ledger.blobSeqs.has(seq)) stats.blobRecords += 1;
+    if (RUNTIME_KINDS.has(sent.kind)) stats.runtimeRecords += 1;
   }
   for (const t of ledger.turns) {
     const got = bySeq.get(t.seq);
@@ -412,16 +729,34 @@ export async function checkSession(view: StoreView, id: string, ledger: SessionL
     if (m.records.some((_, i) => ledger.records.has(m.firstSeq + i))) continue;
     if (n !== m.records.length) fail(`session ${id}: an uncertain batch at ${m.firstSeq} is partly present (${n} of ${m.records.length})`);
     m.records.forEach((sent, i) => {
-      if (!sameValue(strip(present[i] as Stored), sent)) fail(`session ${id}: uncertain seq ${m.firstSeq + i} differs from what was sent`);
+      if (!sameValue(comparable(present[i] as Stored, sent), sent)) fail(`session ${id}: uncertain seq ${m.firstSeq + i} differs from what was sent`);
     });
   }
-  return { stats, opened, active };
+  if (view.getState) {
+    for (const key of ledger.state.keys()) {
+      const got = await view.getState(id, key);
+      const allowed = ledger.allowedState(key);
+      if (!allowed.some((v) => sameValue(v, got))) {
+        fail(`session ${id}: state ${key} holds ${JSON.stringify(got)?.slice(0, 200)}; acknowledged ${JSON.stringify(allowed[0])?.slice(0, 200)}${allowed.length > 1 ? `, or one of ${allowed.length - 1} sent later` : ''}`);
+      }
+      state.set(key, got);
+      stats.stateKeys += 1;
+    }
+  }
+  return { stats, opened, active, runtime, state };
 }
 
 /** First seq of the active journal (a checkpoint's after a compaction). */
 export function activeFirstSeq(active: Stored[]): number {
   const first = active[0];
   return first?.kind === 'checkpoint' ? first.seq : 1;
+}
+
+/** Files under blobs/sha256/ of a store. */
+export function countBlobFiles(store: string): number {
+  const root = path.join(store, 'blobs', 'sha256');
+  if (!fs.existsSync(root)) return 0;
+  return fs.readdirSync(root).reduce((n, fan) => n + fs.readdirSync(path.join(root, fan)).length, 0);
 }
 
 /** Sessions with a journal on disk (a create that crashed before its rename leaves only a .tmp). */

@@ -4,8 +4,8 @@ import { testSeed } from './seed.js';
 
 /** The short version of `npm run torture` scenario 2: simulated power loss at every sync point. */
 describe('torture: simulated power loss at every sync point', () => {
-  it('every crash image opens without Corrupt and holds every record acknowledged before the crash', async () => {
-    const stats = await runPowerLoss({ workloads: 2, ops: 30, seed: testSeed() });
+  it('every crash image opens without Corrupt and holds every record acknowledged before the crash (blobs intact) and every acknowledged state value', async () => {
+    const stats = await runPowerLoss({ workloads: 3, ops: 30, seed: testSeed() });
     expect(stats.crashPoints).toBeGreaterThan(40);
     expect(stats.images).toBeGreaterThan(stats.crashPoints);
     expect(stats.variants.torn).toBeGreaterThan(0);

@@ -5,7 +5,7 @@ import { FileSessionStore } from '../../src/store/fileStore.js';
 import { indexRewritesSettled } from '../../src/store/sessionIndex.js';
 import { CrashRecorder, replay, type Variant } from './crashFs.js';
 import {
-  addStats, type CheckStats, checkSession, fail, fastTmp, Ledger, newCheckStats, type Op, SessionModel, sessionsOnDisk, type StoreView, type Stored,
+  addStats, type CheckStats, checkSession, countBlobFiles, fail, fastTmp, Ledger, newCheckStats, type Op, SessionModel, sessionsOnDisk, type StoreView, type Stored,
   TortureFailure,
 } from './model.js';
 import { Rng } from './rng.js';
@@ -41,14 +41,19 @@ export interface PowerLossStats extends CheckStats {
   variants: Record<Variant, number>;
   /** Distinct acknowledged records over all workloads. */
   uniqueRecords: number;
+  /** state/set and state/delete acknowledged. */
+  stateOps: number;
+  /** Blob files the live stores ended with. */
+  blobFiles: number;
 }
 
 export function storeView(s: FileSessionStore, root: string): StoreView {
   return {
     root,
     open: (id) => s.open(id, 'write'),
-    read: (id, afterSeq, generation) => s.read(id, { afterSeq, limit: 1000, ...(generation === undefined ? {} : { generation }) }) as Promise<{ records: Stored[]; nextAfterSeq: number | null }>,
+    read: (id, afterSeq, generation) => s.read(id, { afterSeq, limit: 1000, inline: true, ...(generation === undefined ? {} : { generation }) }) as Promise<{ records: Stored[]; nextAfterSeq: number | null }>,
     history: (id) => s.history(id),
+    getState: (id, key) => s.getState(id, key),
   };
 }
 
@@ -57,6 +62,8 @@ export async function execOp(s: FileSessionStore, op: Op): Promise<unknown> {
   switch (op.type) {
     case 'append': return s.append(op.sessionId, op.records);
     case 'compact': return s.compact(op.sessionId, { summary: op.summary, throughSeq: op.throughSeq });
+    case 'allocate': return s.allocateScratch(op.sessionId, op.requestId);
+    case 'state': return op.value === undefined ? s.deleteState(op.sessionId, op.key) : s.setState(op.sessionId, op.key, op.value);
     case 'turn': {
       if (op.method === 'turn/start') return s.startTurn(op.sessionId, op.params.kind);
       const p = op.params as { turnId: string; phase?: string; error?: string; outcome?: string };
@@ -71,10 +78,15 @@ export async function execOp(s: FileSessionStore, op: Op): Promise<unknown> {
 }
 
 /** The workload: logs every acknowledgement into the recorder's event log as it happens. */
-async function workload(s: FileSessionStore, rng: Rng, rec: CrashRecorder, ops: number): Promise<void> {
+async function workload(s: FileSessionStore, rng: Rng, rec: CrashRecorder, ops: number, stats: PowerLossStats, runtime: boolean): Promise<void> {
   const models: SessionModel[] = [];
+  const thresholds = new Map<string, number>();
+  const pool: string[] = [];
   const create = async () => {
-    const { sessionId } = await s.create({ title: `power ${models.length}`, ...(rng.chance(0.3) ? { systemPrompt: 'sys' } : {}) });
+    const small = runtime && rng.chance(0.7);
+    const blobThreshold = small ? rng.range(1024, 4096) : 256 * 1024;
+    const { sessionId } = await s.create({ title: `power ${models.length}`, ...(rng.chance(0.3) ? { systemPrompt: 'sys' } : {}), ...(small ? { blobThreshold } : {}) });
+    thresholds.set(sessionId, blobThreshold);
     rec.ack((l) => l.session(sessionId));
     models.push(new SessionModel(sessionId, 0, 1, null));
   };
@@ -91,9 +103,15 @@ async function workload(s: FileSessionStore, rng: Rng, rec: CrashRecorder, ops: 
     const running: Array<Promise<void>> = [];
     for (let g = 0; g < group; g++, i++) {
       const m = rng.pick(models);
-      const op = m.plan(rng, { compactP: 0.08, turnP: 0.2 });
+      const op = m.plan(rng, runtime
+        ? { compactP: 0.06, turnP: 0.15, stateP: 0.25, allocateP: 0.04, runtimeP: 0.15, blobP: 0.12, pool }
+        : { compactP: 0.08, turnP: 0.2 });
+      rec.ack((l) => l.stateSent(op));
       running.push(execOp(s, op).then((r) => {
-        rec.ack((l) => l.ack(op, r));
+        rec.ack((l) => l.ack(op, r, thresholds.get(op.sessionId)));
+        m.settled(op);
+        if (op.type === 'state') stats.stateOps += 1;
+        if (op.type === 'allocate') m.allocated.push({ toolSeq: (r as { toolSeq: number }).toolSeq, requestId: op.requestId });
         if (op.type === 'turn' && op.method === 'turn/start') m.started((r as { turnId: string }).turnId);
       }));
     }
@@ -103,7 +121,7 @@ async function workload(s: FileSessionStore, rng: Rng, rec: CrashRecorder, ops: 
 
 export async function runPowerLoss(opts: PowerLossOptions): Promise<PowerLossStats> {
   const stats: PowerLossStats = {
-    ...newCheckStats(), workloads: 0, crashPoints: 0, images: 0, uniqueRecords: 0,
+    ...newCheckStats(), workloads: 0, crashPoints: 0, images: 0, uniqueRecords: 0, stateOps: 0, blobFiles: 0,
     variants: { synced: 0, 'synced+index': 0, torn: 0, zeros: 0 },
   };
   const master = new Rng(opts.seed);
@@ -122,13 +140,17 @@ export async function runPowerLoss(opts: PowerLossOptions): Promise<PowerLossSta
     const rec = new CrashRecorder(live);
     const s = new FileSessionStore(live, { fs: rec.layer, leases: false });
     try {
-      await workload(s, rng, rec, opts.ops ?? 40);
+      // Every other workload (the first included) also writes state values, runtime records and
+      // blobs (sessions with a blobThreshold of 1024-4096, large strings and $attach values, some
+      // of them sent again).
+      await workload(s, rng, rec, opts.ops ?? 40, stats, w % 2 === 0);
     } catch (err) {
       throw new TortureFailure(`${(err as Error).message}\n  the workload itself failed: ${where(`live store kept at ${live}`)}`);
     } finally {
       await s.closeAll();
       await indexRewritesSettled();
     }
+    stats.blobFiles += countBlobFiles(live);
     let last: Ledger | undefined;
     const { points, images } = await replay(rec, {
       scratch,
