@@ -161,7 +161,9 @@ const doc = `# Reliability: the torture scenarios
 
 session-sidecar promises (protocol/STORAGE.md, protocol/README.md §8) that an acknowledged
 append survives any crash, that a batch is all-or-nothing, that seqs stay gapless, that damage is
-reported and never skipped, and that hostile input cannot take the process or the store down.
+reported and never skipped, and that hostile input cannot take the process or the store down —
+and, for the agent runtime (§15), that a state value is replaced atomically, that \`apiSeq\` and
+\`toolSeq\` are never reused, and that no record ever references a missing or damaged blob.
 \`npm run torture\` tries hard to break each promise. Its short version runs inside \`npm test\`
 (\`test/torture/*.test.ts\`); the long one is \`torture/run.ts\`. Both call the same scenario
 modules (\`test/torture/kill.ts\`, \`powerLoss.ts\`, \`enospc.ts\`, \`eio.ts\`, \`fuzz.ts\`).
@@ -193,7 +195,8 @@ TORTURE_SEED=1234 npx vitest run test/torture/kill.test.ts  # replay a short-ver
 Every failure prints the seed (and the store or crash image it kept). \`--runs N\` sets the
 SIGKILL runs; power-loss workloads are N/100 (at least 2), EIO workloads N/200 (at least 2),
 full-disk rounds N/50 (6 to 200), fuzz frames 20·N (at least 10 000). The short version runs
-200 kills, 2 power-loss and 1 EIO workload, 6 full-disk rounds and 10 000 fuzz frames.
+100 kills, 3 power-loss and 1 EIO workload, 6 full-disk rounds and 10 000 fuzz frames (about 40 s
+on 2 cores).
 
 ## The scenarios
 
@@ -203,7 +206,14 @@ Random workloads run against the built binary (\`dist/src/cli.js\`) over real pi
 framings: pipelined appends of 1–60 records (with text in many scripts, control characters,
 tool calls, events with arbitrary JSON, tens-of-KB records), turn transitions
 (\`turn/start\`, \`setPhase\`, \`fail\`, \`resume\`, \`finish\`), compactions (\`session/compact\`)
-and creates, with up to 32 requests in flight. The client predicts the seq of everything it
+and creates, with up to 32 requests in flight — and the agent-runtime side (protocol/README.md §15):
+runtime records mixed into the batches (\`api\` requests and responses, \`toolStart\` with a toolSeq
+from \`tool/allocateScratch\`, a client-chosen one or none, \`toolStream\` as \`text\` and as
+\`dataBase64\`, \`toolFinish\`), \`tool/allocateScratch\`, \`state/set\` and \`state/delete\` of a
+few keys with random JSON values, and blobs: half the sessions are created with a
+\`blobThreshold\` of 1024–4096, and records carry strings past it and \`$attach\` values (a few
+bytes to ~300 KB, about a third of them a payload sent before, so one blob file serves several
+records and sessions). The client predicts the seq of everything it
 sends (per session, requests take effect in arrival order) and logs every acknowledged answer
 with the exact records sent. The process is killed with SIGKILL at a random instant within
 100 ms of the workload's start — in about one run in seven instead the instant a batch of about
@@ -213,21 +223,33 @@ once, eight kills per store, each store checked once more by a cleanly shut down
 
 After each kill a new process — which must take over the dead process's writer lease — opens
 every session in write mode and checks it: every acknowledged record present and identical
-(read back by \`session/read\` pages, records a compaction archived by \`session/history\` +
+(read back by \`session/read {inline: true}\` pages — so every blob a record references must
+exist and match its digest, or the read answers \`Corrupt\` — and compared with what was sent,
+\`$attach\` values inlined to their strings; records a compaction archived by \`session/history\` +
 \`session/read {generation}\`), every acknowledged turn transition and checkpoint at its seq, seqs
 gapless across the archives and the active journal, \`lastSeq\` at least the last acknowledged
 seq, no \`Corrupt\` and no error of any kind, and every repaired torn tail reported as
-\`recovered\` with its bytes kept in an evidence file under \`recovery/\`. One wait is allowed: a
-kill between taking a lease's lock and writing its holder record leaves a lock that, for its
-first second, cannot be told from one being taken right now; it is answered \`SessionLocked\`
-without \`data.holder\` and the check retries once that second is over (the fix of bug 5 —
-protocol/README.md 3.6 does not mention this second yet).
+\`recovered\` with its bytes kept in an evidence file under \`recovery/\`. The runtime counters
+are checked over the whole history (archives included): every request's \`apiSeq\` larger than
+every earlier request's (never reused across kills), every response carrying the \`apiSeq\` of the
+latest open request, an acknowledged api record keeping its \`apiSeq\` from one check to the next,
+every \`toolSeq\` started once (an allocated one only by its allocation's \`requestId\`), every
+\`toolStream\`/\`toolFinish\` naming a started tool, and every allocation answering a \`toolSeq\`
+never handed out before and above every toolSeq sent before it. Each state key must hold its last
+acknowledged value (\`null\` after a delete) or the value of a request still in flight at the kill
+(an atomic replace: never a torn, mixed or older value). One wait is allowed: a kill between
+taking a lease's lock and writing its holder record leaves a lock without holder record, which
+for one second cannot be told from one being taken right now; it is answered \`SessionLocked\`
+without \`data.holder\`, and after that 1 s grace it is taken over (protocol/README.md 3.6; the fix
+of bug 5): the check waits the second out and retries.
 
 ### 2. Simulated power loss (\`test/torture/crashFs.ts\`, \`powerLoss.ts\`)
 
 The store library (\`FileSessionStore\` with \`{ fs: layer, leases: false }\`) runs a workload —
 creates, pipelined append batches (group commits), turn transitions, compactions, close and
-reopen — on a recording \`FsLayer\` (the seam in \`src/durable/fsLayer.ts\`) over the real file
+reopen; in every other workload also \`state/set\`/\`state/delete\`, \`allocateScratch\`, runtime
+records and blobs (sessions with a 1–4 KiB \`blobThreshold\`, large strings and \`$attach\`
+values, some repeated) — on a recording \`FsLayer\` (the seam in \`src/durable/fsLayer.ts\`) over the real file
 system. The layer records every write, every file \`fsync\`/\`fdatasync\` (with the file's bytes
 at that moment) and every directory \`fsync\` (with the directory's entries at that moment), and
 the workload logs each acknowledgement into the same event log.
@@ -240,8 +262,13 @@ only if its directory was synced afterwards; a file's identity is its inode, so 
 written without sync, outside the seam; its inode numbers are carried over to the new files, as
 a real crash keeps them); plus a torn prefix of the last unsynced write; plus zeros in place of
 it. A fresh store opens every session of each image and must hold every record, turn transition
-and compaction acknowledged before the crash point, with no \`Corrupt\` and torn tails cut with
-evidence. The model is the strict POSIX one: nothing unsynced is assumed to survive except in the
+and compaction acknowledged before the crash point — read inline, so each of their blobs must be
+in the image, complete and matching its digest — with no \`Corrupt\` and torn tails cut with
+evidence, and every state key its last acknowledged value or a later one whose request had not
+been answered. State values are written by write-file-atomic outside the seam: a file the layer
+finds in a \`state/\` directory when that directory is fsynced is taken as synced with its content
+then (write-file-atomic fsyncs it before the rename), so for state the check covers the
+directory sync and the order, not the file's own fsync. The model is the strict POSIX one: nothing unsynced is assumed to survive except in the
 torn/zeros variants, so the check covers what the code syncs, not what ext4 happens to keep.
 (Mutation check: dropping the session directory's sync, or 10 % of the fdatasyncs, from the
 model makes this scenario fail at once.)
@@ -301,9 +328,12 @@ still clean, the store unchanged.
 
 ## Bugs found
 
-The six bugs the scenarios found, all fixed in src/ since (commits e6db2e4 and 88ad910). Each
-has a minimal reproduction in \`test/torture/knownBugs.test.ts\`, now a regression test, and the
-scenarios fail on each of them again.
+Eight bugs the scenarios found. Each has a minimal reproduction in
+\`test/torture/knownBugs.test.ts\`. Bugs 1–6 are fixed in src/ (commits e6db2e4 and 88ad910),
+their reproductions are regression tests and the scenarios fail on each of them again. Bugs 7
+and 8 are open: their reproductions are \`it.skip\`, and the workloads avoid the pipelining that
+triggers them (no allocation behind an unanswered append with a client-chosen toolSeq, no delete
+behind an unanswered set of the same key) so that the rest still runs.
 
 1. **A compaction queued behind a failed fdatasync still ran** (EIO scenario; fixed). After an
    append's \`fdatasync\` failed the session was fail-stopped, but a \`session/compact\` already
@@ -336,12 +366,24 @@ scenarios fail on each of them again.
    (\`locks/<id>.lock.holder.json\`) written, in place. Killed in between, the process left a
    lock whose holder file was missing or empty; the next process could not see that the holder
    was dead and answered \`SessionLocked\` — without the documented \`data.holder\` — to every
-   writable open until the lock went stale (10 s), instead of taking it over at once
-   (protocol/README.md 3.6).
+   writable open until the lock went stale (10 s). Now such a lock is taken over after a 1 s
+   grace (protocol/README.md 3.6).
 6. **The -32602 answering a \`$/cancelRequest\` without an id had no \`data\`** (fuzz scenario,
    found in the fix of bug 3; fixed). protocol/README.md 6.1: every -32602 carries
    \`{kind: "InvalidParams", issues}\`; clients dispatch on \`data.kind\`. The fuzz scenario
    checks that shape on every -32602.
+7. **\`tool/allocateScratch\` hands out a toolSeq an earlier request already used** (SIGKILL
+   scenario, runtime records; **open**). Pipelined behind a \`session/append\` whose \`toolStart\`
+   names a client-chosen toolSeq, the allocation answers that same toolSeq (or one below it): it
+   runs at once and counts only the committed \`runtime.toolSeq\` and the toolSeqs it issued, not
+   the append queued ahead of it. The allocation is then unusable (its \`toolStart\` is refused
+   -32602 "already used"). Against protocol/README.md 3.6 (per session, requests take effect in
+   arrival order) and 15.2 (it reserves the next toolSeq).
+8. **A \`state/delete\` pipelined behind a \`state/set\` of the same key deletes nothing** (SIGKILL
+   scenario, state values; **open**). The set awaits write-file-atomic while the delete unlinks at
+   once, outside the session's queue: the delete answers \`{deleted: false}\`, the set's rename
+   lands after it, both are acknowledged and the key keeps the value the client deleted. Against
+   protocol/README.md 3.6.
 
 ## What is not covered
 
@@ -350,8 +392,11 @@ scenarios fail on each of them again.
 - EIO is injected in the library, not the binary (there is no hook in the binary); the server's
   mapping of the resulting store errors to protocol errors is covered by the ENOSPC and fuzz
   scenarios and by test/conformance.
-- Strings of 256 KiB and more (which the work-in-progress blob store may move out of line) are
-  not generated, so blob files are not part of these scenarios yet.
+- State files' own fsync is outside the fs seam (write-file-atomic), so the power-loss model
+  trusts it (see scenario 2); the SIGKILL scenario does not depend on it.
+- The workloads do not pipeline what bugs 7 and 8 get wrong (see "Bugs found"); blob reads by
+  \`blob/get\` chunks, forks, resume by path and scratch directory cleanup are left to
+  test/conformance.
 `;
 
 fs.mkdirSync(path.join(ROOT, 'docs'), { recursive: true });
