@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,4 +29,22 @@ export function snapshotTree(dir: string): Record<string, string> {
   };
   if (fs.existsSync(dir)) walk(dir);
   return out;
+}
+
+/** How a child process ended and all it wrote. */
+export interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A child's stdout and stderr (piped) as they arrive so far, and its Run once it has closed. */
+export function captureOutput(child: ChildProcess): { stdout: () => string; stderr: () => string; closed: Promise<Run> } {
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+  child.stderr!.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  const closed = new Promise<Run>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return { stdout: () => stdout, stderr: () => stderr, closed };
 }

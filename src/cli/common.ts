@@ -133,6 +133,22 @@ export async function listAll(store: FileSessionStore): Promise<SessionSummary[]
   return all;
 }
 
+/** What `list` and `stats` work from: the store's sessions, the store left open for the caller to close. */
+export interface Listing {
+  root: string;
+  json: boolean;
+  store: FileSessionStore;
+  sessions: SessionSummary[];
+}
+
+/** Parses a command that takes only --json and the store options, then lists the store; undefined after --help. */
+export async function listingOf(command: Command, argv: string[]): Promise<Listing | undefined> {
+  const p = parseCommand(command, argv, { json: { type: 'boolean' } }, { min: 0, max: 0, names: '' });
+  if (!p) return undefined;
+  const store = openStore(p.root);
+  return { root: p.root, json: p.values.json === true, store, sessions: await listAll(store) };
+}
+
 /**
  * Opens a session for reading, by its id or by a unique prefix of it (ULIDs are long):
  * `show 01M8K1` works when a single session id starts so.

@@ -71,6 +71,15 @@ function when(ts: unknown): string {
 
 const ROLE_TITLE: Record<string, string> = { user: 'User', assistant: 'Assistant', tool: 'Tool result', system: 'System' };
 
+/** A checkpoint: where a compaction happened, or (superseded: false) a summary whose originals are gone. */
+function checkpoint(rec: StoredRecord, meta: string, superseded: boolean): string {
+  const summary = typeof rec.summary === 'string' ? rec.summary : '';
+  const title = superseded
+    ? `Compacted here: records through #${String(rec.throughSeq ?? rec.seq)} were summarized (generation ${String(rec.generation)})`
+    : `Summary of records through #${String(rec.throughSeq ?? rec.seq)} (their originals are not in the store)`;
+  return `---\n\n**${title}** — ${meta}\n\n${summary.split('\n').map((l) => `> ${l}`.trimEnd()).join('\n')}\n\n---\n\n`;
+}
+
 class MarkdownWriter {
   private turns = 0;
   private inTurn = false;
@@ -97,48 +106,56 @@ class MarkdownWriter {
 
   record(rec: StoredRecord, superseded: boolean): string {
     const meta = `*#${rec.seq} · ${when(rec.ts)}*`;
-    switch (rec.kind) {
-      case 'message':
-        return this.message(rec, meta);
-      case 'turn': {
-        if (rec.event === 'start') {
-          this.turns += 1;
-          this.inTurn = true;
-          return `## Turn ${this.turns}${typeof rec.turnKind === 'string' && rec.turnKind !== 'user' ? ` (${inline(rec.turnKind)})` : ''}\n\n${meta}\n\n`;
-        }
-        const what = [rec.event, rec.phase, rec.outcome].filter((v) => typeof v === 'string').map((v) => inline(v as string)).join(' ');
-        if (rec.event === 'finish') this.inTurn = false;
-        return `> Turn ${what}${typeof rec.error === 'string' ? `: ${inline(rec.error)}` : ''} — ${meta}\n\n`;
-      }
-      case 'checkpoint': {
-        const summary = typeof rec.summary === 'string' ? rec.summary : '';
-        const title = superseded
-          ? `Compacted here: records through #${String(rec.throughSeq ?? rec.seq)} were summarized (generation ${String(rec.generation)})`
-          : `Summary of records through #${String(rec.throughSeq ?? rec.seq)} (their originals are not in the store)`;
-        return `---\n\n**${title}** — ${meta}\n\n${summary.split('\n').map((l) => `> ${l}`.trimEnd()).join('\n')}\n\n---\n\n`;
-      }
-      case 'interruption': {
-        let text = `${this.heading(`Interruption: ${inline(String(rec.reason ?? ''))}`)}${meta}${rec.phase ? ` · during ${inline(String(rec.phase))}` : ''}\n\n`;
-        if (typeof rec.assistantText === 'string' && rec.assistantText !== '') text += `Partial answer:\n\n${rec.assistantText}\n\n`;
-        for (const c of Array.isArray(rec.toolCalls) ? rec.toolCalls : []) text += this.toolCall(c);
-        for (const r of Array.isArray(rec.toolResults) ? rec.toolResults : []) {
-          if (!isObj(r)) continue;
-          const result = typeof r.result === 'string' ? r.result : JSON.stringify(r.result, null, 2);
-          text += `**Result of ${code(String(r.name ?? '?'))}**${r.id ? ` (${code(String(r.id))})` : ''}\n\n${fence(result ?? '')}\n`;
-        }
-        return text;
-      }
-      case 'toolStream': {
-        const text = typeof rec.text === 'string' ? rec.text : blobLabel(rec.text) ?? blobLabel(rec.dataBase64) ?? (typeof rec.dataBase64 === 'string' ? '[binary data]' : '');
-        return `${this.heading(`Tool run #${String(rec.toolSeq)} ${inline(String(rec.stream ?? 'output'))}`)}${meta}\n\n${fence(text)}\n`;
-      }
-      case 'event':
-        return `${this.heading(`Event ${code(String(rec.type ?? ''))}`)}${meta}\n\n${rec.payload === null || rec.payload === undefined ? '' : fence(JSON.stringify(rec.payload, null, 2), 'json')}\n`;
-      default: {
-        const { seq: _s, ts: _t, kind, turnId: _turn, ...rest } = rec;
-        return `${this.heading(`Record ${code(String(kind))}`)}${meta}\n\n${fence(JSON.stringify(rest, null, 2), 'json')}\n`;
-      }
+    const render = this.kinds.get(rec.kind);
+    return render ? render(rec, meta, superseded) : this.other(rec, meta);
+  }
+
+  /** One writer per record kind; a kind not in it is written as its members in JSON. */
+  private readonly kinds = new Map<string, (rec: StoredRecord, meta: string, superseded: boolean) => string>([
+    ['message', (rec, meta) => this.message(rec, meta)],
+    ['turn', (rec, meta) => this.turn(rec, meta)],
+    ['checkpoint', (rec, meta, superseded) => checkpoint(rec, meta, superseded)],
+    ['interruption', (rec, meta) => this.interruption(rec, meta)],
+    ['toolStream', (rec, meta) => this.toolStream(rec, meta)],
+    ['event', (rec, meta) => this.event(rec, meta)],
+  ]);
+
+  /** A turn's start opens a section; its other transitions are quoted lines in it. */
+  private turn(rec: StoredRecord, meta: string): string {
+    if (rec.event === 'start') {
+      this.turns += 1;
+      this.inTurn = true;
+      return `## Turn ${this.turns}${typeof rec.turnKind === 'string' && rec.turnKind !== 'user' ? ` (${inline(rec.turnKind)})` : ''}\n\n${meta}\n\n`;
     }
+    const what = [rec.event, rec.phase, rec.outcome].filter((v) => typeof v === 'string').map((v) => inline(v as string)).join(' ');
+    if (rec.event === 'finish') this.inTurn = false;
+    return `> Turn ${what}${typeof rec.error === 'string' ? `: ${inline(rec.error)}` : ''} — ${meta}\n\n`;
+  }
+
+  private interruption(rec: StoredRecord, meta: string): string {
+    let text = `${this.heading(`Interruption: ${inline(String(rec.reason ?? ''))}`)}${meta}${rec.phase ? ` · during ${inline(String(rec.phase))}` : ''}\n\n`;
+    if (typeof rec.assistantText === 'string' && rec.assistantText !== '') text += `Partial answer:\n\n${rec.assistantText}\n\n`;
+    text += this.toolCalls(rec.toolCalls);
+    for (const r of Array.isArray(rec.toolResults) ? rec.toolResults : []) {
+      if (!isObj(r)) continue;
+      const result = typeof r.result === 'string' ? r.result : JSON.stringify(r.result, null, 2);
+      text += `**Result of ${code(String(r.name ?? '?'))}**${r.id ? ` (${code(String(r.id))})` : ''}\n\n${fence(result ?? '')}\n`;
+    }
+    return text;
+  }
+
+  private toolStream(rec: StoredRecord, meta: string): string {
+    const text = typeof rec.text === 'string' ? rec.text : blobLabel(rec.text) ?? blobLabel(rec.dataBase64) ?? (typeof rec.dataBase64 === 'string' ? '[binary data]' : '');
+    return `${this.heading(`Tool run #${String(rec.toolSeq)} ${inline(String(rec.stream ?? 'output'))}`)}${meta}\n\n${fence(text)}\n`;
+  }
+
+  private event(rec: StoredRecord, meta: string): string {
+    return `${this.heading(`Event ${code(String(rec.type ?? ''))}`)}${meta}\n\n${rec.payload === null || rec.payload === undefined ? '' : fence(JSON.stringify(rec.payload, null, 2), 'json')}\n`;
+  }
+
+  private other(rec: StoredRecord, meta: string): string {
+    const { seq: _s, ts: _t, kind, turnId: _turn, ...rest } = rec;
+    return `${this.heading(`Record ${code(String(kind))}`)}${meta}\n\n${fence(JSON.stringify(rest, null, 2), 'json')}\n`;
   }
 
   private heading(text: string): string {
@@ -157,8 +174,11 @@ class MarkdownWriter {
     let text = `${this.heading(title)}${meta}\n\n`;
     const content = contentText(m.content);
     if (content !== '') text += role === 'tool' ? fence(content) + '\n' : `${content.replace(/\n+$/, '')}\n\n`;
-    for (const c of Array.isArray(m.toolCalls) ? m.toolCalls : []) text += this.toolCall(c);
-    return text;
+    return text + this.toolCalls(m.toolCalls);
+  }
+
+  private toolCalls(calls: unknown): string {
+    return (Array.isArray(calls) ? calls : []).map((call) => this.toolCall(call)).join('');
   }
 
   private toolCall(call: unknown): string {

@@ -1,5 +1,5 @@
 import type { SessionSummary } from '../store/types.js';
-import { type Command, listAll, openStore, parseCommand, STORE_HELP } from './common.js';
+import { type Command, listingOf, STORE_HELP } from './common.js';
 import { humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
 
 export const listCommand: Command = {
@@ -16,17 +16,16 @@ Options:
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, { json: { type: 'boolean' } }, { min: 0, max: 0, names: '' });
-    if (!p) return out(this.usage), 0;
-    const store = openStore(p.root);
-    const sessions = await listAll(store);
+    const listing = await listingOf(this, argv);
+    if (!listing) return out(this.usage), 0;
+    const { root, store, sessions } = listing;
     await store.closeAll();
-    if (p.values.json) {
+    if (listing.json) {
       out(`${JSON.stringify(sessions, null, 2)}\n`);
       return 0;
     }
     if (sessions.length === 0) {
-      out(`no sessions in ${p.root}\n`);
+      out(`no sessions in ${root}\n`);
       return 0;
     }
     out(renderList(sessions));

@@ -108,75 +108,113 @@ export class TranscriptRenderer {
   }
 
   record(rec: StoredRecord): string {
+    const render = this.kinds.get(rec.kind);
+    return render ? render(rec) : this.other(rec);
+  }
+
+  /** One renderer per record kind; a kind not in it is shown by `other`. */
+  private readonly kinds = new Map<string, (rec: StoredRecord) => string>([
+    ['message', (rec) => this.message(rec)],
+    ['interruption', (rec) => this.interruption(rec)],
+    ['turn', (rec) => this.turn(rec)],
+    ['checkpoint', (rec) => this.checkpoint(rec)],
+    ['api', (rec) => this.api(rec)],
+    ['toolStart', (rec) => this.toolStart(rec)],
+    ['toolStream', (rec) => this.toolStream(rec)],
+    ['toolFinish', (rec) => this.toolFinish(rec)],
+    ['event', (rec) => this.event(rec)],
+  ]);
+
+  /** A record's header line: `#seq  time  who  rest`. */
+  private head(rec: StoredRecord, who: string, rest = ''): string {
     const s = this.opts.style;
-    const head = (who: string, rest = '') => `${s.dim(`#${rec.seq}`)} ${s.dim(timeOf(rec.ts))}  ${who}${rest ? `  ${rest}` : ''}\n`;
-    switch (rec.kind) {
-      case 'message': {
-        const m = isObj(rec.message) ? rec.message : {};
-        const role = str(m.role) ?? '?';
-        let out = '';
-        let who = this.role(role);
-        if (role === 'tool') {
-          const id = str(m.toolCallId);
-          const name = str(m.name) ?? (id ? this.toolNames.get(id) : undefined);
-          who += s.dim(` ← ${safeText(name ?? 'result')}${id ? ` [${safeText(id)}]` : ''}`);
-        } else if (str(m.name)) who += s.dim(` (${safeText(m.name as string)})`);
-        out += head(who);
-        const text = contentText(m.content);
-        if (text !== '') out += this.body(text, role === 'tool');
-        for (const call of Array.isArray(m.toolCalls) ? m.toolCalls : []) out += this.toolCall(call);
-        return out;
-      }
-      case 'interruption': {
-        let out = head(s.red('interruption'), `${safeText(String(rec.reason ?? ''))}${rec.phase ? s.dim(` (during ${safeText(String(rec.phase))})`) : ''}`);
-        if (typeof rec.assistantText === 'string' && rec.assistantText !== '') out += this.body(rec.assistantText, false);
-        for (const call of Array.isArray(rec.toolCalls) ? rec.toolCalls : []) out += this.toolCall(call);
-        for (const r of Array.isArray(rec.toolResults) ? rec.toolResults : []) {
-          if (!isObj(r)) continue;
-          out += `${INDENT}${s.yellow('←')} ${safeText(str(r.name) ?? '?')}${r.id ? s.dim(` [${safeText(String(r.id))}]`) : ''}: ${this.abbreviated(r.result)}\n`;
-        }
-        return out;
-      }
-      case 'turn': {
-        const what = [rec.event, rec.turnKind, rec.phase, rec.outcome].filter((v) => typeof v === 'string').map((v) => safeText(v as string)).join(' ');
-        let out = head(s.blue('turn'), `${what}${rec.turnId ? s.dim(`  ${safeText(String(rec.turnId))}`) : ''}`);
-        if (typeof rec.error === 'string') out += `${INDENT}${s.red('error:')} ${oneLine(safeText(rec.error), 400)}\n`;
-        return out;
-      }
-      case 'checkpoint': {
-        const n = isObj(rec.counters) ? rec.counters.summarizedRecords : undefined;
-        const summarized = typeof n === 'number' ? `, ${n} record${n === 1 ? '' : 's'} summarized` : '';
-        let out = head(s.magenta('checkpoint'), s.dim(`generation ${String(rec.generation)}, through #${String(rec.throughSeq ?? rec.seq)}${summarized}`));
-        if (typeof rec.summary === 'string') out += this.body(rec.summary, false);
-        return out;
-      }
-      case 'api': {
-        const what = `${safeText(String(rec.direction ?? ''))}${typeof rec.apiSeq === 'number' ? ` #${rec.apiSeq}` : ''}`;
-        return head(s.cyan('api'), `${what}${rec.payload === undefined ? '' : `  ${s.dim(this.payload(rec.payload))}`}`);
-      }
-      case 'toolStart':
-        return head(s.yellow('tool run'), `#${String(rec.toolSeq)} ${s.bold(safeText(String(rec.tool ?? '?')))} started${rec.toolUseId ? s.dim(` [${safeText(String(rec.toolUseId))}]`) : ''}${rec.agent ? s.dim(` by ${safeText(String(rec.agent))}`) : ''}`);
-      case 'toolStream': {
-        let out = head(s.yellow('tool run'), `#${String(rec.toolSeq)} ${safeText(String(rec.stream ?? 'output'))}`);
-        const text = typeof rec.text === 'string' ? rec.text : blobLabel(rec.text)
-          ?? (typeof rec.dataBase64 === 'string' ? `[${humanBytes(Math.floor((rec.dataBase64.length * 3) / 4))} of binary data]` : blobLabel(rec.dataBase64) ?? '');
-        if (text !== '') out += this.body(text, true);
-        return out;
-      }
-      case 'toolFinish': {
-        const exit = typeof rec.exitCode === 'number' ? ` (exit ${rec.exitCode})` : '';
-        const outLen = typeof rec.outputLen === 'number' ? s.dim(`, ${humanBytes(rec.outputLen)} of output`) : '';
-        let out = head(s.yellow('tool run'), `#${String(rec.toolSeq)} finished ${rec.success === false ? s.red('failed') : 'ok'}${exit}${outLen}`);
-        if (typeof rec.error === 'string') out += `${INDENT}${s.red('error:')} ${oneLine(safeText(rec.error), 400)}\n`;
-        return out;
-      }
-      case 'event':
-        return head(s.cyan('event'), `${safeText(String(rec.type ?? ''))}${rec.payload === null || rec.payload === undefined ? '' : `  ${s.dim(this.payload(rec.payload))}`}`);
-      default: {
-        const { seq: _s, ts: _t, kind, turnId: _turn, ...rest } = rec;
-        return head(s.cyan(safeText(String(kind))), s.dim(this.payload(rest)));
-      }
+    return `${s.dim(`#${rec.seq}`)} ${s.dim(timeOf(rec.ts))}  ${who}${rest ? `  ${rest}` : ''}\n`;
+  }
+
+  private message(rec: StoredRecord): string {
+    const s = this.opts.style;
+    const m = isObj(rec.message) ? rec.message : {};
+    const role = str(m.role) ?? '?';
+    let who = this.role(role);
+    if (role === 'tool') {
+      const id = str(m.toolCallId);
+      const name = str(m.name) ?? (id ? this.toolNames.get(id) : undefined);
+      who += s.dim(` ← ${safeText(name ?? 'result')}${id ? ` [${safeText(id)}]` : ''}`);
+    } else if (str(m.name)) who += s.dim(` (${safeText(m.name as string)})`);
+    let out = this.head(rec, who);
+    const text = contentText(m.content);
+    if (text !== '') out += this.body(text, role === 'tool');
+    return out + this.toolCalls(m.toolCalls);
+  }
+
+  private interruption(rec: StoredRecord): string {
+    const s = this.opts.style;
+    let out = this.head(rec, s.red('interruption'), `${safeText(String(rec.reason ?? ''))}${rec.phase ? s.dim(` (during ${safeText(String(rec.phase))})`) : ''}`);
+    if (typeof rec.assistantText === 'string' && rec.assistantText !== '') out += this.body(rec.assistantText, false);
+    out += this.toolCalls(rec.toolCalls);
+    for (const r of Array.isArray(rec.toolResults) ? rec.toolResults : []) {
+      if (!isObj(r)) continue;
+      out += `${INDENT}${s.yellow('←')} ${safeText(str(r.name) ?? '?')}${r.id ? s.dim(` [${safeText(String(r.id))}]`) : ''}: ${this.abbreviated(r.result)}\n`;
     }
+    return out;
+  }
+
+  private turn(rec: StoredRecord): string {
+    const s = this.opts.style;
+    const what = [rec.event, rec.turnKind, rec.phase, rec.outcome].filter((v) => typeof v === 'string').map((v) => safeText(v as string)).join(' ');
+    return this.head(rec, s.blue('turn'), `${what}${rec.turnId ? s.dim(`  ${safeText(String(rec.turnId))}`) : ''}`) + this.error(rec.error);
+  }
+
+  private checkpoint(rec: StoredRecord): string {
+    const s = this.opts.style;
+    const n = isObj(rec.counters) ? rec.counters.summarizedRecords : undefined;
+    const summarized = typeof n === 'number' ? `, ${n} record${n === 1 ? '' : 's'} summarized` : '';
+    const out = this.head(rec, s.magenta('checkpoint'), s.dim(`generation ${String(rec.generation)}, through #${String(rec.throughSeq ?? rec.seq)}${summarized}`));
+    return typeof rec.summary === 'string' ? out + this.body(rec.summary, false) : out;
+  }
+
+  private api(rec: StoredRecord): string {
+    const what = `${safeText(String(rec.direction ?? ''))}${typeof rec.apiSeq === 'number' ? ` #${rec.apiSeq}` : ''}`;
+    return this.head(rec, this.opts.style.cyan('api'), `${what}${rec.payload === undefined ? '' : `  ${this.opts.style.dim(this.payload(rec.payload))}`}`);
+  }
+
+  private toolStart(rec: StoredRecord): string {
+    const s = this.opts.style;
+    return this.head(rec, s.yellow('tool run'), `#${String(rec.toolSeq)} ${s.bold(safeText(String(rec.tool ?? '?')))} started${rec.toolUseId ? s.dim(` [${safeText(String(rec.toolUseId))}]`) : ''}${rec.agent ? s.dim(` by ${safeText(String(rec.agent))}`) : ''}`);
+  }
+
+  private toolStream(rec: StoredRecord): string {
+    const out = this.head(rec, this.opts.style.yellow('tool run'), `#${String(rec.toolSeq)} ${safeText(String(rec.stream ?? 'output'))}`);
+    const text = typeof rec.text === 'string' ? rec.text : blobLabel(rec.text)
+      ?? (typeof rec.dataBase64 === 'string' ? `[${humanBytes(Math.floor((rec.dataBase64.length * 3) / 4))} of binary data]` : blobLabel(rec.dataBase64) ?? '');
+    return text !== '' ? out + this.body(text, true) : out;
+  }
+
+  private toolFinish(rec: StoredRecord): string {
+    const s = this.opts.style;
+    const exit = typeof rec.exitCode === 'number' ? ` (exit ${rec.exitCode})` : '';
+    const outLen = typeof rec.outputLen === 'number' ? s.dim(`, ${humanBytes(rec.outputLen)} of output`) : '';
+    return this.head(rec, s.yellow('tool run'), `#${String(rec.toolSeq)} finished ${rec.success === false ? s.red('failed') : 'ok'}${exit}${outLen}`) + this.error(rec.error);
+  }
+
+  private event(rec: StoredRecord): string {
+    const s = this.opts.style;
+    return this.head(rec, s.cyan('event'), `${safeText(String(rec.type ?? ''))}${rec.payload === null || rec.payload === undefined ? '' : `  ${s.dim(this.payload(rec.payload))}`}`);
+  }
+
+  /** A kind this version does not know: its members in short JSON, so it is never hidden. */
+  private other(rec: StoredRecord): string {
+    const { seq: _s, ts: _t, kind, turnId: _turn, ...rest } = rec;
+    return this.head(rec, this.opts.style.cyan(safeText(String(kind))), this.opts.style.dim(this.payload(rest)));
+  }
+
+  /** The `error:` line of a turn or tool run, when it has an error. */
+  private error(error: unknown): string {
+    return typeof error === 'string' ? `${INDENT}${this.opts.style.red('error:')} ${oneLine(safeText(error), 400)}\n` : '';
+  }
+
+  private toolCalls(calls: unknown): string {
+    return (Array.isArray(calls) ? calls : []).map((call) => this.toolCall(call)).join('');
   }
 
   /** Where a compaction happened, in a transcript that shows the archived records too. */

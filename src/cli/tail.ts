@@ -1,4 +1,5 @@
-import type { StoredRecord } from '../store/types.js';
+import type { FileSessionStore } from '../store/fileStore.js';
+import type { OpenedSession, StoredRecord } from '../store/types.js';
 import { CliError, type Command, openSession, openStore, parseCommand, positiveInt, STORE_HELP } from './common.js';
 import { out, stdoutStyle } from './output.js';
 import { recordsOf } from './records.js';
@@ -28,47 +29,56 @@ ${STORE_HELP}
     const n = positiveInt(p.values.lines as string | undefined, '-n', 20, 0);
     const store = openStore(p.root);
     const session = await openSession(store, p.positionals[0] as string);
-    const id = session.sessionId;
     const renderer = new TranscriptRenderer({ style: stdoutStyle(), full: p.values.full === true });
     const print = (r: StoredRecord) => out(p.values.raw ? `${JSON.stringify(r)}\n` : renderer.record(r));
-    let cursor = Math.max(0, session.lastSeq - n);
-    if (n > 0) {
-      for await (const r of recordsOf(store, id, { afterSeq: cursor })) {
-        print(r);
-        cursor = r.seq;
-      }
-    }
-    cursor = Math.max(cursor, session.lastSeq);
+    const cursor = await printLast(store, session, n, print);
     if (!p.values.follow) {
       await store.closeAll();
       return 0;
     }
-    return new Promise<number>((resolve, reject) => {
-      const keepAlive = setInterval(() => {}, 1 << 30); // the store's poll timer does not keep the process alive
-      let watch: { stop(): void } | undefined;
-      let done = false;
-      const finish = (code: number, failure?: Error) => {
-        if (done) return;
-        done = true;
-        clearInterval(keepAlive);
-        for (const sig of SIGNALS) process.removeListener(sig, onSignal);
-        watch?.stop();
-        void store.closeAll().finally(() => (failure ? reject(failure) : resolve(code)));
-      };
-      const onSignal = () => finish(0);
-      for (const sig of SIGNALS) process.on(sig, onSignal);
-      store.watch(id, cursor, (records) => {
-        for (const r of records) print(r);
-        return true;
-      }, (reason) => {
-        if (reason === 'error') finish(1, new CliError(`session ${id} can no longer be read (deleted, or damaged: 'session-sidecar verify ${id}' checks it)`));
-        else finish(0);
-      }).then((w) => {
-        watch = w;
-        if (done) w.stop();
-      }, (err: unknown) => finish(1, err as Error));
-    });
+    return follow(store, session.sessionId, cursor, print);
   },
 };
+
+/** Prints the last `n` records of the session; returns the seq to follow from. */
+async function printLast(store: FileSessionStore, session: OpenedSession, n: number, print: (r: StoredRecord) => void): Promise<number> {
+  let cursor = Math.max(0, session.lastSeq - n);
+  if (n > 0) {
+    for await (const r of recordsOf(store, session.sessionId, { afterSeq: cursor })) {
+      print(r);
+      cursor = r.seq;
+    }
+  }
+  return Math.max(cursor, session.lastSeq);
+}
+
+/** Prints every record appended after `cursor` until a signal (exit 0) or the session can no longer be read (exit 1). */
+function follow(store: FileSessionStore, id: string, cursor: number, print: (r: StoredRecord) => void): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const keepAlive = setInterval(() => {}, 1 << 30); // the store's poll timer does not keep the process alive
+    let watch: { stop(): void } | undefined;
+    let done = false;
+    const finish = (code: number, failure?: Error) => {
+      if (done) return;
+      done = true;
+      clearInterval(keepAlive);
+      for (const sig of SIGNALS) process.removeListener(sig, onSignal);
+      watch?.stop();
+      void store.closeAll().finally(() => (failure ? reject(failure) : resolve(code)));
+    };
+    const onSignal = () => finish(0);
+    for (const sig of SIGNALS) process.on(sig, onSignal);
+    store.watch(id, cursor, (records) => {
+      for (const r of records) print(r);
+      return true;
+    }, (reason) => {
+      if (reason === 'error') finish(1, new CliError(`session ${id} can no longer be read (deleted, or damaged: 'session-sidecar verify ${id}' checks it)`));
+      else finish(0);
+    }).then((w) => {
+      watch = w;
+      if (done) w.stop();
+    }, (err: unknown) => finish(1, err as Error));
+  });
+}
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;

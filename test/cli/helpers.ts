@@ -4,18 +4,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FileSessionStore } from '../../src/store/fileStore.js';
 import type { RecordInput } from '../../src/store/types.js';
-import { tempDir } from '../helpers.js';
+import { captureOutput, type Run, tempDir } from '../helpers.js';
 
 /** The BUILT binary: these tests run the command line as a user would. */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const CLI = path.join(ROOT, 'dist/src/cli.js');
 
-export interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
+export type { Run };
 
 /** Runs `session-sidecar ...args` to completion (no color: stdout is a pipe; NO_COLOR unset unless given). */
 export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string } = {}): Promise<Run> {
@@ -24,12 +19,8 @@ export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: st
     delete env.SESSION_SIDECAR_STORE;
     if (opts.env?.SESSION_SIDECAR_STORE) env.SESSION_SIDECAR_STORE = opts.env.SESSION_SIDECAR_STORE;
     const child = spawn(process.execPath, [CLI, ...args], { env, cwd: opts.cwd ?? ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+    void captureOutput(child).closed.then(resolve);
     child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
     child.stdin.end(opts.input ?? '');
   });
 }
@@ -37,12 +28,8 @@ export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: st
 /** A long-running CLI process (tail -f) with its output so far. */
 export function startCli(args: string[]): { child: ChildProcess; output: () => string; errors: () => string; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
   const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-  child.stderr!.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
-  return { child, output: () => stdout, errors: () => stderr, exited };
+  const { stdout, stderr, closed } = captureOutput(child);
+  return { child, output: stdout, errors: stderr, exited: closed.then(({ code, signal }) => ({ code, signal })) };
 }
 
 export const explain = (r: Run) => `exit ${r.code} (signal ${r.signal})\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;

@@ -34,14 +34,8 @@ export function listBlobFiles(fc: FileChecks, out: Finding[]): Map<string, strin
     if (name !== 'sha256' && name !== 'tmp') out.push({ severity: 'warning', check: 'blobs', message: 'unexpected entry in blobs/', file: fc.rel(path.join(blobsDir, name)) });
   }
   const root = path.join(blobsDir, 'sha256');
-  const st = fc.fsl.lstatSync(root);
-  if (!st) return found;
-  fc.dirMode(st, root, out);
-  if (!st.isDirectory()) return found;
-  for (const fan of fc.list(root)) {
-    const dir = path.join(root, fan);
-    const d = fc.fsl.lstatSync(dir);
-    if (!d) continue;
+  if (!fc.directory(root, out)?.isDirectory()) return found;
+  for (const { name: fan, path: dir, st: d } of fc.entries(root)) {
     if (!FAN.test(fan) || !d.isDirectory()) {
       out.push({ severity: 'warning', check: 'blobs', message: 'unexpected entry in blobs/sha256/ (not a folder of blobs)', file: fc.rel(dir) });
       continue;
@@ -59,13 +53,8 @@ export function listBlobFiles(fc: FileChecks, out: Finding[]): Map<string, strin
 /** The files of blobs/tmp/: blob writes that did not complete (or are being written now). */
 export function blobTemps(fc: FileChecks, out: Finding[]): void {
   const dir = fc.layout.blobsTempDir;
-  const st = fc.fsl.lstatSync(dir);
-  if (!st) return;
-  fc.dirMode(st, dir, out);
-  for (const name of fc.list(dir)) {
-    const p = path.join(dir, name);
-    const f = fc.fsl.lstatSync(p);
-    if (!f) continue;
+  if (!fc.directory(dir, out)) return;
+  for (const { path: p, st: f } of fc.entries(dir)) {
     out.push({ severity: 'warning', check: 'blobs', file: fc.rel(p), message: 'a temporary file left by a blob write that did not complete (or one in progress); nothing references it, it can be deleted while no sidecar runs' });
     if (f.isFile()) fc.fileMode(f, p, out);
   }

@@ -5,6 +5,13 @@ import type { StoreLayout } from '../layout.js';
 import { DIR_MODE, FILE_MODE, octal } from './common.js';
 import type { Finding } from './report.js';
 
+/** An entry of a listed directory, as lstat saw it. */
+export interface Entry {
+  name: string;
+  path: string;
+  st: fs.Stats;
+}
+
 /**
  * The store's file system as the checks see it (read calls only), with the rules every file
  * and folder of a store follows: files 0600, directories 0700, no symbolic links, all owned by
@@ -30,6 +37,24 @@ export class FileChecks {
     } catch {
       return [];
     }
+  }
+
+  /** The entries of `dir` that still exist, sorted by name; none when it cannot be listed. */
+  entries(dir: string): Entry[] {
+    const found: Entry[] = [];
+    for (const name of this.list(dir)) {
+      const p = path.join(dir, name);
+      const st = this.fsl.lstatSync(p);
+      if (st) found.push({ name, path: p, st });
+    }
+    return found;
+  }
+
+  /** A store directory's lstat, its type and mode reported to `out`; undefined when it does not exist. */
+  directory(dir: string, out: Finding[]): fs.Stats | undefined {
+    const st = this.fsl.lstatSync(dir);
+    if (st) this.dirMode(st, dir, out);
+    return st;
   }
 
   owner(st: fs.Stats, p: string, out: Finding[]): void {

@@ -1,18 +1,12 @@
 import os from 'node:os';
-import path from 'node:path';
 import { readPrivateSmall } from '../../durable/durableFile.js';
 import type { FileChecks } from './permissions.js';
 import type { Finding } from './report.js';
 
 /** recovery/<id>/: torn tails cut by recovery, kept as evidence. Their presence is reported. */
 export function verifyRecovery(fc: FileChecks, dir: string, out: Finding[]): void {
-  const dst = fc.fsl.lstatSync(dir);
-  if (!dst) return;
-  fc.dirMode(dst, dir, out);
-  for (const name of fc.list(dir)) {
-    const p = path.join(dir, name);
-    const st = fc.fsl.lstatSync(p);
-    if (!st) continue;
+  if (!fc.directory(dir, out)) return;
+  for (const { name, path: p, st } of fc.entries(dir)) {
     const m = /^(\d+)-(\d+)\.torn$/.exec(name);
     if (!m || !st.isFile()) {
       out.push({ severity: 'warning', check: 'recovery', message: 'unexpected entry among the recovery evidence', file: fc.rel(p) });

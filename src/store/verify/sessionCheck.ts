@@ -47,8 +47,7 @@ export class SessionChecker {
     const { fc } = this;
     const findings: Finding[] = [];
     const trash = fc.layout.trashSessionDir(id);
-    const tst = fc.fsl.lstatSync(trash);
-    if (tst) fc.dirMode(tst, trash, findings);
+    fc.directory(trash, findings);
     const file = path.join(trash, 'session', 'journal.jsonl');
     let journal: ScannedJournal | undefined;
     let bytes = 0;
@@ -100,29 +99,16 @@ function journalSummary(journal: ScannedJournal | undefined): SessionReport['jou
 
 /** sessions/<id>/state/: one 0600 file per state value (write-file-atomic may leave a temp file after a crash). */
 function verifyState(fc: FileChecks, dir: string, out: Finding[]): void {
-  const st = fc.fsl.lstatSync(dir);
-  if (!st) return;
-  fc.dirMode(st, dir, out);
-  if (!st.isDirectory()) return;
-  for (const name of fc.list(dir)) {
-    const p = path.join(dir, name);
-    const f = fc.fsl.lstatSync(p);
-    if (!f) continue;
-    if (!f.isFile()) out.push({ severity: 'error', check: 'permissions', message: 'a state value that is not a regular file', file: fc.rel(p) });
-    else if (name.endsWith('.json')) fc.fileMode(f, p, out);
+  if (!fc.directory(dir, out)?.isDirectory()) return;
+  for (const { name, path: p, st } of fc.entries(dir)) {
+    if (!st.isFile()) out.push({ severity: 'error', check: 'permissions', message: 'a state value that is not a regular file', file: fc.rel(p) });
+    else if (name.endsWith('.json')) fc.fileMode(st, p, out);
     else out.push({ severity: 'warning', check: 'layout', message: 'a temporary file left by a state write that did not complete', file: fc.rel(p) });
   }
 }
 
 /** sessions/<id>/scratch/: tool runs' private directories (0700); what tools put inside is theirs. */
 function verifyScratch(fc: FileChecks, dir: string, out: Finding[]): void {
-  const st = fc.fsl.lstatSync(dir);
-  if (!st) return;
-  fc.dirMode(st, dir, out);
-  if (!st.isDirectory()) return;
-  for (const name of fc.list(dir)) {
-    const p = path.join(dir, name);
-    const d = fc.fsl.lstatSync(p);
-    if (d) fc.dirMode(d, p, out);
-  }
+  if (!fc.directory(dir, out)?.isDirectory()) return;
+  for (const { path: p, st } of fc.entries(dir)) fc.dirMode(st, p, out);
 }
