@@ -121,6 +121,12 @@ export async function replaceAtomically(fsl: FsLayer, file: string, data: string
   if (durable) syncAfterRename(fsl, path.dirname(file));
 }
 
+/** replaceAtomically, synchronously: for writes that must take effect in a queue's order. */
+export function replaceAtomicallySync(fsl: FsLayer, file: string, data: string): void {
+  writeFileAtomic.sync(file, data, { mode: FILE_MODE, fsync: true });
+  syncAfterRename(fsl, path.dirname(file));
+}
+
 /**
  * The directory fsync that makes a rename (or unlink) durable. Its failure comes after the
  * change is visible: the outcome is unknown (AppendFailure 'uncertain'), never "nothing changed".

@@ -9,7 +9,7 @@ import { blobSize, putBlob, readBlob, verifyBlob } from './blobs/blobFiles.js';
 import { type BlobSink, inlineBlobs } from './blobs/blobRefs.js';
 import type { OpenSession } from './openSession.js';
 import { NO_RUNTIME } from './runtime/counters.js';
-import { deleteStateValue, getStateValue, setStateValue } from './runtime/stateValues.js';
+import { checkStateKey, deleteStateValue, getStateValue, prepareStateValue, writeStateValue } from './runtime/stateValues.js';
 import type { KeepScratch } from './runtime/toolRuns.js';
 import type { Redaction } from './secrets/redact.js';
 import { redactTokens } from './secrets/tokenRules.js';
@@ -21,53 +21,57 @@ import type { StoredRecord } from './types.js';
  * values and content-addressed blobs; and resume by path. Over StoreCore's open sessions.
  */
 export abstract class RuntimeStore extends StoreCore {
-  /** A fresh private scratch directory for the session's next toolSeq (write mode). */
+  /**
+   * Scratch allocations and state writes go through the session's writer queue, as exclusive
+   * operations: they take effect in arrival order with the appends around them (an allocation
+   * sees the toolSeq of a toolStart sent before it; a delete follows the set sent before it),
+   * and like appends they are refused after a fail-stop or a lost lease.
+   */
   async allocateScratch(sessionId: string, _requestId: string, keep?: KeepScratch): Promise<{ toolSeq: number; dir: string; tmpDir: string }> {
     const session = this.sideWriter(sessionId);
-    try {
-      return session.tools().allocate((session.handle.position.runtime ?? NO_RUNTIME).toolSeq, keep);
-    } catch (err) {
-      if (err instanceof StoreError) throw err;
-      const errno = errnoOf(err);
-      throw new StoreError('NotWritten', `no scratch directory was allocated (${errno ?? 'I/O error'})`, errno ? { errno } : {});
-    }
+    return this.inQueue(session, () => {
+      try {
+        return session.tools().allocate((session.handle.position.runtime ?? NO_RUNTIME).toolSeq, keep);
+      } catch (err) {
+        if (err instanceof StoreError) throw err;
+        const errno = errnoOf(err);
+        throw new StoreError('NotWritten', `no scratch directory was allocated (${errno ?? 'I/O error'})`, errno ? { errno } : {});
+      }
+    });
   }
 
   async setState(sessionId: string, key: string, value: unknown): Promise<{ redactions: Redaction[] }> {
     const session = this.sideWriter(sessionId);
-    return this.failStopOnUncertain(session, () => setStateValue(this.fsl, this.layout, sessionId, key, value, this.allSecrets));
+    const { text, redactions } = prepareStateValue(key, value, this.allSecrets);
+    await this.inQueue(session, () => writeStateValue(this.fsl, this.layout, sessionId, key, text));
+    return { redactions };
   }
 
   async getState(sessionId: string, key: string): Promise<unknown> {
     this.mustExist(checkSessionId(sessionId));
+    await this.sessions.get(sessionId)?.writer?.barrier(); // observes every write sent before it
     return getStateValue(this.fsl, this.layout, sessionId, key);
   }
 
   async deleteState(sessionId: string, key: string): Promise<boolean> {
     const session = this.sideWriter(sessionId);
-    return this.failStopOnUncertain(session, async () => deleteStateValue(this.fsl, this.layout, sessionId, key));
+    checkStateKey(key);
+    return this.inQueue(session, () => deleteStateValue(this.fsl, this.layout, sessionId, key));
   }
 
-  /**
-   * A session open for writing whose writer may still write: not fail-stopped, lease still
-   * ours (the lease serializes state and scratch writes across processes, as it does appends).
-   */
   private sideWriter(sessionId: string): OpenSession {
     const session = this.writable(sessionId);
     if (this.failStopped.has(sessionId)) (session.writer as JournalWriter).failStop('an earlier failed write');
-    (session.writer as JournalWriter).checkWritable();
     return session;
   }
 
-  /** After an unknown outcome nothing more is written for the session in this process. */
-  private async failStopOnUncertain<T>(session: OpenSession, write: () => Promise<T>): Promise<T> {
+  /** Runs `op` in the writer's queue; after an unknown outcome nothing more is written in this process. */
+  private async inQueue<T>(session: OpenSession, op: () => T): Promise<T> {
+    const writer = session.writer as JournalWriter;
     try {
-      return await write();
+      return await writer.exclusive(op);
     } catch (err) {
-      if (err instanceof StoreError && err.kind === 'Uncertain') {
-        (session.writer as JournalWriter).failStop('a failed state sync');
-        this.failStopped.add(session.id);
-      }
+      if (writer.stoppedReason) this.failStopped.add(session.id);
       throw err;
     }
   }

@@ -204,7 +204,7 @@ describe('known bugs found by the torture scenarios', () => {
   // ("toolSeq 1 was not allocated by tool/allocateScratch or is already used"). Expected (3.6:
   // per session, requests take effect in arrival order; 15.2: it reserves the NEXT toolSeq):
   // toolSeq 2. Same over the binary (the torture saw "answered toolSeq 7, not above 9").
-  it.skip('BUG 7: tool/allocateScratch pipelined behind a toolStart with a client-chosen toolSeq hands out a toolSeq above it', async () => {
+  it('BUG 7: tool/allocateScratch pipelined behind a toolStart with a client-chosen toolSeq hands out a toolSeq above it', async () => {
     const root = tempDir();
     const s = new FileSessionStore(root, { leases: false });
     const { sessionId } = await s.create({});
@@ -224,7 +224,7 @@ describe('known bugs found by the torture scenarios', () => {
   // through the session's queue. So the delete runs first, answers {deleted: false}, and the set's
   // rename lands after it: both are acknowledged and the key keeps the value the client deleted
   // (also after any crash). Expected (protocol/README.md 3.6): deleted true, and state/get null.
-  it.skip('BUG 8: a state/delete pipelined behind a state/set of the same key deletes the value', async () => {
+  it('BUG 8: a state/delete pipelined behind a state/set of the same key deletes the value', async () => {
     const root = tempDir();
     const s = new FileSessionStore(root, { leases: false });
     const { sessionId } = await s.create({});

@@ -72,19 +72,7 @@ export class JournalWriter {
     return this.stopped;
   }
 
-  /**
-   * Before a write beside the journal (a state value, a scratch directory): refused like an
-   * append after a fail-stop or a lost lease. `failStop` records an unknown outcome there.
-   */
-  checkWritable(): void {
-    if (this.stopped) throw this.readOnlyError();
-    const fenced = this.fence();
-    if (fenced) {
-      this.stopped = fenced.message;
-      throw fenced;
-    }
-  }
-
+  /** Records an unknown outcome of a write beside the journal: nothing more is written. */
   failStop(reason: string): void {
     this.stopped ??= reason;
   }
@@ -200,7 +188,7 @@ export class JournalWriter {
     try {
       p.resolve(op() as CommittedAppend);
     } catch (err) {
-      if (err instanceof StoreError && err.kind === 'Uncertain') this.stopped = 'a failed compaction sync';
+      if (err instanceof StoreError && err.kind === 'Uncertain') this.stopped = 'a failed sync';
       p.reject(err);
     }
   }

@@ -1,5 +1,5 @@
 import { AppendFailure, errnoOf, UnsafeFileError } from '../../durable/errors.js';
-import { ensurePrivateDir, readPrivateSmall, replaceAtomically, syncAfterRename } from '../../durable/durableFile.js';
+import { ensurePrivateDir, readPrivateSmall, replaceAtomicallySync, syncAfterRename } from '../../durable/durableFile.js';
 import type { FsLayer } from '../../durable/fsLayer.js';
 import { StoreError } from '../errors.js';
 import type { StoreLayout } from '../layout.js';
@@ -34,9 +34,7 @@ function refuseSecretKey(key: string, secrets: SecretSet): void {
  * fsync, rename) and then the directory is fsynced, so after a crash the key holds the old
  * value or the new one, never a mix, and an acknowledged set survives.
  */
-export async function setStateValue(
-  fsl: FsLayer, layout: StoreLayout, id: string, key: string, value: unknown, secrets: SecretSet,
-): Promise<{ redactions: Redaction[] }> {
+export function prepareStateValue(key: string, value: unknown, secrets: SecretSet): { text: string; redactions: Redaction[] } {
   checkStateKey(key);
   refuseSecretKey(key, secrets);
   if (value === undefined) throw new StoreError('InvalidArgument', 'value is required (use state/delete to remove a key)', { path: 'value' });
@@ -45,16 +43,20 @@ export async function setStateValue(
   if (Buffer.byteLength(text) > MAX_STATE_VALUE_BYTES) {
     throw new StoreError('PayloadTooLarge', `a state value is limited to ${MAX_STATE_VALUE_BYTES} bytes serialized`, { maxBytes: MAX_STATE_VALUE_BYTES });
   }
+  return { text, redactions: guarded.redactions };
+}
+
+/** Writes a prepared value (synchronously: state writes take effect in the session's queue order). */
+export function writeStateValue(fsl: FsLayer, layout: StoreLayout, id: string, key: string, text: string): void {
   ensurePrivateDir(fsl, layout.stateDir(id));
   const file = layout.stateValue(id, key);
   const st = fsl.lstatSync(file);
   if (st && !st.isFile()) throw new StoreError('UnsafeStore', `state value ${key} refused: it is not a regular file`, { reason: 'is not a regular file' });
   try {
-    await replaceAtomically(fsl, file, text, true);
+    replaceAtomicallySync(fsl, file, text);
   } catch (err) {
     throw stateWriteError(err, key);
   }
-  return { redactions: guarded.redactions };
 }
 
 export function getStateValue(fsl: FsLayer, layout: StoreLayout, id: string, key: string): unknown {
