@@ -47,7 +47,8 @@ const plan = {
   kill: { runs },
   power: { workloads: Math.max(2, Math.round(runs / 100)), ops: 50 },
   eio: { workloads: Math.max(2, Math.round(runs / 200)), ops: 40 },
-  enospc: { rounds: Math.min(200, Math.max(6, Math.round(runs / 50))) },
+  // at most 60 full-disk rounds: the acknowledged records of ~100 rounds fill the 2 MiB tmpfs for good
+  enospc: { rounds: Math.min(60, Math.max(6, Math.round(runs / 50))) },
   fuzz: { frames: Math.max(10_000, runs * 20) },
 };
 
@@ -194,7 +195,8 @@ TORTURE_SEED=1234 npx vitest run test/torture/kill.test.ts  # replay a short-ver
 
 Every failure prints the seed (and the store or crash image it kept). \`--runs N\` sets the
 SIGKILL runs; power-loss workloads are N/100 (at least 2), EIO workloads N/200 (at least 2),
-full-disk rounds N/50 (6 to 200), fuzz frames 20·N (at least 10 000). The short version runs
+full-disk rounds N/50 (6 to 60: the records the rounds acknowledge fill the 2 MiB tmpfs for good
+after about a hundred), fuzz frames 20·N (at least 10 000). The short version runs
 100 kills, 3 power-loss and 1 EIO workload, 6 full-disk rounds and 10 000 fuzz frames (about 40 s
 on 2 cores).
 
@@ -328,12 +330,12 @@ still clean, the store unchanged.
 
 ## Bugs found
 
-Eight bugs the scenarios found. Each has a minimal reproduction in
-\`test/torture/knownBugs.test.ts\`. Bugs 1–6 are fixed in src/ (commits e6db2e4 and 88ad910),
-their reproductions are regression tests and the scenarios fail on each of them again. Bugs 7
-and 8 are open: their reproductions are \`it.skip\`, and the workloads avoid the pipelining that
-triggers them (no allocation behind an unanswered append with a client-chosen toolSeq, no delete
-behind an unanswered set of the same key) so that the rest still runs.
+The eight bugs the scenarios found, all fixed in src/ since (commits e6db2e4, 88ad910 and
+92b5d84). Each has a minimal reproduction in \`test/torture/knownBugs.test.ts\`, now a regression
+test. The scenarios fail on bugs 1–6 again; for bugs 7 and 8 the workloads still avoid the
+pipelining that triggered them (no allocation behind an unanswered append with a client-chosen
+toolSeq, no delete behind an unanswered set of the same key), as they had to while the bugs
+were open.
 
 1. **A compaction queued behind a failed fdatasync still ran** (EIO scenario; fixed). After an
    append's \`fdatasync\` failed the session was fail-stopped, but a \`session/compact\` already
@@ -373,14 +375,14 @@ behind an unanswered set of the same key) so that the rest still runs.
    \`{kind: "InvalidParams", issues}\`; clients dispatch on \`data.kind\`. The fuzz scenario
    checks that shape on every -32602.
 7. **\`tool/allocateScratch\` hands out a toolSeq an earlier request already used** (SIGKILL
-   scenario, runtime records; **open**). Pipelined behind a \`session/append\` whose \`toolStart\`
+   scenario, runtime records; fixed in 92b5d84: allocations now run in the session's writer queue). Pipelined behind a \`session/append\` whose \`toolStart\`
    names a client-chosen toolSeq, the allocation answers that same toolSeq (or one below it): it
    runs at once and counts only the committed \`runtime.toolSeq\` and the toolSeqs it issued, not
    the append queued ahead of it. The allocation is then unusable (its \`toolStart\` is refused
    -32602 "already used"). Against protocol/README.md 3.6 (per session, requests take effect in
    arrival order) and 15.2 (it reserves the next toolSeq).
 8. **A \`state/delete\` pipelined behind a \`state/set\` of the same key deletes nothing** (SIGKILL
-   scenario, state values; **open**). The set awaits write-file-atomic while the delete unlinks at
+   scenario, state values; fixed in 92b5d84: state writes now run in the session's writer queue). The set awaits write-file-atomic while the delete unlinks at
    once, outside the session's queue: the delete answers \`{deleted: false}\`, the set's rename
    lands after it, both are acknowledged and the key keeps the value the client deleted. Against
    protocol/README.md 3.6.
@@ -394,7 +396,7 @@ behind an unanswered set of the same key) so that the rest still runs.
   scenarios and by test/conformance.
 - State files' own fsync is outside the fs seam (write-file-atomic), so the power-loss model
   trusts it (see scenario 2); the SIGKILL scenario does not depend on it.
-- The workloads do not pipeline what bugs 7 and 8 get wrong (see "Bugs found"); blob reads by
+- The workloads do not pipeline what bugs 7 and 8 got wrong (see "Bugs found"); blob reads by
   \`blob/get\` chunks, forks, resume by path and scratch directory cleanup are left to
   test/conformance.
 `;

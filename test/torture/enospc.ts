@@ -67,6 +67,18 @@ function fill(file: string): number {
   return total;
 }
 
+/** Bytes used on the tmpfs by top-level entry of the store (and the filler), for a failure message. */
+function usage(mnt: string): string {
+  const du = (p: string): number => {
+    const st = fs.lstatSync(p, { throwIfNoEntry: false });
+    if (!st) return 0;
+    return st.isDirectory() ? fs.readdirSync(p).reduce((n, e) => n + du(path.join(p, e)), 0) : st.size;
+  };
+  const store = path.join(mnt, 'store');
+  const parts = fs.existsSync(store) ? fs.readdirSync(store).map((e) => `${e} ${du(path.join(store, e))}`) : [];
+  return `bytes in use: filler ${du(path.join(mnt, 'filler'))}, ${parts.join(', ')}`;
+}
+
 function big(rng: Rng, n: number, size: number): Rec[] {
   return Array.from({ length: n }, (_, i) => ({ kind: 'event', type: 't.fill', payload: { i, x: 'y'.repeat(rng.range(size / 2, size)) } }));
 }
@@ -228,7 +240,7 @@ export async function runEnospc(opts: EnospcOptions): Promise<EnospcResult> {
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
     const stderr = clients.map((c) => c.stderr.trim()).filter(Boolean).join('\n').slice(-1500);
-    throw new TortureFailure(`${e.message}\n  ENOSPC torture: seed ${opts.seed}${stderr ? `\n  the sidecars' stderr: ${stderr}` : ''}`);
+    throw new TortureFailure(`${e.message}\n  ENOSPC torture: seed ${opts.seed}; ${usage(mnt)}${stderr ? `\n  the sidecars' stderr: ${stderr}` : ''}`);
   } finally {
     for (const c of clients) if (c.child.exitCode === null && c.child.signalCode === null) await c.kill('SIGKILL');
     try {

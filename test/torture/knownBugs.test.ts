@@ -8,11 +8,11 @@ import { FileSessionStore } from '../../src/store/fileStore.js';
 import { tempDir } from '../helpers.js';
 
 /**
- * Bugs the torture scenarios found in src/, each as a minimal reproduction. Bugs 1-6 were fixed in
- * src/ since (commits e6db2e4 and 88ad910): these are regression tests now, and the comments'
- * "before the fix" notes say what each one caught. Bugs 7 and 8 are open: `it.skip` until fixed
- * (the SIGKILL and power-loss workloads avoid the pipelining that triggers them; see
- * SessionModel.chosenToolStartsInFlight and settingKeys in model.ts).
+ * Bugs the torture scenarios found in src/, each as a minimal reproduction. All eight were fixed in
+ * src/ since (commits e6db2e4, 88ad910 and 92b5d84): these are regression tests now, and the
+ * comments' "before the fix" / "then" notes say what each one caught. (The SIGKILL and power-loss
+ * workloads still avoid the pipelining that triggered bugs 7 and 8: see
+ * SessionModel.chosenToolStartsInFlight and settingKeys in model.ts.)
  */
 
 const eio = (code = 'EIO') => Object.assign(new Error(`injected ${code}`), { code });
@@ -195,7 +195,7 @@ describe('known bugs found by the torture scenarios', () => {
     expect(Array.isArray(refused?.error.data?.issues)).toBe(true);
   });
 
-  // BUG 7 (SIGKILL torture, runtime records; OPEN). tool/allocateScratch does not take effect in
+  // BUG 7 (SIGKILL torture, runtime records; fixed in 92b5d84). tool/allocateScratch does not take effect in
   // arrival order: pipelined behind a session/append whose toolStart names a client-chosen toolSeq
   // ("larger than every toolSeq so far", protocol/README.md 15.1), it hands out that same toolSeq.
   // RuntimeStore.allocateScratch runs at once and computes max(ToolRuns.issued, the COMMITTED
@@ -214,11 +214,11 @@ describe('known bugs found by the torture scenarios', () => {
     const { toolSeq } = await allocated;
     const used = await errorOf(s.append(sessionId, [{ kind: 'toolStart', toolSeq, requestId: 'r2', tool: 'bash' }]));
     await s.closeAll();
-    expect(toolSeq).toBe(2); // now: 1, the toolSeq of the toolStart sent before it
-    expect(used).toBeUndefined(); // now: -32602, the allocation is unusable
+    expect(toolSeq).toBe(2); // before the fix: 1, the toolSeq of the toolStart sent before it
+    expect(used).toBeUndefined(); // before the fix: -32602, the allocation is unusable
   });
 
-  // BUG 8 (SIGKILL torture, state values; OPEN). state/delete does not take effect in arrival
+  // BUG 8 (SIGKILL torture, state values; fixed in 92b5d84). state/delete does not take effect in arrival
   // order after a pipelined state/set of the same key: setStateValue awaits write-file-atomic
   // (temp file, fsync, rename) while deleteStateValue unlinks synchronously, and neither goes
   // through the session's queue. So the delete runs first, answers {deleted: false}, and the set's
@@ -234,7 +234,7 @@ describe('known bugs found by the torture scenarios', () => {
     const d = await deleted;
     const value = await s.getState(sessionId, 'k');
     await s.closeAll();
-    expect(d).toBe(true); // now: false
-    expect(value).toBeNull(); // now: {v: 1}
+    expect(d).toBe(true); // before the fix: false
+    expect(value).toBeNull(); // before the fix: {v: 1}
   });
 });
