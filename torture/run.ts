@@ -197,7 +197,7 @@ Every failure prints the seed (and the store or crash image it kept). \`--runs N
 SIGKILL runs; power-loss workloads are N/100 (at least 2), EIO workloads N/200 (at least 2),
 full-disk rounds N/50 (6 to 60: the records the rounds acknowledge fill the 2 MiB tmpfs for good
 after about a hundred), fuzz frames 20·N (at least 10 000). The short version runs
-100 kills, 3 power-loss and 1 EIO workload, 6 full-disk rounds and 10 000 fuzz frames (about 40 s
+200 kills, 3 power-loss and 1 EIO workload, 6 full-disk rounds and 10 000 fuzz frames (about 50 s
 on 2 cores).
 
 ## The scenarios
@@ -332,10 +332,9 @@ still clean, the store unchanged.
 
 The eight bugs the scenarios found, all fixed in src/ since (commits e6db2e4, 88ad910 and
 92b5d84). Each has a minimal reproduction in \`test/torture/knownBugs.test.ts\`, now a regression
-test. The scenarios fail on bugs 1–6 again; for bugs 7 and 8 the workloads still avoid the
-pipelining that triggered them (no allocation behind an unanswered append with a client-chosen
-toolSeq, no delete behind an unanswered set of the same key), as they had to while the bugs
-were open.
+test. The scenarios fail on every one of them again: since the fixes of bugs 7 and 8 the
+workloads pipeline allocations behind unanswered appends with a client-chosen toolSeq, and
+deletes behind unanswered sets of the same key, again (the figures above predate that change).
 
 1. **A compaction queued behind a failed fdatasync still ran** (EIO scenario; fixed). After an
    append's \`fdatasync\` failed the session was fail-stopped, but a \`session/compact\` already

@@ -10,9 +10,9 @@ import { tempDir } from '../helpers.js';
 /**
  * Bugs the torture scenarios found in src/, each as a minimal reproduction. All eight were fixed in
  * src/ since (commits e6db2e4, 88ad910 and 92b5d84): these are regression tests now, and the
- * comments' "before the fix" / "then" notes say what each one caught. (The SIGKILL and power-loss
- * workloads still avoid the pipelining that triggered bugs 7 and 8: see
- * SessionModel.chosenToolStartsInFlight and settingKeys in model.ts.)
+ * comments' "before the fix" / "then" notes say what each one caught. The SIGKILL and power-loss
+ * workloads pipeline allocations behind client-chosen toolStarts and deletes behind sets of the
+ * same key again, so they would catch bugs 7 and 8 too.
  */
 
 const eio = (code = 'EIO') => Object.assign(new Error(`injected ${code}`), { code });

@@ -236,13 +236,6 @@ export class SessionModel {
   allocated: Array<{ toolSeq: number; requestId: string }> = [];
   /** Tools whose toolStart was sent by this process, not finished. */
   openTools: Array<{ toolSeq: number; requestId: string }> = [];
-  /**
-   * Appends in flight with a toolStart naming a client-chosen toolSeq: no tool/allocateScratch is
-   * pipelined behind one (it would hand out that same toolSeq: knownBugs BUG 7).
-   */
-  chosenToolStartsInFlight = 0;
-  /** state/set requests in flight, per key (a delete is not pipelined behind one: knownBugs BUG 8). */
-  readonly settingKeys = new Map<string, number>();
 
   constructor(
     readonly id: string,
@@ -263,13 +256,12 @@ export class SessionModel {
   plan(rng: Rng, opts: PlanOptions = {}): Op {
     if (opts.stateP && rng.chance(opts.stateP)) {
       const key = rng.pick(STATE_KEYS);
-      const del = rng.chance(0.25) && !this.settingKeys.get(key);
-      if (!del) this.settingKeys.set(key, (this.settingKeys.get(key) ?? 0) + 1);
+      const del = rng.chance(0.25);
       return del
         ? { type: 'state', sessionId: this.id, key, id: ++stateOpCounter }
         : { type: 'state', sessionId: this.id, key, value: stateValue(rng), id: ++stateOpCounter };
     }
-    if (opts.allocateP && this.chosenToolStartsInFlight === 0 && rng.chance(opts.allocateP)) {
+    if (opts.allocateP && rng.chance(opts.allocateP)) {
       this.toolHigh += 1; // the answer is at most this
       return { type: 'allocate', sessionId: this.id, requestId: `alloc-${++requestCounter}`, above: this.toolSent };
     }
@@ -295,17 +287,12 @@ export class SessionModel {
     const before = this.toolSent;
     const records = batch(rng).map((r) => this.decorate(rng, r, opts));
     const op: Op = { type: 'append', sessionId: this.id, records, firstSeq: this.lastSeq + 1, ...(this.toolSent > before ? { chosenToolSeq: true } : {}) };
-    if (op.chosenToolSeq) this.chosenToolStartsInFlight += 1;
     this.lastSeq += records.length;
     return op;
   }
 
-  /** An operation was answered: it no longer holds back a delete of its key, or an allocation. */
-  settled(op: Op): void {
-    if (op.type === 'append' && op.chosenToolSeq) this.chosenToolStartsInFlight -= 1;
-    if (op.type !== 'state' || op.value === undefined) return;
-    this.settingKeys.set(op.key, (this.settingKeys.get(op.key) ?? 1) - 1);
-  }
+  /** An operation was answered (nothing to release: requests take effect in arrival order). */
+  settled(_op: Op): void {}
 
   /** Replaces a generated record by a runtime record or a blob-carrying one, at the given rates. */
   private decorate(rng: Rng, r: Rec, opts: PlanOptions): Rec {
