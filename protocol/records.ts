@@ -90,9 +90,6 @@ export const StoredRecord = z
 /** Kinds a client appends; `turn` records are written by the server's turn methods. */
 export const RecordKinds = ['message', 'interruption', 'event', ...RuntimeRecordKinds] as const;
 
-/** Kinds that make up the conversation (what session/context reads); the others are runtime records. */
-export const ConversationKinds = ['message', 'interruption', 'event', 'turn', 'checkpoint'] as const;
-
 export type ChatMessage = z.infer<typeof ChatMessage>;
 export type Record = z.infer<typeof Record>;
 export type StoredRecord = z.infer<typeof StoredRecord>;

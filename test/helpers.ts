@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
 
+export { snapshotTree } from './fsSnapshot.js';
+
 const made: string[] = [];
 
 /** A fresh temporary directory, removed after the test. */
@@ -17,19 +19,6 @@ afterEach(() => {
   for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** Every file under `dir` with its bytes, for "nothing changed on disk" assertions. */
-export function snapshotTree(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else out[path.relative(dir, p)] = fs.readFileSync(p).toString('base64');
-    }
-  };
-  if (fs.existsSync(dir)) walk(dir);
-  return out;
-}
 
 /** How a child process ended and all it wrote. */
 export interface Run {

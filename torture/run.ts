@@ -23,6 +23,7 @@ import { type FuzzStats, runFuzz } from '../test/torture/fuzz.js';
 import { type KillStats, runKillTorture } from '../test/torture/kill.js';
 import { type PowerLossStats, runPowerLoss } from '../test/torture/powerLoss.js';
 import { newSeed, Rng } from '../test/torture/rng.js';
+import { snapshotTree } from '../test/fsSnapshot.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SCENARIOS = ['kill', 'power', 'enospc', 'eio', 'fuzz'] as const;
@@ -52,18 +53,6 @@ const plan = {
   fuzz: { frames: Math.max(10_000, runs * 20) },
 };
 
-function snapshotTree(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else out[path.relative(dir, p)] = fs.readFileSync(p).toString('base64');
-    }
-  };
-  if (fs.existsSync(dir)) walk(dir);
-  return out;
-}
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const seeds = new Rng(seed);

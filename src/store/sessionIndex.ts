@@ -20,9 +20,6 @@ export interface IndexEntry extends SessionSummary {
   turn?: TurnState | null;
   /** Runtime counters after the last record (absent: all zero, as in entries of journals without runtime records). */
   runtime?: RuntimeCounters;
-  /** Seq and generation of the first record line (a checkpoint after a compaction). */
-  firstSeq?: number;
-  generation?: number;
 }
 
 const MAX_INDEX_BYTES = 1 << 20;
@@ -74,7 +71,6 @@ export function entryOf(handle: JournalHandle, updatedAt?: string): IndexEntry {
     updatedAt: updatedAt ?? latest(position.lastTs, header.createdAt), lastSeq: position.lastSeq, records: position.records,
     bytes: position.bytes, ino, lastCrc: position.lastCrc, firstMessage, lastMessage, turn: position.turn ?? null,
     ...(position.runtime && position.runtime !== NO_RUNTIME ? { runtime: position.runtime } : {}),
-    firstSeq: handle.firstSeq, generation: handle.generation,
   };
 }
 

@@ -2,7 +2,7 @@ import { peekSeq } from '../journal/format.js';
 import { lineEndingAt } from '../journal/lines.js';
 import { crcOf } from '../journal/scan.js';
 import { type IndexEntry, readIndexEntry } from '../sessionIndex.js';
-import { FILE_MODE, generationOf, READ_FLAGS } from './common.js';
+import { FILE_MODE, READ_FLAGS } from './common.js';
 import type { ScannedJournal } from './journalCheck.js';
 import type { FileChecks } from './permissions.js';
 import type { Finding } from './report.js';
@@ -45,9 +45,6 @@ function compareEntry(fc: FileChecks, rel: string, entry: IndexEntry, journal: S
     return;
   }
   if (!committedBytesVerify(fc, rel, entry, journal, out)) return;
-  if (entry.firstSeq !== undefined && entry.firstSeq !== journal.firstSeq) drift(out, rel, 'firstSeq', entry.firstSeq, journal.firstSeq);
-  const generation = journal.checkpoint ? generationOf(journal.checkpoint) : 0;
-  if (entry.generation !== undefined && entry.generation !== generation) drift(out, rel, 'generation', entry.generation, generation);
   if (entry.bytes < journal.position.bytes) {
     const behind = journal.position.lastSeq - entry.lastSeq;
     out.push({ severity: 'note', check: 'index', file: rel, message: `the index entry is ${behind} record${behind === 1 ? '' : 's'} behind the journal (normal after a crash or while a sidecar writes)` });
