@@ -92,6 +92,8 @@ export async function appendDurably(fsl: FsLayer, fd: number, buf: Buffer, posit
       written += n;
     }
   } catch (err) {
+    // A write refused before any byte moved (the store's final secret gate) keeps its own error.
+    if (written === 0 && (err as { refusedBeforeWrite?: boolean } | null)?.refusedBeforeWrite === true) throw err;
     throw rollBack(fsl, fd, position, written, err);
   }
   try {

@@ -35,6 +35,23 @@ import { RuntimeStore } from './runtimeStore.js';
 import { assignRuntime } from './runtime/counters.js';
 import { CONVERSATION_KINDS } from './turns/context.js';
 
+/**
+ * Titles and message summaries are derived text (whitespace folded, parts joined): one that
+ * holds a registered secret is left out of the answer, as it is left out of the index entry.
+ */
+function withoutSecretSummaries(page: ListPage, secrets: SecretSet): ListPage {
+  if (secrets.size === 0) return page;
+  const sessions = page.sessions.map((s) => {
+    const out = { ...s };
+    for (const key of ['title', 'firstMessage', 'lastMessage'] as const) {
+      const text = out[key];
+      if (typeof text === 'string' && secrets.findInText(text) !== undefined) delete out[key];
+    }
+    return out;
+  });
+  return { ...page, sessions };
+}
+
 export { DEFAULT_READ_LIMIT, type FileStoreOptions } from './storeCore.js';
 
 /** The journal-file backend of SessionStore: the operations, over StoreCore's open sessions. */
@@ -297,7 +314,8 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
         live.delete(id); // listed from its index or journal like a closed session (or left out, with a warning)
       }
     }
-    return listSessions(this.fsl, this.layout, live, opts, this.warn, (handle) => this.remember(handle));
+    const page = await listSessions(this.fsl, this.layout, live, opts, this.warn, (handle) => this.remember(handle));
+    return withoutSecretSummaries(page, this.allSecrets);
   }
 
   scrub(text: string, extra: SecretsInput = {}): string {

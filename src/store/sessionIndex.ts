@@ -1,5 +1,6 @@
 import { readPrivateSmall, replaceAtomically } from '../durable/durableFile.js';
 import type { FsLayer } from '../durable/fsLayer.js';
+import { isGateRefusal } from './secrets/finalGate.js';
 import type { JournalHandle } from './journal/open.js';
 import type { JournalPosition } from './journal/scan.js';
 import { asCounters, NO_RUNTIME, type RuntimeCounters } from './runtime/counters.js';
@@ -47,7 +48,16 @@ export async function writeIndexEntry(fsl: FsLayer, layout: StoreLayout, entry: 
   const st = fsl.lstatSync(layout.indexEntry(entry.sessionId));
   // write-file-atomic resolves symlinks: never let one redirect the write out of the store.
   if (st && !st.isFile()) throw new Error('index entry is not a regular file');
-  await replaceAtomically(fsl, layout.indexEntry(entry.sessionId), `${JSON.stringify(entry)}\n`, false);
+  try {
+    await replaceAtomically(fsl, layout.indexEntry(entry.sessionId), `${JSON.stringify(entry)}\n`, false);
+  } catch (err) {
+    if (!isGateRefusal(err)) throw err;
+    // The summaries are derived text (whitespace folded, parts joined, cut): they can rebuild a
+    // registered secret the records never held as such, or repeat a title written before the
+    // secret was registered. The entry is then written without them; it vouches for the same bytes.
+    const { title: _t, firstMessage: _f, lastMessage: _l, ...bare } = entry;
+    await replaceAtomically(fsl, layout.indexEntry(entry.sessionId), `${JSON.stringify(bare)}\n`, false);
+  }
 }
 
 /** The position an index entry vouches for, to be checked against the journal before use. */

@@ -11,6 +11,7 @@ import { StoreLayout } from './layout.js';
 import { DEFAULT_LEASE_STALE_MS, SessionLease } from './leases.js';
 import { readIndexEntry, rememberIndex } from './sessionIndex.js';
 import { OpenSession } from './openSession.js';
+import { gateFs } from './secrets/finalGate.js';
 import { SecretSet } from './secrets/knownSecrets.js';
 import { resolveSecrets } from './secrets/sessionSecrets.js';
 import type { OpenedSession, OpenMode, SecretsInput, SecretsStatus } from './types.js';
@@ -74,7 +75,8 @@ export abstract class StoreCore {
 
   constructor(root: string, opts: FileStoreOptions = {}) {
     this.root = path.resolve(root);
-    this.fsl = opts.fs ?? nodeFs;
+    // Every write of this store passes the final secret gate (secrets/finalGate.ts).
+    this.fsl = gateFs(opts.fs ?? nodeFs, this.allSecrets);
     this.layout = new StoreLayout(this.root);
     this.clock = opts.clock ?? Date.now;
     this.maxRecordBytes = opts.maxRecordBytes ?? 32 << 20;

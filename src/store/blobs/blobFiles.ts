@@ -88,6 +88,7 @@ function syncOrFail(fsl: FsLayer, dir: string): void {
 }
 
 function blobWriteError(err: unknown): StoreError {
+  if (err instanceof StoreError) return err; // the final secret gate's refusal: nothing was written
   const errno = errnoOf(err);
   return new StoreError('NotWritten', `a blob could not be stored (${errno ?? 'I/O error'}); nothing was appended`, {
     stage: 'preCommit', ...(errno ? { errno } : {}),

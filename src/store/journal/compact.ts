@@ -167,9 +167,12 @@ function archive(fsl: FsLayer, layout: StoreLayout, handle: JournalHandle, gener
   try {
     copyRange(fsl, handle.fd, 0, handle.position.bytes, out, 0);
     fsl.fsyncSync(out);
-  } finally {
+  } catch (err) {
     fsl.closeSync(out);
+    removeQuietly(fsl, tmp); // never the archive: a temp name, nothing refers to it
+    throw err;
   }
+  fsl.closeSync(out);
   fsl.renameSync(tmp, target);
   fsyncDir(fsl, layout.historySessionDir(id));
 }
@@ -212,13 +215,26 @@ function copyRange(fsl: FsLayer, from: number, start: number, end: number, to: n
   let pos = start;
   let out = at;
   while (pos < end) {
-    const chunk = readPrefix(fsl, from, pos, Math.min(COPY_CHUNK, end - pos));
+    const chunk = wholeLines(fsl, from, pos, end);
     if (chunk.length === 0) throw Object.assign(new Error('journal shorter than expected'), { code: 'EIO' });
     for (let done = 0; done < chunk.length; ) done += fsl.writeSync(to, chunk, done, chunk.length - done, out + done);
     pos += chunk.length;
     out += chunk.length;
   }
   return out;
+}
+
+/**
+ * The next chunk of a copy, cut after its last newline: the final secret gate checks each write
+ * call on its own, so a chunk never splits a line (a line longer than a chunk is read whole).
+ */
+function wholeLines(fsl: FsLayer, from: number, pos: number, end: number): Buffer {
+  for (let want = Math.min(COPY_CHUNK, end - pos); ; want = Math.min(want * 2, end - pos)) {
+    const chunk = readPrefix(fsl, from, pos, want);
+    if (pos + chunk.length >= end || chunk.length < want) return chunk;
+    const nl = chunk.lastIndexOf(0x0a);
+    if (nl !== -1) return chunk.subarray(0, nl + 1);
+  }
 }
 
 export function removeQuietly(fsl: FsLayer, file: string): void {

@@ -94,6 +94,7 @@ export function deleteStateValue(fsl: FsLayer, layout: StoreLayout, id: string, 
 
 /** NotWritten while the old value still stands; Uncertain once the change was visible but its sync failed. */
 function stateWriteError(err: unknown, key: string): StoreError {
+  if (err instanceof StoreError) return err; // the final secret gate's refusal: the old value stands
   if (err instanceof AppendFailure) {
     return new StoreError('Uncertain', `state value ${key} may or may not be durable (${err.errno ?? 'I/O error'}); the session is read-only in this process`, {
       ...(err.errno ? { errno: err.errno } : {}),
