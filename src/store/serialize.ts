@@ -1,6 +1,7 @@
 import { StoreError } from './errors.js';
 import { ENVELOPE_KEYS } from './journal/format.js';
 import { type BlobSink, extractBlobs, mayHoldBlobs } from './blobs/blobRefs.js';
+import { checkBytes } from './secrets/finalGate.js';
 import { guardValue } from './secrets/gate.js';
 import type { SecretSet } from './secrets/knownSecrets.js';
 import type { Redaction } from './secrets/redact.js';
@@ -24,6 +25,11 @@ export function prepareRecord(
     if (Object.hasOwn(record, key)) throw new TypeError(`record ${index} uses the reserved member name ${key}`);
   }
   checkRuntimeRecord(record, index);
+  if (record.kind === 'toolStream' && typeof record.dataBase64 === 'string' && secrets.size > 0) {
+    // The bytes a tool printed, carried as base64: checked as the bytes they are (a secret, or any
+    // encoding of it, in a tool's raw output), not only as base64 text.
+    checkBytes(secrets, Buffer.from(record.dataBase64, 'base64'), `records[${index}].dataBase64<bytes>`);
+  }
   const { kind, ...members } = record;
   const guarded = guardValue({ kind, ...members }, secrets, `records[${index}]`);
   if (blobs && mayHoldBlobs(guarded.text, blobs.threshold)) {

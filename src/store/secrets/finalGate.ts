@@ -57,12 +57,13 @@ export function ungated(fsl: FsLayer): FsLayer {
 }
 
 /** Throws SecretRejected when `bytes` hold a registered secret in any encoding. */
-export function checkBytes(secrets: SecretSet, bytes: Buffer): void {
+export function checkBytes(secrets: SecretSet, bytes: Buffer, where = '(bytes to write)'): void {
   if (secrets.size === 0) return;
   const rule = secrets.findInBytes(bytes);
   if (rule === undefined) return;
-  const err = new StoreError('SecretRejected', `a registered secret reached the final check before a write (rule: ${rule}); nothing was written`, {
-    path: '(bytes to write)', rule,
+  const what = where === '(bytes to write)' ? 'reached the final check before a write' : `is in ${where}`;
+  const err = new StoreError('SecretRejected', `a registered secret ${what} (rule: ${rule}); nothing was written`, {
+    path: where, rule,
   });
   // appendDurably passes this error through unchanged (nothing was written, nothing to roll back).
   throw Object.assign(err, { refusedBeforeWrite: true });
