@@ -12,7 +12,6 @@ import { SessionLease } from './leases.js';
 import { forkLines, purgeSession, restoreSession, trashSession } from './lineage.js';
 import { listSessions } from './list.js';
 import { watchSession } from './watch.js';
-import { indexRewritesSettled } from './sessionIndex.js';
 import { OpenSession } from './openSession.js';
 import { MIN_SECRET_CHARS, SecretSet } from './secrets/knownSecrets.js';
 import { guardValue } from './secrets/gate.js';
@@ -120,7 +119,6 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     if (!live && !purge) {
       throw new StoreError('Conflict', `session ${sessionId} is already in the trash: restore or purge it`, { reason: 'inTrash', sessionId });
     }
-    await indexRewritesSettled();
     const open = this.sessions.get(sessionId);
     if (open) {
       this.sessions.delete(sessionId);
@@ -297,7 +295,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
         live.delete(id); // listed from its index or journal like a closed session (or left out, with a warning)
       }
     }
-    return listSessions(this.fsl, this.layout, live, opts, this.warn, (handle) => this.remember(handle));
+    return listSessions(this.fsl, this.layout, live, opts, this.warn);
   }
 
   scrub(text: string, extra: SecretsInput = {}): string {

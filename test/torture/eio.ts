@@ -3,7 +3,6 @@ import path from 'node:path';
 import { type FsLayer, nodeFs } from '../../src/durable/fsLayer.js';
 import { StoreError } from '../../src/store/errors.js';
 import { FileSessionStore } from '../../src/store/fileStore.js';
-import { indexRewritesSettled } from '../../src/store/sessionIndex.js';
 import {
   addStats, type CheckStats, checkSession, fail, fastTmp, Ledger, newCheckStats, type Op, SessionModel, sessionsOnDisk, TortureFailure,
 } from './model.js';
@@ -214,7 +213,6 @@ async function runOnce(root: string, seed: number, ops: number, failAt: number, 
     }
   } finally {
     await s.closeAll();
-    await indexRewritesSettled();
   }
   if (failAt > 0 && state.fired === undefined) return { syncs: state.syncs, fired: undefined };
 
@@ -231,7 +229,6 @@ async function runOnce(root: string, seed: number, ops: number, failAt: number, 
     await fresh.list();
   } finally {
     await fresh.closeAll();
-    await indexRewritesSettled();
   }
   return { syncs: state.syncs, fired: state.fired };
 }
