@@ -1,7 +1,8 @@
 import { StoreError } from './errors.js';
 import { checkSessionId, newSessionId } from './ids.js';
 import { type CompactionResult, compactJournal } from './journal/compact.js';
-import { createJournal } from './journal/create.js';
+import { createJournal, uncertainCreate } from './journal/create.js';
+import { errnoOf } from '../durable/errors.js';
 import { listHistory, sanitizeSummary } from './history.js';
 import { JOURNAL_FORMAT, JOURNAL_VERSION, sealLine } from './journal/format.js';
 import { catchUp, type JournalHandle, openJournal } from './journal/open.js';
@@ -64,6 +65,8 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
       return await this.createEmpty(sessionId, createdAt, line, guarded, set, status, lease);
     } catch (err) {
       if (!this.sessions.has(sessionId)) await lease?.release();
+      // Fail-stop as after an uncertain append: this process never writes the session again.
+      if (err instanceof StoreError && err.kind === 'Uncertain') this.failStopped.add(sessionId);
       throw err;
     }
   }
@@ -87,7 +90,13 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     sessionId: string, createdAt: string, header: Buffer, lines: Buffer[], set: SecretSet, status: SecretsStatus, lease: SessionLease | undefined,
   ): Promise<CreatedSession> {
     this.fsl.closeSync(createJournal(this.fsl, this.layout, sessionId, Buffer.concat([header, ...lines])));
-    const handle = openJournal(this.fsl, this.layout, sessionId, { writable: true });
+    let handle: JournalHandle;
+    try {
+      handle = openJournal(this.fsl, this.layout, sessionId, { writable: true });
+    } catch (err) {
+      if (err instanceof StoreError) throw err;
+      throw uncertainCreate(sessionId, errnoOf(err)); // the fork's journal is in place: it may exist after a crash
+    }
     this.adopt(handle, 'write', set, status, lease);
     await (this.sessions.get(sessionId) as OpenSession).writeIndexNow();
     return { sessionId, createdAt, secrets: status };
