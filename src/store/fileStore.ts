@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { StoreError } from './errors.js';
 import { checkSessionId, newSessionId } from './ids.js';
 import { type CompactionResult, compactJournal } from './journal/compact.js';
@@ -10,7 +11,7 @@ import { readPage, seekAfterSeq } from './journal/read.js';
 import { crcOf } from './journal/scan.js';
 import { JournalWriter } from './journal/writer.js';
 import { SessionLease } from './leases.js';
-import { forkLines, purgeSession, restoreSession, trashSession } from './lineage.js';
+import { finishTrash, forkLines, liveLeftovers, purgeSession, restoreSession, trashSession } from './lineage.js';
 import { listSessions } from './list.js';
 import { watchSession } from './watch.js';
 import { OpenSession } from './openSession.js';
@@ -124,8 +125,11 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     this.refuseIfReadOnly('delete a session');
     const live = this.fsl.lstatSync(this.layout.journal(sessionId)) !== undefined;
     const trashed = this.fsl.lstatSync(this.layout.trashSessionDir(sessionId)) !== undefined;
-    if (!live && !trashed) throw new StoreError('SessionNotFound', `session ${sessionId} not found`, { sessionId });
+    const purging = purge && this.fsl.lstatSync(path.join(this.layout.trashDir, `.purging-${sessionId}`)) !== undefined;
+    if (!live && !trashed && !purging) throw new StoreError('SessionNotFound', `session ${sessionId} not found`, { sessionId });
     if (!live && !purge) {
+      // A delete (or restore) a crash cut short left parts in their live places: the repeated delete completes it.
+      if (liveLeftovers(this.fsl, this.layout, sessionId)) return finishTrash(this.fsl, this.layout, sessionId);
       throw new StoreError('Conflict', `session ${sessionId} is already in the trash: restore or purge it`, { reason: 'inTrash', sessionId });
     }
     const open = this.sessions.get(sessionId);
