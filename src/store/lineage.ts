@@ -58,6 +58,10 @@ function parts(layout: StoreLayout, id: string): Array<{ live: string; trashed: 
  * delete, the restore or the purge moves or removes them (protocol/STORAGE.md, Crash recovery).
  */
 export function trashSession(fsl: FsLayer, layout: StoreLayout, id: string): void {
+  outcomeOf(id, 'deleted', (moved) => trashSteps(fsl, layout, id, moved));
+}
+
+function trashSteps(fsl: FsLayer, layout: StoreLayout, id: string, moved: () => void): void {
   const trash = layout.trashSessionDir(id);
   // An empty trash/<id>/ holds no session: it is what a delete that failed (or crashed) before its
   // first rename leaves behind, and must not make the live session undeletable.
@@ -68,7 +72,7 @@ export function trashSession(fsl: FsLayer, layout: StoreLayout, id: string): voi
   ensurePrivateDir(fsl, trash);
   const [journal] = parts(layout, id);
   try {
-    moveIfPresent(fsl, journal!.live, journal!.trashed);
+    moveIfPresent(fsl, journal!.live, journal!.trashed, moved);
   } catch (err) {
     // Nothing was moved: the session is still live and whole. Leave no empty trash entry behind.
     if (fsl.lstatSync(journal!.live) && isEmptyDir(fsl, trash)) {
@@ -102,6 +106,10 @@ function isEmptyDir(fsl: FsLayer, dir: string): boolean {
 
 /** Restore: the other parts first, the session directory last (the commit point), then the empty trash/<id>/. */
 export function restoreSession(fsl: FsLayer, layout: StoreLayout, id: string): void {
+  outcomeOf(id, 'restored', (moved) => restoreSteps(fsl, layout, id, moved));
+}
+
+function restoreSteps(fsl: FsLayer, layout: StoreLayout, id: string, moved: () => void): void {
   const trash = layout.trashSessionDir(id);
   const [journal, ...rest] = parts(layout, id);
   if (!fsl.lstatSync(journal!.trashed)) throw new StoreError('SessionNotFound', `no deleted session ${id} in the trash`, { sessionId: id });
@@ -109,7 +117,7 @@ export function restoreSession(fsl: FsLayer, layout: StoreLayout, id: string): v
     throw new StoreError('Conflict', `session ${id} exists again: delete it before restoring the old one`, { reason: 'exists', sessionId: id });
   }
   for (const p of rest) moveIfPresent(fsl, p.trashed, p.live);
-  moveIfPresent(fsl, journal!.trashed, journal!.live);
+  moveIfPresent(fsl, journal!.trashed, journal!.live, moved);
   removeTree(fsl, trash);
   fsyncDir(fsl, layout.trashDir);
 }
@@ -121,22 +129,44 @@ export function restoreSession(fsl: FsLayer, layout: StoreLayout, id: string): v
  * removed. A tree a crash left under that name is removed by the next purge of any session.
  */
 export function purgeSession(fsl: FsLayer, layout: StoreLayout, id: string): void {
-  removePurging(fsl, layout);
-  if (fsl.lstatSync(layout.journal(id))) {
-    dropTrashed(fsl, layout, id); // an older deleted copy under the same id (restore said "exists")
-    trashSession(fsl, layout, id);
-  } else {
-    finishTrash(fsl, layout, id);
-  }
-  dropTrashed(fsl, layout, id);
+  outcomeOf(id, 'purged', (moved) => {
+    removePurging(fsl, layout);
+    if (fsl.lstatSync(layout.journal(id))) {
+      dropTrashed(fsl, layout, id, () => undefined); // an older deleted copy under the same id (restore said "exists")
+      trashSteps(fsl, layout, id, moved);
+    } else {
+      finishTrash(fsl, layout, id);
+    }
+    dropTrashed(fsl, layout, id, moved);
+  });
 }
 
-function dropTrashed(fsl: FsLayer, layout: StoreLayout, id: string): void {
+/**
+ * Outcome of a failed step (STORAGE.md, Outcomes): before the session directory (or trash/<id>/
+ * for a purge) was renamed, the session is where it was: NotWritten (moves of the other parts
+ * before it are completed or undone by the repeated request). From that rename on the change
+ * is visible but not known durable: Uncertain; the repeated request completes it.
+ */
+function outcomeOf(id: string, what: string, run: (moved: () => void) => void): void {
+  let committed = false;
+  try {
+    run(() => { committed = true; });
+  } catch (err) {
+    if (err instanceof StoreError) throw err;
+    const errno = errnoOf(err);
+    const data = { sessionId: id, ...(errno ? { errno } : {}) };
+    if (committed) throw new StoreError('Uncertain', `session ${id} may or may not be ${what} (${errno ?? 'I/O error'}); repeat the request to complete it`, data);
+    throw new StoreError('NotWritten', `session ${id} not ${what} (${errno ?? 'I/O error'}); repeat the request`, data);
+  }
+}
+
+function dropTrashed(fsl: FsLayer, layout: StoreLayout, id: string, moved: () => void): void {
   const trash = layout.trashSessionDir(id);
   if (!fsl.lstatSync(trash)) return;
   const doomed = path.join(layout.trashDir, `.purging-${id}`);
   removeTree(fsl, doomed);
   fsl.renameSync(trash, doomed);
+  moved();
   fsyncDir(fsl, layout.trashDir);
   removeTree(fsl, doomed);
   fsyncDir(fsl, layout.trashDir);
@@ -149,10 +179,11 @@ function removePurging(fsl: FsLayer, layout: StoreLayout): void {
   if (names.length > 0) fsyncDir(fsl, layout.trashDir);
 }
 
-function moveIfPresent(fsl: FsLayer, from: string, to: string): void {
+function moveIfPresent(fsl: FsLayer, from: string, to: string, moved?: () => void): void {
   if (!fsl.lstatSync(from)) return;
   ensurePrivateDir(fsl, path.dirname(to));
   fsl.renameSync(from, to);
+  moved?.();
   // The destination first: a crash between the two syncs leaves the part where it went.
   fsyncDir(fsl, path.dirname(to));
   fsyncDir(fsl, path.dirname(from));

@@ -134,3 +134,82 @@ describe('a crash at every rename and fsync of delete, restore and purge', () =>
     });
   }
 });
+
+/** nodeFs whose `at`-th rename/fsync (counted while `armed`) fails once with EIO, leaving the file system as it was. */
+function eioLayer(at: number) {
+  const state = { armed: false, calls: 0, fired: false };
+  const maybeFail = () => {
+    if (!state.armed) return;
+    state.calls += 1;
+    if (state.calls === at) {
+      state.fired = true;
+      throw Object.assign(new Error('injected EIO'), { code: 'EIO' });
+    }
+  };
+  const layer: FsLayer = {
+    ...nodeFs,
+    renameSync: (from, to) => { maybeFail(); nodeFs.renameSync(from, to); },
+    fsyncSync: (fd) => { maybeFail(); nodeFs.fsyncSync(fd); },
+  };
+  return { layer, state };
+}
+
+describe('EIO once at every rename and fsync: the answer follows the outcome table (STORAGE.md)', () => {
+  const where = (root: string, id: string) => (fs.existsSync(journalOf(root, id)) ? 'live'
+    : fs.existsSync(path.join(root, 'trash', id, 'session', 'journal.jsonl')) ? 'trash' : 'gone');
+  for (const op of ['create', 'delete', 'restore', 'purge live', 'purge trashed'] as const) {
+    it(`${op}: NotWritten while the session is where it was, Uncertain once it moved; the repeated request completes`, async () => {
+      let injected = 0;
+      for (let k = 1; ; k++) {
+        const root = tempDir();
+        const id = await compactedSession(root);
+        if (op === 'restore' || op === 'purge trashed') await store(root).delete(id);
+        const before = where(root, id);
+        const { layer, state } = eioLayer(k);
+        const s = store(root, { fs: layer });
+        state.armed = true;
+        let kind: string | undefined;
+        let created: string | undefined;
+        try {
+          if (op === 'create') created = (await s.create({ title: 'new' })).sessionId;
+          else if (op === 'delete') await s.delete(id);
+          else if (op === 'restore') await s.restore(id);
+          else await s.delete(id, true);
+        } catch (err) {
+          kind = (err as { kind?: string }).kind;
+          created = (err as { details?: { sessionId?: string } }).details?.sessionId;
+        }
+        state.armed = false;
+        if (!state.fired) {
+          expect(kind).toBeUndefined();
+          await s.closeAll();
+          break;
+        }
+        injected += 1;
+        const at = `${op}, EIO at rename/fsync ${k}`;
+        if (op === 'create') {
+          const exists = created !== undefined && fs.existsSync(journalOf(root, created));
+          expect(kind, at).toBe(exists ? 'Uncertain' : 'NotWritten');
+          await s.closeAll();
+          continue;
+        }
+        expect(kind, at).toBe(where(root, id) === before ? 'NotWritten' : 'Uncertain');
+        await s.closeAll();
+        const t = store(root);
+        if (op === 'delete') {
+          await t.delete(id).catch((err: { kind?: string }) => expect(err.kind, at).toBe('Conflict'));
+          await t.restore(id);
+          await expectWhole(t, id, at);
+        } else if (op === 'restore') {
+          if (where(root, id) !== 'live') await t.restore(id);
+          await expectWhole(t, id, at);
+        } else {
+          await t.delete(id, true).catch((err: { kind?: string }) => expect(err.kind, at).toBe('SessionNotFound'));
+          expect(filesOf(root, id).filter((p) => !p.startsWith(`locks${path.sep}`)), at).toEqual([]);
+        }
+        await t.closeAll();
+      }
+      expect(injected).toBeGreaterThan(1);
+    });
+  }
+});
