@@ -1,7 +1,9 @@
+import path from 'node:path';
 import { StoreError } from './errors.js';
 import { checkSessionId, newSessionId } from './ids.js';
 import { type CompactionResult, compactJournal } from './journal/compact.js';
-import { createJournal } from './journal/create.js';
+import { createJournal, uncertainCreate } from './journal/create.js';
+import { errnoOf } from '../durable/errors.js';
 import { listHistory, sanitizeSummary } from './history.js';
 import { JOURNAL_FORMAT, JOURNAL_VERSION, sealLine } from './journal/format.js';
 import { catchUp, type JournalHandle, openJournal } from './journal/open.js';
@@ -9,10 +11,9 @@ import { readPage, seekAfterSeq } from './journal/read.js';
 import { crcOf } from './journal/scan.js';
 import { JournalWriter } from './journal/writer.js';
 import { SessionLease } from './leases.js';
-import { forkLines, purgeSession, restoreSession, trashSession } from './lineage.js';
+import { finishTrash, forkLines, liveLeftovers, purgeSession, restoreSession, trashSession } from './lineage.js';
 import { listSessions } from './list.js';
 import { watchSession } from './watch.js';
-import { indexRewritesSettled } from './sessionIndex.js';
 import { OpenSession } from './openSession.js';
 import { MIN_SECRET_CHARS, SecretSet } from './secrets/knownSecrets.js';
 import { guardValue } from './secrets/gate.js';
@@ -82,6 +83,8 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
       return await this.createEmpty(sessionId, createdAt, line, guarded, set, status, lease);
     } catch (err) {
       if (!this.sessions.has(sessionId)) await lease?.release();
+      // Fail-stop as after an uncertain append: this process never writes the session again.
+      if (err instanceof StoreError && err.kind === 'Uncertain') this.failStopped.add(sessionId);
       throw err;
     }
   }
@@ -105,7 +108,13 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     sessionId: string, createdAt: string, header: Buffer, lines: Buffer[], set: SecretSet, status: SecretsStatus, lease: SessionLease | undefined,
   ): Promise<CreatedSession> {
     this.fsl.closeSync(createJournal(this.fsl, this.layout, sessionId, Buffer.concat([header, ...lines])));
-    const handle = openJournal(this.fsl, this.layout, sessionId, { writable: true });
+    let handle: JournalHandle;
+    try {
+      handle = openJournal(this.fsl, this.layout, sessionId, { writable: true });
+    } catch (err) {
+      if (err instanceof StoreError) throw err;
+      throw uncertainCreate(sessionId, errnoOf(err)); // the fork's journal is in place: it may exist after a crash
+    }
     this.adopt(handle, 'write', set, status, lease);
     await (this.sessions.get(sessionId) as OpenSession).writeIndexNow();
     return { sessionId, createdAt, secrets: status };
@@ -133,11 +142,13 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     this.refuseIfReadOnly('delete a session');
     const live = this.fsl.lstatSync(this.layout.journal(sessionId)) !== undefined;
     const trashed = this.fsl.lstatSync(this.layout.trashSessionDir(sessionId)) !== undefined;
-    if (!live && !trashed) throw new StoreError('SessionNotFound', `session ${sessionId} not found`, { sessionId });
+    const purging = purge && this.fsl.lstatSync(path.join(this.layout.trashDir, `.purging-${sessionId}`)) !== undefined;
+    if (!live && !trashed && !purging) throw new StoreError('SessionNotFound', `session ${sessionId} not found`, { sessionId });
     if (!live && !purge) {
+      // A delete (or restore) a crash cut short left parts in their live places: the repeated delete completes it.
+      if (liveLeftovers(this.fsl, this.layout, sessionId)) return finishTrash(this.fsl, this.layout, sessionId);
       throw new StoreError('Conflict', `session ${sessionId} is already in the trash: restore or purge it`, { reason: 'inTrash', sessionId });
     }
-    await indexRewritesSettled();
     const open = this.sessions.get(sessionId);
     if (open) {
       this.sessions.delete(sessionId);
@@ -314,7 +325,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
         live.delete(id); // listed from its index or journal like a closed session (or left out, with a warning)
       }
     }
-    const page = await listSessions(this.fsl, this.layout, live, opts, this.warn, (handle) => this.remember(handle));
+    const page = await listSessions(this.fsl, this.layout, live, opts, this.warn);
     return withoutSecretSummaries(page, this.allSecrets);
   }
 

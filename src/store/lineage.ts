@@ -49,10 +49,19 @@ function parts(layout: StoreLayout, id: string): Array<{ live: string; trashed: 
 }
 
 /**
- * Moves a session to trash/<id>/ by renames (each directory fsynced): the journal first, so a
- * crash midway leaves the session either listed (journal still in place) or in the trash.
+ * Delete, restore and purge move a session by renames, one part at a time (each rename made
+ * durable by fsyncing the destination directory, then the source). The session directory
+ * (its journal) is the commit point: where it is, the session is. So that a crash at any step
+ * leaves a state the next request completes, the other parts move *after* it on a delete and
+ * *before* it on a restore: a live session always has all its parts in place, and a session in
+ * the trash may have some of them still (or again) in their live places until the repeated
+ * delete, the restore or the purge moves or removes them (protocol/STORAGE.md, Crash recovery).
  */
 export function trashSession(fsl: FsLayer, layout: StoreLayout, id: string): void {
+  outcomeOf(id, 'deleted', (moved) => trashSteps(fsl, layout, id, moved));
+}
+
+function trashSteps(fsl: FsLayer, layout: StoreLayout, id: string, moved: () => void): void {
   const trash = layout.trashSessionDir(id);
   // An empty trash/<id>/ holds no session: it is what a delete that failed (or crashed) before its
   // first rename leaves behind, and must not make the live session undeletable.
@@ -61,9 +70,9 @@ export function trashSession(fsl: FsLayer, layout: StoreLayout, id: string): voi
   }
   ensurePrivateDir(fsl, layout.trashDir);
   ensurePrivateDir(fsl, trash);
-  const [journal, ...rest] = parts(layout, id);
+  const [journal] = parts(layout, id);
   try {
-    moveIfPresent(fsl, journal!.live, journal!.trashed);
+    moveIfPresent(fsl, journal!.live, journal!.trashed, moved);
   } catch (err) {
     // Nothing was moved: the session is still live and whole. Leave no empty trash entry behind.
     if (fsl.lstatSync(journal!.live) && isEmptyDir(fsl, trash)) {
@@ -77,7 +86,17 @@ export function trashSession(fsl: FsLayer, layout: StoreLayout, id: string): voi
     }
     throw err;
   }
-  for (const p of rest) moveIfPresent(fsl, p.live, p.trashed);
+  finishTrash(fsl, layout, id);
+}
+
+/** The parts of a trashed session still in their live places (a delete or restore cut short). */
+export function liveLeftovers(fsl: FsLayer, layout: StoreLayout, id: string): boolean {
+  return parts(layout, id).slice(1).some((p) => fsl.lstatSync(p.live) !== undefined);
+}
+
+/** Moves the parts after the journal into the trash: a delete's last steps, or its completion after a crash. */
+export function finishTrash(fsl: FsLayer, layout: StoreLayout, id: string): void {
+  for (const p of parts(layout, id).slice(1)) moveIfPresent(fsl, p.live, p.trashed);
 }
 
 function isEmptyDir(fsl: FsLayer, dir: string): boolean {
@@ -85,35 +104,89 @@ function isEmptyDir(fsl: FsLayer, dir: string): boolean {
   return st !== undefined && st.isDirectory() && fsl.readdirSync(dir).length === 0;
 }
 
+/** Restore: the other parts first, the session directory last (the commit point), then the empty trash/<id>/. */
 export function restoreSession(fsl: FsLayer, layout: StoreLayout, id: string): void {
+  outcomeOf(id, 'restored', (moved) => restoreSteps(fsl, layout, id, moved));
+}
+
+function restoreSteps(fsl: FsLayer, layout: StoreLayout, id: string, moved: () => void): void {
   const trash = layout.trashSessionDir(id);
-  if (!fsl.lstatSync(trash) || isEmptyDir(fsl, trash)) throw new StoreError('SessionNotFound', `no deleted session ${id} in the trash`, { sessionId: id });
+  const [journal, ...rest] = parts(layout, id);
+  if (!fsl.lstatSync(journal!.trashed)) throw new StoreError('SessionNotFound', `no deleted session ${id} in the trash`, { sessionId: id });
   if (fsl.lstatSync(layout.sessionDir(id))) {
     throw new StoreError('Conflict', `session ${id} exists again: delete it before restoring the old one`, { reason: 'exists', sessionId: id });
   }
-  for (const p of parts(layout, id)) moveIfPresent(fsl, p.trashed, p.live);
-  removeTree(fsl, layout.trashSessionDir(id));
+  for (const p of rest) moveIfPresent(fsl, p.trashed, p.live);
+  moveIfPresent(fsl, journal!.trashed, journal!.live, moved);
+  removeTree(fsl, trash);
   fsyncDir(fsl, layout.trashDir);
 }
 
-/** Removes a session (live or trashed) for good. */
+/**
+ * Removes a session (live or trashed) for good: a live one is first moved to the trash (a
+ * delete: from then on it is not live), then trash/<id>/ is renamed to trash/.purging-<id>
+ * (the commit point: from then on it is gone; ids never start with a dot) and that tree is
+ * removed. A tree a crash left under that name is removed by the next purge of any session.
+ */
 export function purgeSession(fsl: FsLayer, layout: StoreLayout, id: string): void {
-  for (const p of parts(layout, id)) {
-    // history/ (or trash/) exists only once something was archived (or deleted): nothing to sync then.
-    if (!fsl.lstatSync(p.live)) continue;
-    removeTree(fsl, p.live);
-    fsyncDir(fsl, path.dirname(p.live));
-  }
-  removeTree(fsl, layout.trashSessionDir(id));
-  if (fsl.lstatSync(layout.trashDir)) fsyncDir(fsl, layout.trashDir);
+  outcomeOf(id, 'purged', (moved) => {
+    removePurging(fsl, layout);
+    if (fsl.lstatSync(layout.journal(id))) {
+      dropTrashed(fsl, layout, id, () => undefined); // an older deleted copy under the same id (restore said "exists")
+      trashSteps(fsl, layout, id, moved);
+    } else {
+      finishTrash(fsl, layout, id);
+    }
+    dropTrashed(fsl, layout, id, moved);
+  });
 }
 
-function moveIfPresent(fsl: FsLayer, from: string, to: string): void {
+/**
+ * Outcome of a failed step (STORAGE.md, Outcomes): before the session directory (or trash/<id>/
+ * for a purge) was renamed, the session is where it was: NotWritten (moves of the other parts
+ * before it are completed or undone by the repeated request). From that rename on the change
+ * is visible but not known durable: Uncertain; the repeated request completes it.
+ */
+function outcomeOf(id: string, what: string, run: (moved: () => void) => void): void {
+  let committed = false;
+  try {
+    run(() => { committed = true; });
+  } catch (err) {
+    if (err instanceof StoreError) throw err;
+    const errno = errnoOf(err);
+    const data = { sessionId: id, ...(errno ? { errno } : {}) };
+    if (committed) throw new StoreError('Uncertain', `session ${id} may or may not be ${what} (${errno ?? 'I/O error'}); repeat the request to complete it`, data);
+    throw new StoreError('NotWritten', `session ${id} not ${what} (${errno ?? 'I/O error'}); repeat the request`, data);
+  }
+}
+
+function dropTrashed(fsl: FsLayer, layout: StoreLayout, id: string, moved: () => void): void {
+  const trash = layout.trashSessionDir(id);
+  if (!fsl.lstatSync(trash)) return;
+  const doomed = path.join(layout.trashDir, `.purging-${id}`);
+  removeTree(fsl, doomed);
+  fsl.renameSync(trash, doomed);
+  moved();
+  fsyncDir(fsl, layout.trashDir);
+  removeTree(fsl, doomed);
+  fsyncDir(fsl, layout.trashDir);
+}
+
+function removePurging(fsl: FsLayer, layout: StoreLayout): void {
+  if (!fsl.lstatSync(layout.trashDir)) return;
+  const names = fsl.readdirSync(layout.trashDir).filter((n) => n.startsWith('.purging-'));
+  for (const name of names) removeTree(fsl, path.join(layout.trashDir, name));
+  if (names.length > 0) fsyncDir(fsl, layout.trashDir);
+}
+
+function moveIfPresent(fsl: FsLayer, from: string, to: string, moved?: () => void): void {
   if (!fsl.lstatSync(from)) return;
   ensurePrivateDir(fsl, path.dirname(to));
   fsl.renameSync(from, to);
-  fsyncDir(fsl, path.dirname(from));
+  moved?.();
+  // The destination first: a crash between the two syncs leaves the part where it went.
   fsyncDir(fsl, path.dirname(to));
+  fsyncDir(fsl, path.dirname(from));
 }
 
 function removeTree(fsl: FsLayer, target: string): void {

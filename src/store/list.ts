@@ -1,7 +1,7 @@
 import type { FsLayer } from '../durable/fsLayer.js';
 import { StoreError } from './errors.js';
 import { checkSessionId } from './ids.js';
-import { type JournalHandle, openJournal } from './journal/open.js';
+import { openJournal } from './journal/open.js';
 import type { StoreLayout } from './layout.js';
 import type { OpenSession } from './openSession.js';
 import { entryOf, type IndexEntry, readIndexEntry, summaryOf } from './sessionIndex.js';
@@ -9,8 +9,8 @@ import type { ListPage, SessionSummary } from './types.js';
 
 /**
  * Lists sessions from their index entries, most recently updated first (ties: newer id
- * first). An entry that no longer matches its journal (length or inode) is rebuilt from the
- * journal, read-only; a session that cannot be read is reported on the warning channel.
+ * first). An entry that no longer matches its journal (length or inode) is summarized from the
+ * journal, read-only, and left as it is (only a writer may advance it); a session that cannot be read is reported on the warning channel.
  */
 export function listSessions(
   fsl: FsLayer,
@@ -18,14 +18,12 @@ export function listSessions(
   open: ReadonlyMap<string, OpenSession>,
   opts: { limit?: number; cursor?: string },
   warn: (message: string) => void,
-  /** Called with a journal verified because its entry was stale (the store rewrites the entry, unless read-only). */
-  remember: (handle: JournalHandle) => void,
 ): ListPage {
   const after = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor);
   const all: SessionSummary[] = [];
   for (const id of fsl.readdirSync(layout.sessionsDir)) {
     if (!isSessionId(id)) continue;
-    const summary = summarize(fsl, layout, id, open.get(id)?.indexEntry(), warn, remember);
+    const summary = summarize(fsl, layout, id, open.get(id)?.indexEntry(), warn);
     if (summary) all.push(summary);
   }
   all.sort(newestFirst);
@@ -47,7 +45,7 @@ function isSessionId(name: string): boolean {
 }
 
 function summarize(
-  fsl: FsLayer, layout: StoreLayout, id: string, live: IndexEntry | undefined, warn: (m: string) => void, remember: (handle: JournalHandle) => void,
+  fsl: FsLayer, layout: StoreLayout, id: string, live: IndexEntry | undefined, warn: (m: string) => void,
 ) {
   if (live) return summaryOf(live);
   const st = fsl.lstatSync(layout.journal(id));
@@ -57,7 +55,7 @@ function summarize(
   try {
     const handle = openJournal(fsl, layout, id, { writable: false, hint: entry });
     fsl.closeSync(handle.fd);
-    remember(handle);
+    // Not written back: a lister cannot know the bytes past the entry were synced (see The index).
     return summaryOf(entryOf(handle));
   } catch (err) {
     const kind = err instanceof StoreError ? err.kind : 'an I/O error';

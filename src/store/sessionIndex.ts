@@ -10,7 +10,10 @@ import type { SessionSummary, TurnState } from './types.js';
 /**
  * index/<id>.json: a derived summary of one journal. It is a cache: written atomically but
  * not fsynced (an append never waits for it), and trusted only while the journal's inode,
- * length and last checksum still match it; otherwise the journal is scanned and it is rebuilt.
+ * length and last checksum still match it; otherwise the journal is scanned.
+ * Invariant: an entry vouches only for bytes known durable — written by a writer of this
+ * process and synced, or fsynced by a write open — so it is written by writers only, never by a
+ * process that merely read the journal (it cannot know whether the bytes it saw were synced).
  */
 export interface IndexEntry extends SessionSummary {
   v: 1;
@@ -82,24 +85,6 @@ export function entryOf(handle: JournalHandle, updatedAt?: string): IndexEntry {
     bytes: position.bytes, ino, lastCrc: position.lastCrc, firstMessage, lastMessage, turn: position.turn ?? null,
     ...(position.runtime && position.runtime !== NO_RUNTIME ? { runtime: position.runtime } : {}),
   };
-}
-
-/**
- * Rewrites the entry after a reader had to verify the journal itself (no entry, or a stale one),
- * so later readers need not. A cache write: not awaited, failures only warned about.
- */
-export function rememberIndex(fsl: FsLayer, layout: StoreLayout, handle: JournalHandle, warn: (m: string) => void): void {
-  const write = writeIndexEntry(fsl, layout, entryOf(handle))
-    .catch(() => warn(`index entry of session ${handle.header.sessionId} not rewritten`))
-    .finally(() => rewrites.delete(write));
-  rewrites.add(write);
-}
-
-/** Readers' index rewrites still in flight (a delete waits for them: none may land after it). */
-const rewrites = new Set<Promise<void>>();
-
-export async function indexRewritesSettled(): Promise<void> {
-  while (rewrites.size > 0) await Promise.all([...rewrites]);
 }
 
 /** The later of two RFC 3339 UTC timestamps (a fork's copied records are older than the fork). */

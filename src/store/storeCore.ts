@@ -9,7 +9,7 @@ import { catchUp, type JournalHandle, openJournal } from './journal/open.js';
 import { type AppendRequest, JournalWriter } from './journal/writer.js';
 import { StoreLayout } from './layout.js';
 import { DEFAULT_LEASE_STALE_MS, SessionLease } from './leases.js';
-import { readIndexEntry, rememberIndex } from './sessionIndex.js';
+import { readIndexEntry } from './sessionIndex.js';
 import { OpenSession } from './openSession.js';
 import { gateFs } from './secrets/finalGate.js';
 import { SecretSet } from './secrets/knownSecrets.js';
@@ -109,11 +109,6 @@ export abstract class StoreCore {
     if (this.readOnly) throw new StoreError('ReadOnly', `cannot ${what}: the store is open for inspection only`, { reason: 'readOnlyStore' });
   }
 
-  /** A journal was verified because its index entry was stale: the entry is rewritten (a cache write). */
-  protected remember(handle: JournalHandle): void {
-    if (!this.readOnly) rememberIndex(this.fsl, this.layout, handle, this.warn);
-  }
-
   protected mustExist(id: string): void {
     if (this.fsl.lstatSync(this.layout.journal(id)) === undefined) {
       throw new StoreError('SessionNotFound', `session ${id} not found`, { sessionId: id });
@@ -192,7 +187,11 @@ export abstract class StoreCore {
     return opened;
   }
 
-  /** A read-only handle; an index entry found stale is rewritten so the next reader need not scan. */
+  /**
+   * A read-only handle. An index entry found stale is left as it is: a reader cannot know whether
+   * the bytes past it were synced (a writer killed before its fdatasync leaves whole batches in
+   * the page cache), and the index may vouch only for durable bytes. The next writer rewrites it.
+   */
   protected openForReading(sessionId: string, generation?: number): JournalHandle {
     if (generation !== undefined) {
       const current = this.openForReading(sessionId);
@@ -203,10 +202,7 @@ export abstract class StoreCore {
       }
       return openJournal(this.fsl, this.layout, sessionId, { writable: false, file: this.layout.archive(sessionId, generation) });
     }
-    const hint = this.readIndexHint(sessionId);
-    const handle = openJournal(this.fsl, this.layout, sessionId, { writable: false, hint });
-    if (!hint || hint.bytes !== handle.position.bytes || hint.ino !== handle.ino) this.remember(handle);
-    return handle;
+    return openJournal(this.fsl, this.layout, sessionId, { writable: false, hint: this.readIndexHint(sessionId) });
   }
 
   protected readIndexHint(id: string) {

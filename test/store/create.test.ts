@@ -181,3 +181,33 @@ describe('create on a failing disk', () => {
     await s.closeAll();
   });
 });
+
+describe('create: a failed sync after the rename (hole 3 of issue 14)', () => {
+  it('EIO on the fsync of the session directory is Uncertain: the journal is kept, the session fail-stops in this process, a new process opens it', async () => {
+    const { nodeFs } = await import('../../src/durable/fsLayer.js');
+    const root = tempDir();
+    let renamed = false;
+    let failed = false;
+    const s = store(root, {
+      fs: {
+        ...nodeFs,
+        renameSync: (from, to) => { nodeFs.renameSync(from, to); if (to.endsWith('journal.jsonl')) renamed = true; },
+        fsyncSync: (fd) => {
+          if (renamed && !failed && fs.fstatSync(fd).isDirectory()) { failed = true; throw Object.assign(new Error('x'), { code: 'EIO' }); }
+          nodeFs.fsyncSync(fd);
+        },
+      },
+    });
+    const err = await storeError(s.create({ title: 'x' }), 'Uncertain');
+    expect(failed).toBe(true);
+    expect(err.details.errno).toBe('EIO');
+    const sessionId = err.details.sessionId as string;
+    // the rename may already be durable: the journal is not unlinked behind the client's back
+    expect(fs.existsSync(journalOf(root, sessionId))).toBe(true);
+    await storeError(s.open(sessionId, 'write'), 'ReadOnly');
+    await s.closeAll();
+    const next = store(root);
+    expect((await next.open(sessionId, 'write')).title).toBe('x');
+    await next.closeAll();
+  });
+});

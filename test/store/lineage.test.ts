@@ -870,9 +870,9 @@ describe('delete, restore, purge', () => {
     await t.closeAll();
   });
 
-  // A session/list (or read) that met a stale index entry rewrites it in the background: a delete or
-  // purge right after it must not be followed by that write (index/<id>.json of a session that is gone).
-  it('delete or purge right after a list that rebuilt the index entry leaves no index entry behind', async () => {
+  // A session/list (or read) that meets a stale index entry never writes it (only writers may
+  // advance the index): a delete or purge right after it leaves no index/<id>.json behind.
+  it('delete or purge right after a list that met a stale index entry leaves no index entry behind', async () => {
     const root = tempDir();
     const s = store(root);
     const { sessionId: purged } = await s.create({});

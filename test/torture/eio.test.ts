@@ -3,7 +3,7 @@ import { runEio } from './eio.js';
 import { testSeed } from './seed.js';
 
 /** The short version of `npm run torture` scenario 4: EIO from every sync call of a workload, in turn. */
-describe('torture: EIO from fdatasync/fsync', () => {
+describe('torture (simulated, in process over a faulting fs layer): EIO from fdatasync/fsync', () => {
   it('nothing is acknowledged, the session fail-stops, a fresh store opens it cleanly with the acknowledged records', async () => {
     const stats = await runEio({ workloads: 1, ops: 30, seed: testSeed() });
     expect(stats.injections).toBeGreaterThan(20);

@@ -3,7 +3,7 @@ import { runPowerLoss } from './powerLoss.js';
 import { testSeed } from './seed.js';
 
 /** The short version of `npm run torture` scenario 2: simulated power loss at every sync point. */
-describe('torture: simulated power loss at every sync point', () => {
+describe('torture (simulated, in process over a recording fs layer): power loss at every sync point', () => {
   it('every crash image opens without Corrupt and holds every record acknowledged before the crash (blobs intact) and every acknowledged state value', async () => {
     const stats = await runPowerLoss({ workloads: 3, ops: 30, seed: testSeed() });
     expect(stats.crashPoints).toBeGreaterThan(40);

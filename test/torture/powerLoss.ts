@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FileSessionStore } from '../../src/store/fileStore.js';
-import { indexRewritesSettled } from '../../src/store/sessionIndex.js';
 import { CrashRecorder, replay, type Variant } from './crashFs.js';
 import {
   addStats, type CheckStats, checkSession, countBlobFiles, fail, fastTmp, Ledger, newCheckStats, type Op, SessionModel, sessionsOnDisk, type StoreView, type Stored,
@@ -148,7 +147,6 @@ export async function runPowerLoss(opts: PowerLossOptions): Promise<PowerLossSta
       throw new TortureFailure(`${(err as Error).message}\n  the workload itself failed: ${where(`live store kept at ${live}`)}`);
     } finally {
       await s.closeAll();
-      await indexRewritesSettled();
     }
     stats.blobFiles += countBlobFiles(live);
     let last: Ledger | undefined;
@@ -168,7 +166,6 @@ export async function runPowerLoss(opts: PowerLossOptions): Promise<PowerLossSta
           }
           await fresh.list();
           await fresh.closeAll();
-          await indexRewritesSettled();
         } catch (err) {
           await fresh.closeAll().catch(() => undefined);
           const e = err as Error & { kind?: string };

@@ -87,12 +87,18 @@ function verifyJournal(fsl: FsLayer, layout: StoreLayout, id: string, fd: number
     firstMessage: hint?.firstMessage,
     lastMessage: hint?.lastMessage,
   };
-  if (handle.position.bytes === st.size) return handle;
+  if (handle.position.bytes === st.size) {
+    // Even an entry that covers the whole file may vouch for bytes nobody synced (one written by
+    // a reader of an older version, after a writer was killed before its fdatasync): a write open
+    // makes them durable before it reports them or rewrites the entry (STORAGE.md, The index).
+    if (opts.writable) fsl.fsyncSync(fd);
+    return handle;
+  }
   const scan = scanRecords(fsl, fd, handle.position, st.size, (rec) => noteSummary(handle, rec));
   handle.position = scan.position;
   if (scan.tail && opts.hint?.ino === st.ino && scan.tail.offset < opts.hint.bytes) {
-    // The index is written only after a sync, so bytes below its length were acknowledged:
-    // damage there is corruption, never a torn tail to cut.
+    // The index vouches only for bytes known durable (written and synced by the writer, or synced
+    // by a write open, before it wrote the entry): damage there is corruption, never a torn tail.
     throw corrupt(scan.position.records + 2, `${scan.tail.reason} in bytes the index records as committed`);
   }
   if (scan.tail && opts.writable) handle.recovered = cutTornTail(fsl, layout, id, fd, scan.tail.offset, scan.tail.bytes);
