@@ -40,7 +40,8 @@ function mustDigest(ref: string): string {
 /** Size of a stored blob, or undefined when there is none. */
 export function blobSize(fsl: FsLayer, layout: StoreLayout, ref: string): number | undefined {
   const st = fsl.lstatSync(blobPath(layout, mustDigest(ref)));
-  return st?.isFile() ? st.size : undefined;
+  if (st && !st.isFile()) throw unsafeBlob(ref, st.isSymbolicLink() ? 'file is a symbolic link' : 'file is not a regular file');
+  return st?.size;
 }
 
 /** Stores `bytes` durably (once per store) and returns its ref. */
@@ -57,7 +58,7 @@ export function putBlob(fsl: FsLayer, layout: StoreLayout, bytes: Buffer): strin
     return ref;
   }
   // A symlink or FIFO at the blob's name is refused, not renamed over: the operator sees it.
-  if (existing && !existing.isFile()) throw unsafeBlob(ref, existing.isSymbolicLink() ? 'is a symbolic link' : 'is not a regular file');
+  if (existing && !existing.isFile()) throw unsafeBlob(ref, existing.isSymbolicLink() ? 'file is a symbolic link' : 'file is not a regular file');
   const sha = path.dirname(path.dirname(final));
   // The temp name carries 48 random bits (and blobs/tmp/ is owner-only): it cannot be planted.
   const temp = path.join(layout.blobsTempDir, `${hex}.${randomBytes(6).toString('hex')}.tmp`);
