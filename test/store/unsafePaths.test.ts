@@ -63,7 +63,7 @@ describe('a planted symlink or FIFO is refused with UnsafeStore, never followed'
     const before = fs.statSync(v.dir);
     plant('symlink', lockDir, v, v.dir);
     const { s, opens } = watched(root);
-    await storeError(s.open(id, 'write'), 'UnsafeStore');
+    expect((await storeError(s.open(id, 'write'), 'UnsafeStore')).details.reason).toBe('is a symbolic link');
     await closeAll(s);
     stillPlanted('symlink', lockDir);
     expect(fs.statSync(v.dir).mtimeMs).toBe(before.mtimeMs); // proper-lockfile's utimes is lutimes here
