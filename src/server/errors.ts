@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ResponseError } from 'vscode-jsonrpc/node';
 import { z } from 'zod';
 import { ErrorKindCode, JsonRpcErrorCode } from '../../protocol/errors.js';
+import { UnsafeFileError } from '../durable/errors.js';
 import { type Logger, safeDescribe } from '../log.js';
 import { StoreError } from '../store/errors.js';
 
@@ -20,6 +21,11 @@ export function toResponseError(err: unknown, log: Logger): ResponseError<unknow
     return new ResponseError(ErrorKindCode[err.kind], err.message, { ...err.details, kind: err.kind });
   }
   if (err instanceof z.ZodError) return invalidParams(zodIssues(err));
+  if (err instanceof UnsafeFileError) {
+    // A store path that is a symlink, a FIFO, not ours or open to others, met where the store
+    // maps nothing more specific: refused before anything was written through it.
+    return new ResponseError(ErrorKindCode.UnsafeStore, `store refused: a store path ${err.reason}`, { kind: 'UnsafeStore', reason: err.reason });
+  }
   const ref = randomBytes(4).toString('hex');
   log.error(`internal error ${ref}: ${safeDescribe(err)}`);
   return new ResponseError(JsonRpcErrorCode.InternalError, `internal error (reference ${ref}; see the server's stderr)`, {
