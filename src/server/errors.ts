@@ -64,11 +64,28 @@ export function invalidParams(issues: ParamIssue[]): ResponseError<unknown> {
 }
 
 const SAFE_KEY = /^[A-Za-z_$][A-Za-z0-9_$-]{0,39}$/;
+const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/**
+ * The one path grammar of error data (protocol/README.md §6.2): member names after `.`, array
+ * indexes as `[i]`, other member names as `["name"]` — `records[0].message.role`, the form
+ * SecretRejected and redactions use too. A name a client invented is shown only when it looks
+ * like an identifier.
+ */
+function pathOf(segments: readonly PropertyKey[]): string {
+  let out = '';
+  for (const seg of segments) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else if (IDENT.test(String(seg))) out += out ? `.${String(seg)}` : String(seg);
+    else out += SAFE_KEY.test(String(seg)) ? `[${JSON.stringify(String(seg))}]` : '["(unprintable name)"]';
+  }
+  return out;
+}
 
 /** Zod issues as paths and messages; member names a client invented are named only when they look like identifiers. */
 export function zodIssues(err: z.ZodError): ParamIssue[] {
   return err.issues.slice(0, 20).map((issue) => {
-    const path = issue.path.map(String).join('.');
+    const path = pathOf(issue.path);
     if (issue.code === 'unrecognized_keys') {
       const keys = issue.keys.map((k) => (SAFE_KEY.test(k) ? k : '(unprintable name)'));
       return { path, message: `unrecognized member${keys.length > 1 ? 's' : ''}: ${keys.join(', ')}` };
