@@ -40,9 +40,9 @@ export function isPath(v: string): boolean {
   return /^(?:~|\.{1,2})?\/[\w.@~+-]{1,255}(?:\/[\w.@~+-]{0,255}){1,64}$/.test(v) || /^[A-Za-z]:\\[\w .\\-]{1,255}$/.test(v);
 }
 
-/** Code that stands where a value would: `self.password`, `config.db.secret`, `password` (a variable). */
-function isCode(v: string): boolean {
-  return /^[A-Za-z_$][\w$]{0,80}(?:\.[A-Za-z_$][\w$]{0,80}){1,8}$/.test(v) || /^[A-Za-z_$][A-Za-z_$]{0,80}$/.test(v);
+/** An expression naming a value: `self.password`, `config.db.secret`, `settings.SECRET_KEY`. */
+function isDottedName(v: string): boolean {
+  return /^[A-Za-z_$][\w$]{0,80}(?:\.[A-Za-z_$][\w$]{0,80}){1,8}$/.test(v);
 }
 
 /**
@@ -54,7 +54,9 @@ export function looksLikeSecretValue(v: string, strength: CredentialStrength, in
   if (isPlaceholder(v) || isReference(v) || isPath(v)) return false;
   if (strength === 'strong') {
     if (!inText) return true;
-    if (isCode(v)) return v.length >= 16 && /[A-Z]/.test(v) && /[a-z]/.test(v) && entropy(v) >= 3.5; // random letters only
+    if (isDottedName(v) || /^![A-Za-z]/.test(v)) return false; // an expression, a YAML tag (`!vault |`)
+    // A word (a type, a variable): only a long random run of mixed-case letters is a credential.
+    if (/^[A-Za-z_$]+$/.test(v)) return v.length >= 16 && /[A-Z]/.test(v) && /[a-z]/.test(v) && entropy(v) >= 3.5;
     return v.length >= 4;
   }
   // weak: a secret-shaped value only (no blank, a digit and a letter, not low entropy)

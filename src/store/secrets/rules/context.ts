@@ -1,5 +1,5 @@
 import { credentialStrength } from '../credentialKeys.js';
-import { looksLikeSecretValue } from '../credentialValues.js';
+import { isPlaceholder, looksLikeSecretValue } from '../credentialValues.js';
 import { entropy, R, re, type TokenRule } from './rule.js';
 
 /**
@@ -86,7 +86,7 @@ export const CONTEXT_RULES: readonly TokenRule[] = [
     boundary: 'glued',
     pattern: re(String.raw`(?:proxy-)?authorization${SEP}["']?(?:(?:basic|bearer|token|apikey|api-key)[ \t]{1,8})?([A-Za-z0-9._~+/-]{8,4000}=*)(?![A-Za-z0-9._~+/=-])`, 'i'),
     group: 1,
-    accept: (secret) => looksLikeSecretValue(secret, 'weak'),
+    accept: (secret) => !isPlaceholder(secret) && /[A-Za-z]/.test(secret) && entropy(secret) >= 2.5,
   },
   {
     // "Bearer of good news", "Bearer authentication", a no-break space after Bearer: kept.

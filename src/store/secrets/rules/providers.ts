@@ -81,10 +81,10 @@ export const PROVIDER_RULES: readonly TokenRule[] = [
   token('newrelic-key', ['nrak-', 'nrii-', 'nrjs-'], `NRAK-[A-Z0-9]{27}|NRII-${tail('NR', 32, 32)}|NRJS-[a-f0-9]{19}`, { glued: true }),
   // Telegram bot tokens: the bot id, `:AA`, 33 more.
   // Telegram bot tokens: the bot id, `:AA`, 33 more. The scan starts at `:AA`; the id before it
-  // is checked by a lookbehind and kept (it names the bot; the part after `:` is the secret).
+  // is checked by a lookbehind (also in an API URL: `/bot<id>:`) and kept (it names the bot; the part after `:` is the secret).
   {
     id: 'telegram-bot-token', keywords: [':aa'], group: 1,
-    pattern: re(`:(?<=(?<![A-Za-z0-9_-])\\d{8,10}:)(AA[${B64URL}]{33})${R}`),
+    pattern: re(`:(?<=(?:^|[^A-Za-z0-9_-]|/bot)\\d{8,10}:)(AA[${B64URL}]{33})${R}`),
   },
   // Discord bot tokens: base64 of the bot id (starts M, N or O), `.`, 6, `.`, 27-40. The
   // lookbehind after the first letter rejects starts inside a base64url run at once.
