@@ -54,7 +54,8 @@ export function looksLikeSecretValue(v: string, strength: CredentialStrength, in
   if (isPlaceholder(v) || isReference(v) || isPath(v)) return false;
   if (strength === 'strong') {
     if (!inText) return true;
-    if (isDottedName(v) || /^![A-Za-z]/.test(v)) return false; // an expression, a YAML tag (`!vault |`)
+    // an expression, a YAML tag (`!vault |`), the next key of a line of `KEY: KEY: …`
+    if (isDottedName(v) || /^![A-Za-z]/.test(v) || /^[A-Za-z_][\w.-]{0,80}:$/.test(v)) return false;
     // A word (a type, a variable): only a long random run of mixed-case letters is a credential.
     if (/^[A-Za-z_$]+$/.test(v)) return v.length >= 16 && /[A-Z]/.test(v) && /[a-z]/.test(v) && entropy(v) >= 3.5;
     return v.length >= 4;

@@ -11,11 +11,16 @@ import { entropy, R, re, type TokenRule } from './rule.js';
 
 /** Assignment operators and the quotes around them: `=`, `:`, `:=`, `=>`, `": "`, `' = '`. */
 const SEP = String.raw`["']?[ \t]{0,4}(?::=|=>|[:=])[ \t]{0,4}`;
-/** A value: double-quoted, single-quoted, or bare up to a delimiter. Groups: 1, 2, 3 after the name group. */
+/** A value: double-quoted, single-quoted, or bare up to a delimiter (groups 1, 2, 3). */
 const VALUE = (bare: string, n: number) =>
-  String.raw`(?:"([^"\\\r\n]{1,${n}})"|'([^'\\\r\n]{1,${n}})'|(${bare}{1,${n}})(?=[\s"'\x60;,&)\]}<>|]|\\[nrt"]|$))`;
+  String.raw`(?:"([^"\\\r\n]{1,${n}})"|'([^'\\\r\n]{1,${n}})'|(${bare}{1,${n}}={0,2})(?=[\s"'\x60;,&)\]}|]|\\[nrt"]|$))`;
 const GENERIC_WORDS = ['pass', 'pwd', 'secret', 'token', 'key', 'auth', 'credential', 'creds', 'cookie', 'connectionstring'];
-const BARE = String.raw`[^\s"'\x60;,&<>(){}\[\]\\|]`;
+/**
+ * A bare value's characters. No `=` but as padding at its end: `a=b=c…` is not one value (a
+ * run of `NAME=` would otherwise be one value from each start, rescanned from every start), and
+ * a value may not run into a placeholder (`<`), so redacting twice changes nothing more.
+ */
+const BARE = String.raw`[^\s"'\x60;,&<>(){}\[\]\\|=]`;
 
 /** A base64 PEM body: base64 characters, blanks, escaped newlines, `:` `,` `.` of its headers, single `-`. */
 const PEM_BODY = String.raw`(?:[A-Za-z0-9+/=\s\\:,."]|-(?!-))*`;
@@ -86,7 +91,10 @@ export const CONTEXT_RULES: readonly TokenRule[] = [
     boundary: 'glued',
     pattern: re(String.raw`(?:proxy-)?authorization${SEP}["']?(?:(?:basic|bearer|token|apikey|api-key)[ \t]{1,8})?([A-Za-z0-9._~+/-]{8,4000}=*)(?![A-Za-z0-9._~+/=-])`, 'i'),
     group: 1,
-    accept: (secret) => !isPlaceholder(secret) && /[A-Za-z]/.test(secret) && entropy(secret) >= 2.5,
+    // A word alone ("Authorization: Authorization") is not a credential: a digit or a symbol, or a
+    // long mixed-case run (base64 of letters).
+    accept: (secret) => !isPlaceholder(secret) && entropy(secret) >= 2.5 && /[A-Za-z]/.test(secret) &&
+      (/[^A-Za-z]/.test(secret) || (secret.length >= 16 && /[A-Z]/.test(secret) && /[a-z]/.test(secret))),
   },
   {
     // "Bearer of good news", "Bearer authentication", a no-break space after Bearer: kept.
