@@ -51,6 +51,8 @@ function isDottedName(v: string): boolean {
  * (`{"password": "hunter"}`) is what it says.
  */
 export function looksLikeSecretValue(v: string, strength: CredentialStrength, inText = false): boolean {
+  // In text, the cheap shape checks first: a hostile text can hold a candidate every few bytes.
+  if (inText && strength === 'strong' && /^[A-Za-z_$][\w.:-]{0,80}$/.test(v) && !/\d/.test(v) && (v.includes('.') || v.endsWith(':'))) return false;
   if (isPlaceholder(v) || isReference(v) || isPath(v)) return false;
   if (strength === 'strong') {
     if (!inText) return true;

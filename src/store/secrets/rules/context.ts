@@ -32,7 +32,7 @@ export const CONTEXT_RULES: readonly TokenRule[] = [
     // header and the base64 body lines right after it (never the code that follows).
     id: 'private-key',
     keywords: ['-----begin'],
-    pattern: re(String.raw`-----BEGIN ((?:[A-Z0-9]{1,20} ){0,3})PRIVATE KEY( BLOCK)?-----(?:${PEM_BODY}-----END \1PRIVATE KEY\2-----|(?:${PEM_LINE_BREAK}(?:[A-Za-z-]{1,20}: [^\r\n\\]{1,200}|))*(?:${PEM_LINE_BREAK}[A-Za-z0-9+/]{16,100}={0,2}(?![^\r\n\\]))+)`),
+    pattern: re(String.raw`-----BEGIN ((?:[A-Z0-9]{1,20} ){0,3})PRIVATE KEY( BLOCK)?-----(?:${PEM_BODY}?-----END \1PRIVATE KEY\2-----|(?:${PEM_LINE_BREAK}(?:[A-Za-z-]{1,20}: [^\r\n\\]{1,200}|)){0,8}(?:${PEM_LINE_BREAK}[A-Za-z0-9+/]{16,100}={0,2}(?![^\r\n\\]))+)`),
   },
   {
     id: 'aws-secret-access-key',
@@ -93,8 +93,8 @@ export const CONTEXT_RULES: readonly TokenRule[] = [
     group: 1,
     // A word alone ("Authorization: Authorization") is not a credential: a digit or a symbol, or a
     // long mixed-case run (base64 of letters).
-    accept: (secret) => !isPlaceholder(secret) && entropy(secret) >= 2.5 && /[A-Za-z]/.test(secret) &&
-      (/[^A-Za-z]/.test(secret) || (secret.length >= 16 && /[A-Z]/.test(secret) && /[a-z]/.test(secret))),
+    accept: (secret) => /[A-Za-z]/.test(secret) && (/[^A-Za-z]/.test(secret) || (secret.length >= 16 && /[A-Z]/.test(secret) && /[a-z]/.test(secret))) &&
+      !isPlaceholder(secret) && entropy(secret) >= 2.5,
   },
   {
     // "Bearer of good news", "Bearer authentication", a no-break space after Bearer: kept.
