@@ -13,9 +13,10 @@ import { htmlEntityView, numberView, percentViews, unescapeJsonOnce } from './vi
  *   per level    the raw forms (UTF-8, and UTF-16LE/BE read as Latin-1: text with NULs) in T(k);
  *                base64 / base64url of the UTF-8 and UTF-16 bytes in T(k) without whitespace
  *                (wrapped or spaced base64); their hex in T(k) lower-cased without `:`, whitespace
- *                or `\x` separators; and the same in T(k) percent-decoded (up to three times, with
- *                and without `+` as space), the raw forms in T(k) with HTML character references
- *                decoded, and in T(k) with exponent-form numbers written out (numeric secrets).
+ *                or `\x` separators (each fold applied on the fly by one scan, scan.ts); the raw
+ *                forms in T(k) percent-decoded (after each of up to three passes, with and without
+ *                `+` as space) and base64 in T(k) percent-decoded once; the raw forms in T(k) with
+ *                HTML character references decoded, and with exponent-form numbers written out.
  *
  * Cost: level 0 is a constant number of linear passes over the text. A level k > 0 differs from
  * level k-1 only around the characters decoded by the last pass; a match that does not overlap
@@ -96,10 +97,14 @@ export class Detector {
     const plainRule = (rule: EncodingRule) => (nested && rule === 'raw' ? 'json-escape' : rule);
     const hit = this.searchPlain(text) ?? this.searchEncoded(text);
     if (hit) return plainRule(hit);
-    for (const view of percentViews(text, this.plusMatters)) {
+    const views = percentViews(text, this.plusMatters);
+    for (const view of views) {
       const r = this.searchPlain(view);
       if (r) return r === 'raw' ? 'percent' : r;
-      const e = this.searchEncoded(view);
+    }
+    // Base64 in a URL has its `+` `/` `=` percent-encoded once; hex needs no escaping.
+    if (views.length > 0) {
+      const e = this.base64.find(views[0] as string);
       if (e) return e;
     }
     const html = htmlEntityView(text);

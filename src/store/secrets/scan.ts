@@ -10,6 +10,20 @@ export type Fold = 'base64' | 'hex';
 
 const B = 0x01000193;
 
+const BREAK = 0;
+const KEEP = 1;
+const SKIP = 2;
+function charClass(keep: string, skip: string): Uint8Array {
+  const t = new Uint8Array(128);
+  for (const c of keep) t[c.charCodeAt(0)] = KEEP;
+  for (const c of skip) t[c.charCodeAt(0)] = SKIP;
+  return t;
+}
+const WS = ' \t\n\v\f\r';
+const BASE64_CLASS = charClass('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_', WS);
+/** Hex digits kept (A-F lower-cased in the scan), whitespace and `:` skipped, `\x` skipped in the scan. */
+const HEX_CLASS = charClass('0123456789ABCDEFabcdef', `${WS}:`);
+
 export interface Entry<R> {
   text: string;
   rule: R;
@@ -21,13 +35,9 @@ export class NeedleTable<R> {
   private readonly powM: number;
   private readonly filter = new Uint8Array(1 << 16);
   private readonly byHash = new Map<number, Array<Entry<R>>>();
-  /**
-   * m characters of the needles' alphabet in a row, folded characters between them allowed: a
-   * native prefilter (no run of them, no needle). Each attempt reads at most m of them and the
-   * separators between: linear.
-   */
-  private readonly prefilter: RegExp;
   readonly size: number;
+  /** Per ASCII code: BREAK (no needle spans it), SKIP (folded away) or KEEP. */
+  private readonly alphabet: Uint8Array;
 
   constructor(needles: ReadonlyArray<Entry<R>>, private readonly fold: Fold) {
     this.size = needles.length;
@@ -35,9 +45,7 @@ export class NeedleTable<R> {
     let p = 1;
     for (let i = 0; i < this.m; i++) p = Math.imul(p, B);
     this.powM = p;
-    this.prefilter = fold === 'hex'
-      ? new RegExp(`(?:[0-9a-fA-F](?:[ \\t\\r\\n\\f\\v:]|\\\\[xX])*){${this.m}}`)
-      : new RegExp(`(?:[A-Za-z0-9+/_-][ \\t\\r\\n\\f\\v]*){${this.m}}`);
+    this.alphabet = fold === 'hex' ? HEX_CLASS : BASE64_CLASS;
     for (const n of needles) {
       let h = 0;
       for (let i = 0; i < this.m; i++) h = (Math.imul(h, B) + n.text.charCodeAt(i)) | 0;
@@ -50,7 +58,7 @@ export class NeedleTable<R> {
 
   /** The rule of the first needle found in the folded view of `text`, or undefined. */
   find(text: string): R | undefined {
-    if (this.size === 0 || !this.prefilter.test(text)) return undefined;
+    if (this.size === 0) return undefined;
     const { m, powM, filter } = this;
     const hex = this.fold === 'hex';
     // Rings of the last 32 (>= m) characters of the folded view and where each starts in `text`.
@@ -59,24 +67,28 @@ export class NeedleTable<R> {
     let count = 0;
     let h = 0;
     const n = text.length;
+    const alphabet = this.alphabet;
     for (let i = 0; i < n; i++) {
       let c = text.charCodeAt(i);
-      if (c <= 32 && (c === 32 || (c >= 9 && c <= 13))) continue;
-      const at = i;
-      if (hex) {
-        if (c === 58) continue; // ':'
-        if (c === 92 && (text.charCodeAt(i + 1) | 32) === 120) { // '\x' or '\X'
+      const cls = c < 128 ? (alphabet[c] as number) : BREAK;
+      if (cls !== KEEP) {
+        if (cls === SKIP) continue;
+        if (hex && c === 92 && (text.charCodeAt(i + 1) | 32) === 120) { // '\x' or '\X'
           i++;
           continue;
         }
-        if (c >= 65 && c <= 90) c += 32;
+        count = 0; // no needle spans this character: start over after it
+        h = 0;
+        continue;
       }
-      // The hash of the last m characters: the one leaving is 0 while fewer than m were seen.
-      h = (Math.imul(h, B) + c - Math.imul(chars[(count - m) & 31] as number, powM)) | 0;
+      const at = i;
+      if (hex && c >= 65 && c <= 90) c += 32;
+      // The hash of the last m kept characters (Rabin-Karp: the one leaving the window taken out).
+      h = count >= m ? (Math.imul(h, B) + c - Math.imul(chars[(count - m) & 31] as number, powM)) | 0 : (Math.imul(h, B) + c) | 0;
       chars[count & 31] = c;
       origin[count & 31] = at;
       count++;
-      if (filter[(h ^ (h >>> 16)) & 0xffff] === 1 && count >= m) {
+      if (count >= m && filter[(h ^ (h >>> 16)) & 0xffff] === 1) {
         const list = this.byHash.get(h);
         if (list) {
           const start = origin[(count - m) & 31] as number;

@@ -77,13 +77,29 @@ export function unescapeJsonOnce(text: string): Unescaped | undefined {
 }
 
 const PERCENT_TEST = /%[0-9a-fA-F]{2}/;
-const PERCENT_RUN = /(?:%[0-9a-fA-F]{2})+/g;
 /** Percent-decoding passes: one per level of encoding (`%2541` is `%41` encoded again). */
 export const PERCENT_PASSES = 3;
 
-function decodePercentOnce(text: string): string {
-  return text.replace(PERCENT_RUN, (run) => Buffer.from(run.replace(/%/g, ''), 'hex').toString('utf8'));
+/**
+ * One pass of percent-decoding over the text's UTF-8 bytes (%XX in either case becomes its byte;
+ * `plus`: `+` becomes a space), read back as UTF-8 (invalid sequences as U+FFFD). One loop, no
+ * per-escape allocation.
+ */
+function decodePercentOnce(text: string, plus: boolean): string {
+  const src = Buffer.from(text, 'utf8');
+  const out = Buffer.allocUnsafe(src.length);
+  let o = 0;
+  for (let i = 0; i < src.length; i++) {
+    const b = src[i] as number;
+    if (b === 37 && i + 2 < src.length && isHex(src[i + 1] as number) && isHex(src[i + 2] as number)) {
+      out[o++] = (hexValue(src[i + 1] as number) << 4) | hexValue(src[i + 2] as number);
+      i += 2;
+    } else out[o++] = plus && b === 43 ? 32 : b;
+  }
+  return out.toString('utf8', 0, o);
 }
+
+const hexValue = (c: number): number => (c <= 57 ? c - 48 : (c | 32) - 87);
 
 /**
  * The texts `text` stands for percent-decoded (runs of %XX in either case read as UTF-8), after
@@ -97,35 +113,60 @@ export function percentViews(text: string, plusMatters: boolean): string[] {
   const hasPercent = PERCENT_TEST.test(text);
   if (hasPercent) {
     let t = text;
-    for (let i = 0; i < PERCENT_PASSES && PERCENT_TEST.test(t); i++) out.push((t = decodePercentOnce(t)));
+    for (let i = 0; i < PERCENT_PASSES && PERCENT_TEST.test(t); i++) out.push((t = decodePercentOnce(t, false)));
   }
   if (plusMatters && (hasPercent || text.includes('+'))) {
     let t = text;
-    for (let i = 0; i < PERCENT_PASSES && (t.includes('+') || PERCENT_TEST.test(t)); i++) out.push((t = decodePercentOnce(t.replace(/\+/g, ' '))));
+    for (let i = 0; i < PERCENT_PASSES && (t.includes('+') || PERCENT_TEST.test(t)); i++) out.push((t = decodePercentOnce(t, true)));
   }
   return out;
 }
 
-/** `&#x4b;` `&#X4B;` `&#75;` `&#0075;` (the `;` optional, as browsers read it) and the five XML names. */
-const HTML_ENTITY = /&#(?:[xX]0*([0-9a-fA-F]+)|0*([0-9]+));?|&(quot|amp|lt|gt|apos);/g;
 const NAMED: Record<string, string> = { quot: '"', amp: '&', lt: '<', gt: '>', apos: "'" };
 
-/** `text` with its HTML numeric (and the five XML named) character references decoded; undefined when it has none. */
+/**
+ * `text` with its HTML numeric character references decoded — `&#x4b;` `&#X4B;` `&#75;`
+ * `&#0075;`, any number of leading zeros, the `;` optional as browsers read it — and the five
+ * XML named ones (`&quot;` ...). Undefined when it has none. One loop from `&` to `&`.
+ */
 export function htmlEntityView(text: string): string | undefined {
-  if (!text.includes('&')) return undefined;
-  let changed = false;
-  const out = text.replace(HTML_ENTITY, (m, hex: string | undefined, dec: string | undefined, name: string | undefined) => {
-    if (name !== undefined) {
-      changed = true;
-      return NAMED[name] as string;
+  let i = text.indexOf('&');
+  if (i < 0) return undefined;
+  const parts: string[] = [];
+  let last = 0;
+  while (i >= 0) {
+    let j = i + 1;
+    let decoded: string | undefined;
+    if (text.charCodeAt(j) === 35) { // '#'
+      j++;
+      const hex = (text.charCodeAt(j) | 32) === 120;
+      if (hex) j++;
+      const start = j;
+      let code = 0;
+      for (let c = text.charCodeAt(j); hex ? isHex(c) : c >= 48 && c <= 57; c = text.charCodeAt(++j)) {
+        if (code <= 0x10ffff) code = code * (hex ? 16 : 10) + (hex ? (c <= 57 ? c - 48 : (c | 32) - 87) : c - 48);
+      }
+      if (j > start && code <= 0x10ffff) {
+        decoded = String.fromCodePoint(code);
+        if (text.charCodeAt(j) === 59) j++; // ';'
+      }
+    } else {
+      const semi = text.indexOf(';', j);
+      const name = semi > j && semi - j <= 4 ? text.slice(j, semi) : '';
+      if (Object.hasOwn(NAMED, name)) {
+        decoded = NAMED[name];
+        j = semi + 1;
+      }
     }
-    const digits = (hex ?? dec) as string;
-    const code = digits.length > 7 ? Infinity : parseInt(digits, hex !== undefined ? 16 : 10);
-    if (code > 0x10ffff) return m;
-    changed = true;
-    return String.fromCodePoint(code);
-  });
-  return changed ? out : undefined;
+    if (decoded !== undefined) {
+      parts.push(text.slice(last, i), decoded);
+      last = j;
+    }
+    i = text.indexOf('&', decoded !== undefined ? j : i + 1);
+  }
+  if (parts.length === 0) return undefined;
+  parts.push(text.slice(last));
+  return parts.join('');
 }
 
 /**
