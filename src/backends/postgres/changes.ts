@@ -18,7 +18,8 @@ import type { PgConnections } from './pool.js';
 
 export interface ConnIdentity {
   pid: number;
-  start: Date;
+  /** backend_start as text: full microsecond precision (a JS Date would round it off). */
+  start: string;
 }
 
 export function channelOf(schema: string): string {
@@ -86,8 +87,8 @@ export class ChangeListener {
     });
     try {
       await client.query(`LISTEN "${this.channel}"`);
-      const r = await client.query<{ pid: number; start: Date }>(
-        'SELECT pg_backend_pid() AS pid, backend_start AS start FROM pg_stat_activity WHERE pid = pg_backend_pid()',
+      const r = await client.query<{ pid: number; start: string }>(
+        'SELECT pg_backend_pid() AS pid, backend_start::text AS start FROM pg_stat_activity WHERE pid = pg_backend_pid()',
       );
       if (this.stopped) {
         await client.end().catch(() => undefined);

@@ -80,7 +80,7 @@ export class Leases {
       }
       const taken = await tx.query<{ token: string }>(
         `UPDATE leases SET token = token + 1, holder_host = $2, holder_pid = $3, sidecar_id = $4,
-                conn_pid = $5, conn_start = $6, heartbeat_at = now(), released_at = NULL
+                conn_pid = $5, conn_start = $6::timestamptz, heartbeat_at = now(), released_at = NULL
           WHERE session_id = $1 RETURNING token`,
         [sessionId, this.holder.host, this.holder.pid, this.holder.sidecarId, me.pid, me.start],
       );
@@ -103,7 +103,7 @@ export class Leases {
     const ids = [...this.held.keys()];
     const tokens = ids.map((id) => this.held.get(id)!);
     const rows = await this.conns.query<{ session_id: string }>(
-      `UPDATE leases l SET heartbeat_at = now(), conn_pid = $3, conn_start = $4
+      `UPDATE leases l SET heartbeat_at = now(), conn_pid = $3, conn_start = $4::timestamptz
          FROM unnest($1::text[], $2::bigint[]) AS h(session_id, token)
         WHERE l.session_id = h.session_id AND l.token = h.token AND l.released_at IS NULL
         RETURNING l.session_id`,
