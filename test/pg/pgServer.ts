@@ -16,7 +16,8 @@
  *
  * Each test takes its own schema (`freshSchema`), so tests share the cluster.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -104,17 +105,36 @@ export async function startThrowawayCluster(baseDir?: string): Promise<PgCluster
 
 export function startCluster(c: PgCluster): void {
   const l = c.local!;
-  const opts = [
+  runAsOwner(path.join(l.binDir, 'pg_ctl'), ['-D', l.dataDir, '-l', path.join(l.baseDir, 'server.log'), '-w', '-t', '60', '-o', serverOptions(l), 'start']);
+}
+
+function serverOptions(l: NonNullable<PgCluster['local']>): string {
+  return [
     `-p ${l.port}`, `-c listen_addresses=127.0.0.1`, `-c unix_socket_directories=${l.socketDir}`,
     '-c fsync=on', '-c synchronous_commit=on', '-c max_connections=200', '-c shared_buffers=32MB',
   ].join(' ');
-  runAsOwner(path.join(l.binDir, 'pg_ctl'), ['-D', l.dataDir, '-l', path.join(l.baseDir, 'server.log'), '-w', '-t', '60', '-o', opts, 'start']);
 }
 
 /** `pg_ctl stop -m <mode>`; `immediate` is a crash: no checkpoint, recovery on next start. */
 export function stopCluster(c: PgCluster, mode: 'fast' | 'immediate' = 'fast'): void {
   const l = c.local!;
   runAsOwner(path.join(l.binDir, 'pg_ctl'), ['-D', l.dataDir, '-m', mode, '-w', 'stop']);
+}
+
+function runAsOwnerAsync(cmd: string, args: string[]): Promise<unknown> {
+  const [file, argv] = asRoot() ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
+  return promisify(execFile)(file, argv, { encoding: 'utf8' });
+}
+
+/** Like stopCluster/startCluster, without blocking this process's event loop meanwhile. */
+export async function stopClusterAsync(c: PgCluster, mode: 'fast' | 'immediate'): Promise<void> {
+  const l = c.local!;
+  await runAsOwnerAsync(path.join(l.binDir, 'pg_ctl'), ['-D', l.dataDir, '-m', mode, '-w', 'stop']);
+}
+
+export async function startClusterAsync(c: PgCluster): Promise<void> {
+  const l = c.local!;
+  await runAsOwnerAsync(path.join(l.binDir, 'pg_ctl'), ['-D', l.dataDir, '-l', path.join(l.baseDir, 'server.log'), '-w', '-t', '60', '-o', serverOptions(l), 'start']);
 }
 
 export function destroyCluster(c: PgCluster): void {

@@ -88,11 +88,13 @@ function unavailable(reason: string, sqlstate: string | undefined, phase: Phase,
  */
 export function mapPgError(err: unknown, phase: Phase): PgBackendError {
   if (err instanceof PgBackendError) return err;
-  const e = (err ?? {}) as { code?: unknown; message?: unknown };
+  const e = (err ?? {}) as { code?: unknown; message?: unknown; severity?: unknown };
   const code = typeof e.code === 'string' ? e.code : undefined;
-  const sqlstate = code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
-  if (sqlstate !== undefined) return fromSqlState(sqlstate, phase);
   if (code !== undefined && NETWORK_ERRNOS.has(code)) return unavailable('connection', undefined, phase);
+  // A server error (node-postgres DatabaseError) carries a severity; only then is `code` a
+  // SQLSTATE (an errno such as EPIPE has five capitals too).
+  const sqlstate = typeof e.severity === 'string' && code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+  if (sqlstate !== undefined) return fromSqlState(sqlstate, phase);
   const msg = typeof e.message === 'string' ? e.message : '';
   if (DRIVER_CONNECTION_MESSAGES.some((m) => msg.startsWith(m))) return unavailable('connection', undefined, phase);
   // Unknown: keep the certainty rule (before COMMIT nothing was written) and say nothing else.

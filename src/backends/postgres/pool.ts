@@ -103,6 +103,11 @@ export class PgConnections {
       throw mapPgError(err, 'write');
     }
     let healthy = true;
+    // A checked-out client whose socket dies between queries emits 'error'; without a
+    // listener that would be an uncaught exception. The failure surfaces through the next
+    // query anyway, so here it only marks the client as not reusable.
+    const onClientError = () => (healthy = false);
+    client.on('error', onClientError);
     try {
       try {
         await client.query(isolation === 'serializable' ? 'BEGIN ISOLATION LEVEL SERIALIZABLE' : 'BEGIN');
@@ -132,6 +137,7 @@ export class PgConnections {
     } finally {
       // release(true) destroys the connection: after a failed BEGIN/ROLLBACK/COMMIT its state
       // is unknown, so it never goes back to the pool.
+      client.off('error', onClientError);
       client.release(healthy ? undefined : true);
     }
   }

@@ -15,17 +15,18 @@ function allTextOf(e: PgBackendError): string {
 describe('postgres error mapping', () => {
   it('maps SQLSTATEs and driver failures to protocol kinds; Unavailable carries retry advice and the outcome', () => {
     const cases: [unknown, string, string, Record<string, unknown>][] = [
-      [{ code: '57P01' }, 'write', 'Unavailable', { reason: 'serverShutdown', retryable: true, outcome: 'notWritten' }],
-      [{ code: '53300' }, 'read', 'Unavailable', { reason: 'tooManyConnections', retryable: true }],
-      [{ code: '08006' }, 'commit', 'Unavailable', { reason: 'connection', outcome: 'unknown' }],
+      [{ code: '57P01', severity: 'ERROR' }, 'write', 'Unavailable', { reason: 'serverShutdown', retryable: true, outcome: 'notWritten' }],
+      [{ code: '53300', severity: 'ERROR' }, 'read', 'Unavailable', { reason: 'tooManyConnections', retryable: true }],
+      [{ code: '08006', severity: 'ERROR' }, 'commit', 'Unavailable', { reason: 'connection', outcome: 'unknown' }],
       [{ code: 'ECONNREFUSED' }, 'write', 'Unavailable', { reason: 'connection', outcome: 'notWritten' }],
+      [{ code: 'EPIPE' }, 'commit', 'Unavailable', { reason: 'connection', outcome: 'unknown' }],
       [new Error('Connection terminated unexpectedly'), 'commit', 'Unavailable', { outcome: 'unknown' }],
-      [{ code: '28P01' }, 'read', 'Unavailable', { reason: 'authenticationFailed', retryable: false }],
-      [{ code: '40001' }, 'write', 'Conflict', { reason: 'serialization' }],
-      [{ code: '40P01' }, 'write', 'Conflict', { reason: 'serialization' }],
-      [{ code: '23505' }, 'write', 'Conflict', { reason: 'uniqueViolation' }],
-      [{ code: '42P01' }, 'read', 'UnsafeStore', { reason: 'schema' }],
-      [{ code: '22P02' }, 'write', 'NotWritten', { reason: 'dataRejected' }],
+      [{ code: '28P01', severity: 'ERROR' }, 'read', 'Unavailable', { reason: 'authenticationFailed', retryable: false }],
+      [{ code: '40001', severity: 'ERROR' }, 'write', 'Conflict', { reason: 'serialization' }],
+      [{ code: '40P01', severity: 'ERROR' }, 'write', 'Conflict', { reason: 'serialization' }],
+      [{ code: '23505', severity: 'ERROR' }, 'write', 'Conflict', { reason: 'uniqueViolation' }],
+      [{ code: '42P01', severity: 'ERROR' }, 'read', 'UnsafeStore', { reason: 'schema' }],
+      [{ code: '22P02', severity: 'ERROR' }, 'write', 'NotWritten', { reason: 'dataRejected' }],
       [new Error('something else entirely'), 'write', 'Unavailable', { reason: 'unexpectedError', outcome: 'notWritten' }],
     ];
     for (const [err, phase, kind, details] of cases) {
@@ -39,10 +40,10 @@ describe('postgres error mapping', () => {
 
   it('never forwards driver text, even a message quoting a secret', () => {
     const fake = Object.assign(new Error(`invalid input syntax for type integer: "${SECRET}"`), {
-      code: '22P02', detail: `Key (text)=(${SECRET}) already exists.`, where: SECRET, hint: SECRET,
+      code: '22P02', severity: 'ERROR', detail: `Key (text)=(${SECRET}) already exists.`, where: SECRET, hint: SECRET,
     });
     expect(allTextOf(mapPgError(fake, 'write'))).not.toContain(SECRET);
-    const odd = Object.assign(new Error(SECRET), { code: `X${SECRET}` });
+    const odd = Object.assign(new Error(SECRET), { code: `X${SECRET}`, severity: SECRET });
     expect(allTextOf(mapPgError(odd, 'read'))).not.toContain(SECRET);
   });
 
