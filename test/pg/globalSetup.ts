@@ -5,13 +5,12 @@
  * PostgreSQL tests costs one mkdtemp.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { destroyCluster, type PgCluster } from './pgServer.js';
+import { clusterTmpRoot, destroyCluster, type PgCluster } from './pgServer.js';
 
 export default function setup(project: TestProject): () => void {
-  const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-pg-run-'));
+  const runDir = fs.mkdtempSync(path.join(clusterTmpRoot(), 'ss-pg-run-'));
   fs.chmodSync(runDir, 0o755);
   project.provide('pgRunDir', runDir);
   return () => {

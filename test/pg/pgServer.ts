@@ -65,6 +65,14 @@ export function pgAvailability(): string | null {
 
 const asRoot = () => process.getuid?.() === 0;
 
+/**
+ * Where clusters live. As root the cluster runs as `postgres`, which must be able to traverse
+ * every parent: os.tmpdir() may be private (TMPDIR under /root), /tmp is not.
+ */
+export function clusterTmpRoot(): string {
+  return process.env.SESSION_SIDECAR_PG_TMP ?? (asRoot() ? '/tmp' : os.tmpdir());
+}
+
 function runAsOwner(cmd: string, args: string[]): string {
   const [file, argv] = asRoot() ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
   return execFileSync(file, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -85,7 +93,7 @@ async function freePort(): Promise<number> {
 export async function startThrowawayCluster(baseDir?: string): Promise<PgCluster> {
   const binDir = findBinDir();
   if (!binDir) throw new Error('no PostgreSQL binaries');
-  const base = baseDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'ss-pg-'));
+  const base = baseDir ?? fs.mkdtempSync(path.join(clusterTmpRoot(), 'ss-pg-'));
   fs.mkdirSync(base, { recursive: true });
   const dataDir = path.join(base, 'data');
   const socketDir = path.join(base, 'sock');
