@@ -37,9 +37,12 @@ describe.skipIf(pgSkip)('postgres LISTEN/NOTIFY changes', () => {
     const reader = await backend({ schema });
     const id = newId();
     const fence = await writer.leases.acquire(id);
-    await writer.create(header(id), recs(1, 1), snap(), fence);
     const pokes: number[] = [];
     reader.changes(id, () => pokes.push(1));
+    await writer.create(header(id), recs(1, 1), snap(), fence);
+    // The create's own notification arrives asynchronously: wait for it, then start counting.
+    await vi.waitFor(() => expect(pokes).toEqual([1]), { timeout: 10_000 });
+    pokes.length = 0;
     await expect(writer.appendBatch(id, recs(2, 1), { lastSeq: 1, generation: 0 }, { sessionId: id, token: 99 }, snap())).rejects.toMatchObject({ kind: 'LeaseLost' });
     const bad = recs(2, 1);
     bad[0]!.text = 'a\u0000b'; // fails in the INSERT, after the UPDATE: the transaction (and its NOTIFY) rolls back
