@@ -28,6 +28,8 @@ describe('postgres error mapping', () => {
       [{ code: '42P01', severity: 'ERROR' }, 'read', 'UnsafeStore', { reason: 'schema' }],
       [{ code: '22P02', severity: 'ERROR' }, 'write', 'NotWritten', { reason: 'dataRejected' }],
       [new Error('something else entirely'), 'write', 'Unavailable', { reason: 'unexpectedError', outcome: 'notWritten' }],
+      // An errno of five capitals is not a SQLSTATE: only server errors (with a severity) carry one.
+      [{ code: 'EPERM' }, 'write', 'Unavailable', { reason: 'unexpectedError' }],
     ];
     for (const [err, phase, kind, details] of cases) {
       const m = mapPgError(err, phase as 'read');

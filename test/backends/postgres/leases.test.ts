@@ -78,4 +78,36 @@ describe.skipIf(pgSkip)('postgres leases and fencing', () => {
     await vi.waitFor(() => expect(lost).toEqual([id]), { timeout: 10_000 });
     await expect(a.state.set(fa, 'k', '"v"')).rejects.toMatchObject({ kind: 'LeaseLost' });
   });
+
+  it('a takeover waits for the old holder\'s commit in flight: no write of the old holder lands after it', async () => {
+    const schema = freshSchema();
+    const a = await backend({ schema, leaseStaleMs: 200, heartbeatMs: 3_600_000 });
+    const b = await backend({ schema, leaseStaleMs: 200 });
+    const raw = await PgConnections.open({ target: parsePostgresUrl(await pgUrl()), schema });
+    try {
+      const id = newId();
+      const fa = await a.leases.acquire(id);
+      await a.create(header(id), recs(1, 1), snap(), fa);
+      await new Promise((r) => setTimeout(r, 400)); // A's lease is stale now
+      // A's next COMMIT is held open for a second by a deferred trigger.
+      await raw.query(`CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1); RETURN NULL; END $$`);
+      await raw.query(`CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON records DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()`);
+      const events: string[] = [];
+      const append = a.appendBatch(id, recs(2, 1), { lastSeq: 1, generation: 0 }, fa, snap()).then(() => events.push('A committed'), (e: { kind: string }) => events.push(`A ${e.kind}`));
+      await vi.waitFor(async () => {
+        expect(await raw.query(`SELECT 1 FROM pg_stat_activity WHERE query = 'COMMIT' AND wait_event = 'PgSleep'`)).toHaveLength(1);
+      }, { timeout: 20_000, interval: 20 });
+      const take = b.leases.acquire(id).then((f) => {
+        events.push('B acquired');
+        return f;
+      });
+      const fb = await take;
+      await append;
+      expect(events).toEqual(['A committed', 'B acquired']);
+      expect(fb.token).toBe(fa.token + 1);
+      expect((await b.load(id)).lastSeq).toBe(2); // B starts from everything A committed
+    } finally {
+      await raw.close();
+    }
+  });
 });
