@@ -3,7 +3,7 @@
  *
  * Calls for a session are committed in call order. While a transaction for a session is in
  * flight, further calls queue; the next transaction takes every queued call with the same
- * fence (pipelined batches share one transaction and one COMMIT). Each call's `expect` must
+ * fence, up to GROUP_MAX_BYTES of text (pipelined batches share one transaction and COMMIT). Each call's `expect` must
  * chain onto the previous call's last seq (checked here before the transaction; a call that
  * does not chain fails Conflict alone). Inside the transaction:
  *   1. checkFence: the lease token is still ours (row share-locked until COMMIT);
@@ -24,6 +24,9 @@ export interface AppendExpect {
   lastSeq: number;
   generation: number;
 }
+
+/** A group stops growing past this much text (bounds one transaction's statement size). */
+const GROUP_MAX_BYTES = 8 << 20;
 
 interface Pending {
   recs: SealedRecord[];
@@ -66,8 +69,10 @@ export class AppendQueue {
     while (q.length > 0) {
       const group: Pending[] = [];
       let last = q[0]!.expect;
-      while (q.length > 0 && (group.length === 0 || q[0]!.fence.token === group[0]!.fence.token)) {
+      let size = 0;
+      while (q.length > 0 && (group.length === 0 || (q[0]!.fence.token === group[0]!.fence.token && size < GROUP_MAX_BYTES))) {
         const p = q.shift()!;
+        size += p.recs.reduce((n, r) => n + r.text.length, 0);
         if (group.length > 0 && (p.expect.lastSeq !== last.lastSeq || p.expect.generation !== last.generation)) {
           p.reject(new PgBackendError('Conflict', 'expected lastSeq does not follow the batch committed before it; nothing was written', {
             reason: 'expectedLastSeq', lastSeq: last.lastSeq,

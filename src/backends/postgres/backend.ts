@@ -29,6 +29,23 @@
  * Durability: a write resolves only after its transaction's COMMIT returned with
  * synchronous_commit = on, i.e. after the WAL holding it was flushed on the server.
  * `pg` is loaded lazily by pool.ts: importing this module does not load the driver.
+ *
+ * ## Plugging it under the engine (for the integrator)
+ * - Port types are in types.ts (SealedRecord, SealedHeader, Fence, Snapshot, SessionRow):
+ *   move them to src/backend/port.ts. Snapshot members are opaque engine texts.
+ * - `open(id, mode)` of the seam = `load(id)` (header text + snapshot at lastSeq; trashed
+ *   sessions come back with trashed: true) + `readRange` for anything after it; write mode
+ *   first takes `leases.acquire(id)`. There is no torn tail to repair on this backend.
+ * - Map `PgBackendError` to `StoreError` (same kind names) and add `Unavailable` to
+ *   StoreErrorKind and protocol/errors.ts (a new code), with data {reason, retryable,
+ *   retryAfterMs, outcome}. On Unavailable with outcome 'unknown' the engine must not
+ *   reuse those seqs until `confirmBatch` answers (or fail-stop the session as for Uncertain).
+ * - Group commit exists here per session; the engine's own commit queue may keep one call in
+ *   flight per session, or pipeline: calls commit in call order.
+ * - `list` pages by session id (keyset); wrap `nextAfter` in the engine's cursor codec.
+ * - Blobs are never deleted (no refcount yet); purge leaves them. Scratch stays local.
+ * - The connection sets options in the startup packet (`-c synchronous_commit=on ...`):
+ *   transaction-pooling proxies that reject startup options need session pooling.
  */
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
