@@ -76,6 +76,8 @@ export interface PostgresBackendOptions {
   heartbeatMs?: number;
   poolMax?: number;
   connectTimeoutMs?: number;
+  /** application_name of every connection (default session-sidecar): shows in pg_stat_activity. */
+  applicationName?: string;
   /** Background failures (idle connection lost, heartbeat failed): mapped, text-free. */
   onError?: (err: PgBackendError) => void;
   /** A held lease was found taken over (by the heartbeat). */
@@ -103,7 +105,8 @@ export class PostgresBackend {
     const target = parsePostgresUrl(o.url);
     const schema = checkSchemaName(o.schema ?? DEFAULT_PG_SCHEMA);
     const onError = o.onError ?? (() => undefined);
-    const conns = await PgConnections.open({ target, schema, max: o.poolMax ?? 8, connectTimeoutMs: o.connectTimeoutMs ?? 5000, onError });
+    const conns = await PgConnections.open({ target, schema, max: o.poolMax ?? 8, connectTimeoutMs: o.connectTimeoutMs ?? 5000, onError,
+      ...(o.applicationName !== undefined ? { applicationName: o.applicationName } : {}) });
     try {
       const migration = await migrate(conns, schema);
       const channel = channelOf(schema);

@@ -13,7 +13,7 @@ import { backend, header, newId, pgSkip, pgUrl, recs, snap } from './pgTestKit.j
 describe.skipIf(pgSkip)('postgres: a connection lost during COMMIT', () => {
   it('is Unavailable with outcome unknown; confirmBatch tells absent; nothing half-written; a retry commits', async () => {
     const schema = freshSchema();
-    const b = await backend({ schema });
+    const b = await backend({ schema, applicationName: schema });
     const raw = await PgConnections.open({ target: parsePostgresUrl(await pgUrl()), schema });
     try {
       const id = newId();
@@ -25,7 +25,7 @@ describe.skipIf(pgSkip)('postgres: a connection lost during COMMIT', () => {
       const pending = b.appendBatch(id, batch, { lastSeq: 2, generation: 0 }, fence, snap()).then(() => null, (e: unknown) => e);
       let pid = 0;
       await vi.waitFor(async () => {
-        const rows = await raw.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE query = 'COMMIT' AND wait_event = 'PgSleep'`);
+        const rows = await raw.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE query = 'COMMIT' AND wait_event = 'PgSleep' AND application_name = $1`, [schema]);
         expect(rows).toHaveLength(1);
         pid = rows[0]!.pid;
       }, { timeout: 20_000, interval: 50 });

@@ -81,7 +81,7 @@ describe.skipIf(pgSkip)('postgres leases and fencing', () => {
 
   it('a takeover waits for the old holder\'s commit in flight: no write of the old holder lands after it', async () => {
     const schema = freshSchema();
-    const a = await backend({ schema, leaseStaleMs: 200, heartbeatMs: 3_600_000 });
+    const a = await backend({ schema, leaseStaleMs: 200, heartbeatMs: 3_600_000, applicationName: schema });
     const b = await backend({ schema, leaseStaleMs: 200 });
     const raw = await PgConnections.open({ target: parsePostgresUrl(await pgUrl()), schema });
     try {
@@ -95,7 +95,7 @@ describe.skipIf(pgSkip)('postgres leases and fencing', () => {
       const events: string[] = [];
       const append = a.appendBatch(id, recs(2, 1), { lastSeq: 1, generation: 0 }, fa, snap()).then(() => events.push('A committed'), (e: { kind: string }) => events.push(`A ${e.kind}`));
       await vi.waitFor(async () => {
-        expect(await raw.query(`SELECT 1 FROM pg_stat_activity WHERE query = 'COMMIT' AND wait_event = 'PgSleep'`)).toHaveLength(1);
+        expect(await raw.query(`SELECT 1 FROM pg_stat_activity WHERE query = 'COMMIT' AND wait_event = 'PgSleep' AND application_name = $1`, [schema])).toHaveLength(1);
       }, { timeout: 20_000, interval: 20 });
       const take = b.leases.acquire(id).then((f) => {
         events.push('B acquired');
