@@ -61,6 +61,7 @@ import {
 } from './sessions.js';
 import type { ArchivedGeneration, Fence, LeaseHolder, SealedHeader, SealedRecord, SessionRow, Snapshot } from './types.js';
 import { parsePostgresUrl } from './url.js';
+import { verifyStore, type VerifyReport } from './verify.js';
 
 export const DEFAULT_PG_SCHEMA = 'session_sidecar';
 
@@ -185,6 +186,11 @@ export class PostgresBackend {
 
   reserveToolSeq(fence: Fence, floor: number): Promise<number> {
     return reserveToolSeq(this.conns, fence, floor);
+  }
+
+  /** Read-only check of the whole store (the CLI's `verify`): see verify.ts. */
+  verify(): Promise<VerifyReport> {
+    return verifyStore(this.conns);
   }
 
   /** Group-commit transactions so far, and LISTEN connections made (tests, stats). */
