@@ -139,6 +139,17 @@ describe.skipIf(skip)('postgres crash mid-append (pg_ctl stop -m immediate)', ()
       await b.appendBatch(id, recs(last + 1, 1), { lastSeq: last, generation: 0 }, fence, snap());
       await vi.waitFor(() => expect(pokes.length).toBeGreaterThan(before), { timeout: 10_000 });
       expect(errors.every((e) => e instanceof PgBackendError)).toBe(true);
+
+      // The holder re-asserted its lease under its new liveness connection: nobody may take
+      // it over now (the row no longer names the connection the crash ended).
+      await vi.waitFor(() => expect(b.stats().listenConnects).toBe(2), { timeout: 20_000 });
+      await b.listenerSettled();
+      const third = await openPostgresBackend({ url: cluster.url, schema: 'crash', leaseStaleMs: 600_000 });
+      try {
+        await expect(third.leases.acquire(id)).rejects.toMatchObject({ kind: 'SessionLocked' });
+      } finally {
+        await third.close();
+      }
     } finally {
       await b.close();
       await reader.close();
