@@ -18,7 +18,7 @@ local M = {}
 local defaults = { cmd = { 'session-sidecar' } }
 
 --- vim.lsp.rpc.start: (cmd, dispatchers, extra) since Neovim 0.10; (cmd, cmd_args, dispatchers, extra) before.
-local function rpc_start(cmd, dispatchers, extra)
+function M.rpc_start(cmd, dispatchers, extra)
   local rpc = vim.lsp.rpc
   if vim.fn.has('nvim-0.10') == 1 then
     local ok, client = pcall(rpc.start, cmd, dispatchers, extra)
@@ -151,7 +151,7 @@ function M.start(opts)
       if opts.on_error then vim.schedule(function() opts.on_error(code, err) end) end
     end,
   }
-  local client = rpc_start(cmd, dispatchers, {})
+  local client = M.rpc_start(cmd, dispatchers, {})
   sc.client = client
 
   function sc.request(method, params, cb)

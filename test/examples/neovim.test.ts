@@ -31,8 +31,8 @@ afterEach(() => {
   for (const r of running.splice(0)) r.kill();
 });
 
-function runHeadless(env: Record<string, string>): { done: Promise<Run>; stdout: () => string } {
-  const child = spawn('nvim', ['--headless', '-u', 'NONE', '-i', 'NONE', '-n', '-c', `luafile ${HEADLESS}`], {
+function runHeadless(env: Record<string, string>, script = HEADLESS): { done: Promise<Run>; stdout: () => string } {
+  const child = spawn('nvim', ['--headless', '-u', 'NONE', '-i', 'NONE', '-n', '-c', `luafile ${script}`], {
     cwd: tempDir('sidecar-nvim-cwd-'),
     env: { ...process.env, SIDECAR_CMD: JSON.stringify([process.execPath, CLI]), SIDECAR_TIMEOUT_MS: '20000', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -55,6 +55,14 @@ async function until(cond: () => boolean, what: string, ms = 20_000): Promise<vo
 }
 
 describe('examples/neovim', () => {
+  it.skipIf(!version)(`lifecycle.lua: initialize → create → append → read → shutdown (params null) → exit, the sidecar exits 0 (nvim ${version ?? 'absent'})`, async () => {
+    const run = runHeadless({ SIDECAR_STORE: path.join(tempDir('sidecar-nvim-'), 'store') }, path.join(ROOT, 'examples/neovim/lifecycle.lua'));
+    const r = await run.done;
+    expect(r.stdout, r.stderr).toContain('protocol 1 lastSeq 1 records 1');
+    expect(r.stdout, r.stderr).toContain('exit-code 0');
+    expect(r.code).toBe(0);
+  });
+
   it.skipIf(!version)(`follows a session live in a scratch buffer (nvim ${version ?? 'absent'})`, async () => {
     const store = path.join(tempDir('sidecar-nvim-'), 'store');
     const lib = new FileSessionStore(store, { leases: false });
