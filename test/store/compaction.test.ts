@@ -7,6 +7,7 @@ import type { FileSessionStore } from '../../src/store/fileStore.js';
 import type { RecordInput, StoredRecord } from '../../src/store/types.js';
 import { snapshotTree, tempDir } from '../helpers.js';
 import {
+import { Rng } from '../torture/rng.js';
   eio, faultFs, indexOf, indexSettled, journalOf, lines, message, modeOf, note, RFC3339_MS, sealed, store, storeError, unsealed,
 } from './storeHelpers.js';
 
@@ -26,16 +27,10 @@ function steppingClock(start = Date.UTC(2026, 0, 2, 3, 4, 5, 678)) {
   return () => (t += 1000);
 }
 
-/** Deterministic PRNG (mulberry32). */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+/** Deterministic PRNG (mulberry32, the torture scenarios' Rng). */
+function prng(seed: number): () => number {
+  const rng = new Rng(seed);
+  return () => rng.next();
 }
 
 function seqOf(line: Buffer): number | undefined {

@@ -4,6 +4,8 @@
  * every run sees the same tokens. Shared by credentialCorpus.test.ts and bench/secretsReport.ts
  * (no test framework in here).
  */
+import { Rng } from '../../../torture/rng.js';
+
 export const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 export const B64URL = `${ALNUM}_-`;
 export const B64 = `${ALNUM}+/`;
@@ -12,16 +14,10 @@ export const UPPER_NUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 export const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const DIGITS = '0123456789';
 
-/** mulberry32: a small seeded generator. */
+/** A small seeded generator (mulberry32, shared with the torture scenarios). */
 export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rng = new Rng(seed);
+  return () => rng.next();
 }
 
 export function faker(seed: number) {
