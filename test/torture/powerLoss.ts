@@ -86,8 +86,12 @@ export async function execOp(s: FileSessionStore, op: Op): Promise<unknown> {
   }
 }
 
-/** The writer store of a workload (a new one after a simulated kill) and the read-only one beside it. */
-interface Stores { s: FileSessionStore; reader: FileSessionStore }
+/**
+ * The writer store of a workload (a new one after a simulated kill) and two readers beside it:
+ * a read-only store as the CLI opens one, and a second ordinary store (another sidecar) that
+ * only lists, reads and opens for reading — the reader of issue 14's hole 1.
+ */
+interface Stores { s: FileSessionStore; reader: FileSessionStore; peer: FileSessionStore }
 
 /** The scheduled steps of every workload, at this share of its operations (each once). */
 const STEPS: ReadonlyArray<[number, Step]> = [[0.2, 'fork'], [0.35, 'delete'], [0.5, 'abandon'], [0.6, 'restore'], [0.75, 'purge'], [0.85, 'delete']];
@@ -169,8 +173,8 @@ async function workload(st: Stores, rng: Rng, rec: CrashRecorder, live: string, 
         void execOp(st.s, op).catch(() => undefined); // never answers
         await hung;
         st.s.abandon();
-        await readerStep(st.reader, rng, live, rec, [m.id], stats, 'list');
-        await readerStep(st.reader, rng, live, rec, [m.id], stats, 'read');
+        await readerStep(st, rng, live, rec, [m.id], stats, 'list');
+        await readerStep(st, rng, live, rec, [m.id], stats, 'read');
         st.s = new FileSessionStore(live, { fs: rec.layer, leases: false });
         const reopened: SessionModel[] = [];
         for (const old of models) {
@@ -199,7 +203,7 @@ async function workload(st: Stores, rng: Rng, rec: CrashRecorder, live: string, 
     const group = rng.chance(0.5) ? 1 : rng.range(2, 5);
     const running: Array<Promise<void>> = [];
     // a read-only process beside the writer: list, read, open for reading, the CLI's show/tail/verify paths
-    if (rng.chance(0.3)) running.push(readerStep(st.reader, rng, live, rec, [...models, ...trashed].map((m) => m.id), stats));
+    if (rng.chance(0.3)) running.push(readerStep(st, rng, live, rec, [...models, ...trashed].map((m) => m.id), stats));
     for (let g = 0; g < group; g++, i++) {
       const m = rng.pick(models);
       const op = m.plan(rng, runtime
@@ -240,9 +244,12 @@ type ReaderKind = 'list' | 'read' | 'open' | 'show' | 'tail' | 'verify';
  * see a session move away (SessionNotFound) but must never fail otherwise: the read-only
  * layer refuses every write with EROFS, so a reader that tried to write the index fails here.
  */
-async function readerStep(reader: FileSessionStore, rng: Rng, live: string, rec: CrashRecorder, ids: string[], stats: PowerLossStats, kind?: ReaderKind): Promise<void> {
+async function readerStep(st: Stores, rng: Rng, live: string, rec: CrashRecorder, ids: string[], stats: PowerLossStats, kind?: ReaderKind): Promise<void> {
   const what = kind ?? rng.pick<ReaderKind>(['list', 'read', 'read', 'open', 'show', 'tail', 'tail', 'verify']);
   const id = rng.pick(ids);
+  // list, read and open also from the second sidecar (its writes, if any, go into the recording)
+  const peer = (what === 'list' || what === 'read' || what === 'open') && rng.chance(0.5);
+  const reader = peer ? st.peer : st.reader;
   try {
     switch (what) {
       case 'list': {
@@ -263,10 +270,10 @@ async function readerStep(reader: FileSessionStore, rng: Rng, live: string, rec:
       }
       case 'verify': await verifyStore(live, { fs: readOnlyFs({ base: rec.layer }), sessionId: id }); break;
     }
-    stats.readerOps[what] = (stats.readerOps[what] ?? 0) + 1;
+    stats.readerOps[`${peer ? 'peer ' : ''}${what}`] = (stats.readerOps[`${peer ? 'peer ' : ''}${what}`] ?? 0) + 1;
   } catch (err) {
     if ((err as { kind?: string }).kind !== 'SessionNotFound') {
-      throw new TortureFailure(`a read-only ${what} of session ${id} failed: ${(err as { kind?: string }).kind ?? ''} ${(err as Error).message}`);
+      throw new TortureFailure(`a ${peer ? 'second sidecar\'s' : 'read-only'} ${what} of session ${id} failed: ${(err as { kind?: string }).kind ?? ''} ${(err as Error).message}`);
     }
   } finally {
     await reader.closeAll();
@@ -296,6 +303,7 @@ export async function runPowerLoss(opts: PowerLossOptions): Promise<PowerLossSta
     const st: Stores = {
       s: new FileSessionStore(live, { fs: rec.layer, leases: false }),
       reader: new FileSessionStore(live, { fs: readOnlyFs({ base: rec.layer }), readOnly: true }),
+      peer: new FileSessionStore(live, { fs: rec.layer, leases: false }),
     };
     try {
       // Every other workload (the first included) also writes state values, runtime records and
@@ -307,6 +315,7 @@ export async function runPowerLoss(opts: PowerLossOptions): Promise<PowerLossSta
     } finally {
       await st.s.closeAll();
       await st.reader.closeAll();
+      await st.peer.closeAll();
     }
     rec.finish();
 

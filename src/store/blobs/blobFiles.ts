@@ -57,9 +57,17 @@ export function putBlob(fsl: FsLayer, layout: StoreLayout, bytes: Buffer): strin
     return ref;
   }
   const sha = path.dirname(path.dirname(final));
-  for (const dir of [layout.blobsDir, sha, path.dirname(final), layout.blobsTempDir]) ensurePrivateDir(fsl, dir);
   const temp = path.join(layout.blobsTempDir, `${hex}.${randomBytes(6).toString('hex')}.tmp`);
-  const fd = createPrivate(fsl, temp);
+  let fd: number;
+  try {
+    // A failed mkdir, its parent's fsync or the temp file's creation leaves nothing a record
+    // references: NotWritten like the later steps (an I/O error must not escape unmapped).
+    for (const dir of [layout.blobsDir, sha, path.dirname(final), layout.blobsTempDir]) ensurePrivateDir(fsl, dir);
+    fd = createPrivate(fsl, temp);
+  } catch (err) {
+    if (errnoOf(err) === undefined) throw err; // an unsafe store (symlink, mode) is reported as such
+    throw blobWriteError(err);
+  }
   try {
     for (let done = 0; done < bytes.length; ) done += fsl.writeSync(fd, bytes, done, bytes.length - done, done);
     fsl.fsyncSync(fd);
