@@ -140,7 +140,10 @@ async function workload(st: Stores, rng: Rng, rec: CrashRecorder, live: string, 
       }
       case 'delete': {
         if (models.length < 2) await create();
-        const m = models.splice(rng.int(models.length), 1)[0] as SessionModel;
+        // a compacted session when there is one: its archives (history/<id>/) move too
+        const archived = models.filter((m) => compacted.has(m.id));
+        const pick = archived.length > 0 ? models.indexOf(rng.pick(archived)) : rng.int(models.length);
+        const m = models.splice(pick, 1)[0] as SessionModel;
         await move(m, 'delete', 'trashed', () => st.s.delete(m.id));
         trashed.push(m);
         return;
