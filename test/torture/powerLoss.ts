@@ -145,6 +145,7 @@ async function workload(st: Stores, rng: Rng, rec: CrashRecorder, live: string, 
         const pick = archived.length > 0 ? models.indexOf(rng.pick(archived)) : rng.int(models.length);
         const m = models.splice(pick, 1)[0] as SessionModel;
         await move(m, 'delete', 'trashed', () => st.s.delete(m.id));
+        m.allocated = []; // a deleted session's open scratch allocations are not carried over a restore
         trashed.push(m);
         return;
       }
@@ -183,6 +184,8 @@ async function workload(st: Stores, rng: Rng, rec: CrashRecorder, live: string, 
         for (const old of models) {
           const o = await st.s.open(old.id, 'write');
           old.lastSeq = o.lastSeq;
+          old.allocated = []; // allocations and tools of the killed process are gone with it (as after a SIGKILL)
+          old.openTools = [];
           old.turn = SessionModel.fromOpen(old.id, o.lastSeq, old.firstSeq, o.turn).turn;
           reopened.push(old);
         }
