@@ -6,5 +6,8 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // Provides a run directory for the shared throwaway PostgreSQL cluster (started lazily by
+    // the first PostgreSQL test file, stopped here at the end of the run).
+    globalSetup: ['test/pg/globalSetup.ts'],
   },
 });

@@ -26,6 +26,7 @@ import { compaction } from './compact.js';
 import { listAll } from './list.js';
 import { openTimes } from './open.js';
 import { replay } from './replay.js';
+import { secretGateBench } from './secretGate.js';
 import { secretBench } from './secrets.js';
 import { sqliteInserts } from './sqlite.js';
 import { benchDir, type Row } from './util.js';
@@ -99,6 +100,10 @@ try {
   await step('compact', () => compaction(work, compactMB));
   await step('cold start', () => coldStart(work, coldStarts));
   secretRows = await secretBench(work);
+  await step('secret gate', () => {
+    secretRows.push(...secretGateBench());
+    return [];
+  });
 } finally {
   fs.rmSync(work, { recursive: true, force: true });
 }

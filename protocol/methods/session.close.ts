@@ -5,7 +5,7 @@ export const SessionCloseParams = paramsObject({ sessionId: SessionId }).meta({ 
 
 export const sessionClose = defineMethod({
   method: 'session/close', kind: 'request', direction: 'clientToServer', since: 1,
-  params: SessionCloseParams, result: EmptyResult, capability: 'session.close',
+  params: SessionCloseParams, result: EmptyResult,
   summary: 'Finish in-flight appends and close the session in this connection.',
 });
 

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { Command } from './common.js';
+import { conformanceCommand } from './conformance/index.js';
 import { exportCommand } from './export.js';
 import { listCommand } from './list.js';
 import { showCommand } from './show.js';
@@ -7,8 +8,8 @@ import { statsCommand } from './stats.js';
 import { tailCommand } from './tail.js';
 import { verifyCommand } from './verify.js';
 
-/** The inspection subcommands, next to `serve` (which src/cli.ts runs itself). */
-export const COMMANDS: readonly Command[] = [listCommand, showCommand, tailCommand, verifyCommand, exportCommand, statsCommand];
+/** The inspection subcommands and `conformance`, next to `serve` (which src/cli.ts runs itself). */
+export const COMMANDS: readonly Command[] = [listCommand, showCommand, tailCommand, verifyCommand, exportCommand, statsCommand, conformanceCommand];
 
 export function findCommand(name: string): Command | undefined {
   return COMMANDS.find((c) => c.name === name);

@@ -33,6 +33,5 @@ export function readOnlyFs(opts: { base?: FsLayer } = {}): FsLayer {
     readdirSync: (p) => base.readdirSync(p),
     unlinkSync: (p) => refuse('unlink', p),
     rmdirSync: (p) => refuse('rmdir', p),
-    writeFileSync: (p) => refuse('writeFile', p),
   };
 }

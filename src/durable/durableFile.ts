@@ -1,6 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 import { AppendFailure, errnoOf, UnsafeFileError } from './errors.js';
 import type { FsLayer } from './fsLayer.js';
 
@@ -38,11 +38,58 @@ function checkPrivateFile(st: fs.Stats, file: string): void {
   if (typeof process.getuid === 'function' && st.uid !== process.getuid()) throw new UnsafeFileError(file, 'is owned by another user');
 }
 
-/** Creates a new private file; fails if anything exists at that path. */
+/**
+ * Creates a new private file: O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600, so nothing already at the
+ * path — a planted symlink (O_EXCL never follows one, dangling or not), a FIFO, a stale file —
+ * is ever opened; a symlink or anything not a regular file there is UnsafeFileError, anything
+ * else EEXIST. The mode is right at creation: the umask can only remove bits from 0600, so group
+ * and other never get any (checked on the new descriptor all the same, e.g. against a default
+ * ACL); only owner bits a restrictive umask removed are added back, on our own descriptor.
+ */
 export function createPrivate(fsl: FsLayer, file: string): number {
-  const fd = fsl.openSync(file, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, FILE_MODE);
-  fsl.fchmodSync(fd, FILE_MODE); // ours: a restrictive umask must not leave it unreadable to us
-  return fd;
+  let fd: number;
+  try {
+    fd = fsl.openSync(file, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, FILE_MODE);
+  } catch (err) {
+    if (errnoOf(err) === 'EEXIST') refuseUnsafeEntry(fsl, file);
+    throw err;
+  }
+  try {
+    const mode = fsl.fstatSync(fd).mode & 0o777;
+    if ((mode & 0o077) !== 0) throw new UnsafeFileError(file, `was created with mode ${mode.toString(8)}, expected 600`);
+    if (mode !== FILE_MODE) fsl.fchmodSync(fd, FILE_MODE); // ours: a restrictive umask must not leave it unreadable to us
+    return fd;
+  } catch (err) {
+    fsl.closeSync(fd);
+    throw err;
+  }
+}
+
+/** What sits at a path the store expected to be free or a regular file: UnsafeFileError unless it is one. */
+function refuseUnsafeEntry(fsl: FsLayer, file: string): void {
+  const st = fsl.lstatSync(file);
+  if (st?.isSymbolicLink()) throw new UnsafeFileError(file, 'is a symbolic link');
+  if (st && !st.isFile()) throw new UnsafeFileError(file, 'is not a regular file');
+}
+
+/**
+ * Creates a private directory: mode 0700 given to mkdir itself, never chmodded later (a chmod
+ * would leave a window in which others could enter it). The umask can only remove bits; the
+ * result is checked at once, and a directory that is not exactly 0700 (group or other bits from
+ * a default ACL, owner bits removed by a restrictive umask) is removed again and refused.
+ * EEXIST passes through: the caller decides what an existing entry means.
+ */
+export function mkdirPrivate(fsl: FsLayer, dir: string): void {
+  fsl.mkdirSync(dir, DIR_MODE);
+  const st = fsl.lstatSync(dir);
+  const mode = st ? st.mode & 0o777 : 0;
+  if (st?.isDirectory() && mode === DIR_MODE) return;
+  try {
+    fsl.rmdirSync(dir);
+  } catch {
+    // left for the operator: every later use refuses it again
+  }
+  throw new UnsafeFileError(dir, `was created with mode ${mode.toString(8)}, expected 700 (check the umask)`);
 }
 
 /**
@@ -53,7 +100,7 @@ export function ensurePrivateDir(fsl: FsLayer, dir: string): void {
   const st = fsl.lstatSync(dir);
   if (st === undefined) {
     try {
-      fsl.mkdirSync(dir, DIR_MODE);
+      mkdirPrivate(fsl, dir);
     } catch (err) {
       if (errnoOf(err) !== 'EEXIST') throw err;
       return ensurePrivateDir(fsl, dir);
@@ -114,19 +161,95 @@ function rollBack(fsl: FsLayer, fd: number, position: number, written: number, c
 }
 
 /**
- * Replaces a small file atomically (temp file + rename) and fsyncs its directory, so the
- * new name survives a crash. `durable: false` skips both syncs for derived caches that are
- * validated against their source on every use.
+ * Replaces a small file atomically and fsyncs its directory, so the new name survives a crash.
+ * `durable: false` skips both syncs for derived caches that are validated against their source
+ * on every use.
+ *
+ * Done here rather than with write-file-atomic, which is unsafe for this: it resolves the target
+ * with realpath (a symlink in place of the file redirects the write out of the store), names its
+ * temp file after a hash of pid and a counter (predictable) and opens it 'w'
+ * (O_CREAT|O_TRUNC, neither O_EXCL nor O_NOFOLLOW: a symlink planted at that name is followed and
+ * its target truncated), and writes outside the FsLayer. Here the temp file is createPrivate'd
+ * (O_CREAT|O_EXCL|O_NOFOLLOW, 0600) under a name with 64 random bits, every byte goes through
+ * fsl.writeSync, and the rename replaces the name itself (rename never follows a symlink at its
+ * target). Something other than a regular file already at the target is UnsafeFileError:
+ * refused, not replaced, so the operator sees what was planted.
+ * Crash reasoning: the temp file is complete (and synced, when durable) before the rename, so
+ * the name holds the old content or the new, never a mix; a leftover temp file is never read.
  */
 export async function replaceAtomically(fsl: FsLayer, file: string, data: string, durable: boolean): Promise<void> {
-  await writeFileAtomic(file, data, { mode: FILE_MODE, fsync: durable });
+  const temp = writeTemp(fsl, file, data);
+  try {
+    if (durable) await fsl.fdatasync(temp.fd);
+  } catch (err) {
+    discardTemp(fsl, temp);
+    throw err;
+  }
+  renameTemp(fsl, temp, file);
   if (durable) syncAfterRename(fsl, path.dirname(file));
 }
 
-/** replaceAtomically, synchronously: for writes that must take effect in a queue's order. */
+/** replaceAtomically (durable), synchronously: for writes that must take effect in a queue's order. */
 export function replaceAtomicallySync(fsl: FsLayer, file: string, data: string): void {
-  writeFileAtomic.sync(file, data, { mode: FILE_MODE, fsync: true });
+  const temp = writeTemp(fsl, file, data);
+  try {
+    fsl.fsyncSync(temp.fd);
+  } catch (err) {
+    discardTemp(fsl, temp);
+    throw err;
+  }
+  renameTemp(fsl, temp, file);
   syncAfterRename(fsl, path.dirname(file));
+}
+
+/** `<file>.<16 hex>.tmp`, beside the file (a rename stays in one directory). */
+export function tempNameFor(file: string): string {
+  return `${file}.${randomBytes(8).toString('hex')}.tmp`;
+}
+
+function writeTemp(fsl: FsLayer, file: string, data: string): { fd: number; path: string } {
+  refuseUnsafeEntry(fsl, file);
+  const temp = { path: tempNameFor(file), fd: -1 };
+  temp.fd = createPrivate(fsl, temp.path);
+  try {
+    const buf = Buffer.from(data, 'utf8');
+    for (let done = 0; done < buf.length; ) {
+      const n = fsl.writeSync(temp.fd, buf, done, buf.length - done, done);
+      if (n <= 0) throw Object.assign(new Error('short write'), { code: 'EIO' });
+      done += n;
+    }
+    return temp;
+  } catch (err) {
+    discardTemp(fsl, temp);
+    throw err;
+  }
+}
+
+function renameTemp(fsl: FsLayer, temp: { fd: number; path: string }, file: string): void {
+  fsl.closeSync(temp.fd);
+  try {
+    fsl.renameSync(temp.path, file);
+  } catch (err) {
+    unlinkQuietly(fsl, temp.path);
+    throw err;
+  }
+}
+
+function discardTemp(fsl: FsLayer, temp: { fd: number; path: string }): void {
+  try {
+    fsl.closeSync(temp.fd);
+  } catch {
+    // already closed
+  }
+  unlinkQuietly(fsl, temp.path);
+}
+
+function unlinkQuietly(fsl: FsLayer, file: string): void {
+  try {
+    fsl.unlinkSync(file);
+  } catch {
+    // never created, or the disk refuses: a temp name is never read
+  }
 }
 
 /**

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 
 /**
  * Every file-system call the store makes goes through this seam, so fault tests can fail any
- * single call (a write, an fdatasync, a truncate) without touching the real code paths.
+ * single call (a write, an fdatasync, a truncate) without touching the real code paths, and
+ * every byte the store writes passes writeSync (no library writes store files on its own).
  * Sync calls keep a write+fdatasync near the disk's cost; fdatasync alone is asynchronous so
  * appends arriving while it runs can be grouped into the next write.
  */
@@ -22,8 +23,6 @@ export interface FsLayer {
   readdirSync(path: string): string[];
   unlinkSync(path: string): void;
   rmdirSync(path: string): void;
-  /** A small private file written in one call (0600); not synced: for coordination, not data. */
-  writeFileSync(path: string, data: string): void;
 }
 
 export const nodeFs: FsLayer = {
@@ -42,5 +41,4 @@ export const nodeFs: FsLayer = {
   readdirSync: (p) => fs.readdirSync(p),
   unlinkSync: (p) => fs.unlinkSync(p),
   rmdirSync: (p) => fs.rmdirSync(p),
-  writeFileSync: (p, data) => fs.writeFileSync(p, data, { mode: 0o600 }),
 };

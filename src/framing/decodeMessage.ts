@@ -1,13 +1,28 @@
 import type { Message } from 'vscode-jsonrpc';
 import { JsonRpcErrorCode } from '../../protocol/errors.js';
+import { methods } from '../../protocol/index.js';
 
-/** A message that cannot be dispatched, answered with an error response (id null when unknown). */
+/**
+ * A message that cannot be dispatched, answered with an error response (id null when unknown),
+ * unless it is a notification: JSON-RPC 2.0 never answers one, even a malformed one (clients
+ * such as Neovim's treat an `id: null` answer as a broken server), so it is only logged.
+ */
 export interface FrameProblem {
   id: string | number | null;
   code: number;
   message: string;
   data?: Record<string, unknown>;
+  /** The message was a notification (a `method` and no `id`): log it, never answer. */
+  notification?: boolean;
 }
+
+/**
+ * Methods whose params may be left out (meta.json's `params.optional`): for them `"params": null`
+ * means absent. Emacs jsonrpc.el sends `(jsonrpc-request conn :shutdown nil)` as `"params":null`.
+ */
+const NULL_MEANS_ABSENT: ReadonlySet<string> = new Set(
+  methods.filter((m) => m.params.safeParse(undefined).success || m.params.safeParse({}).success).map((m) => m.method),
+);
 
 export type Decoded = { message: Message } | { problem: FrameProblem };
 
@@ -43,6 +58,13 @@ function isRequestId(id: unknown): boolean {
 }
 
 function checkShape(m: Record<string, unknown>): Decoded {
+  const d = classify(m);
+  // A notification is never answered: its problem is only logged (see FrameProblem).
+  if ('problem' in d && Object.hasOwn(m, 'method') && !Object.hasOwn(m, 'id')) d.problem.notification = true;
+  return d;
+}
+
+function classify(m: Record<string, unknown>): Decoded {
   const hasId = Object.hasOwn(m, 'id');
   const idOk = isRequestId(m.id);
   const id = idOk ? (m.id as string | number) : null;
@@ -50,6 +72,7 @@ function checkShape(m: Record<string, unknown>): Decoded {
   if (Object.hasOwn(m, 'method')) {
     if (typeof m.method !== 'string') return problem(JsonRpcErrorCode.InvalidRequest, 'Invalid request: "method" must be a string', id);
     if (hasId && !idOk) return problem(JsonRpcErrorCode.InvalidRequest, 'Invalid request: "id" must be a string or a number');
+    if (m.params === null && NULL_MEANS_ABSENT.has(m.method)) delete m.params;
     if (m.params !== undefined && (m.params === null || typeof m.params !== 'object')) {
       return problem(JsonRpcErrorCode.InvalidRequest, 'Invalid request: "params" must be an object', id);
     }

@@ -12,7 +12,7 @@ export class RequestLedger {
   /** Called after every settle (the reader may resume). */
   onSettle: () => void = () => {};
 
-  /** As the connection keys its queue: the id 7 and the id "7" collide there, so they do here. */
+  /** As the connection keys its queue; ids arrive mapped by wireIds.ts, so 7 and "7" differ here. */
   private static key(id: string | number): string {
     return String(id);
   }

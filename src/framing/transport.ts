@@ -7,6 +7,7 @@ import { JsonRpcErrorCode } from '../../protocol/errors.js';
 import type { FrameProblem } from './decodeMessage.js';
 import { type Framing, FrameDecoder } from './frameDecoder.js';
 import { RequestLedger } from './ledger.js';
+import { toConnectionId, toWireId } from './wireIds.js';
 
 export interface TransportOptions {
   framing: 'auto' | Framing;
@@ -98,10 +99,14 @@ class FramedWriter extends AbstractMessageWriter implements MessageWriter {
   }
 
   /** Frames from the connection; a response settles its request once written (or lost with the client). */
-  write(msg: Message): Promise<void> {
+  write(connectionMsg: Message): Promise<void> {
+    const isResponse = (connectionMsg as { method?: unknown }).method === undefined;
+    const connectionId = (connectionMsg as { id?: unknown }).id;
     const settle = () => {
-      if ((msg as { method?: unknown }).method === undefined) this.ledger.settle((msg as { id?: unknown }).id);
+      if (isResponse) this.ledger.settle(connectionId);
     };
+    // A response leaves with the id its request arrived with (see wireIds.ts).
+    const msg = isResponse ? ({ ...connectionMsg, id: toWireId(connectionId) } as Message) : connectionMsg;
     return this.send(msg).then(settle, (err: unknown) => {
       settle();
       throw err;
@@ -150,6 +155,7 @@ export function createTransport(input: Readable, output: Writable, opts: Transpo
   let framing: Framing | undefined = opts.framing === 'auto' ? undefined : opts.framing;
   if (framing) writer.use(framing);
   const answer = (p: FrameProblem) => {
+    if (p.notification) return opts.diagnostic(`ignored a malformed notification: ${p.message}`);
     const error = { code: p.code, message: p.message, ...(p.data ? { data: p.data } : {}) };
     writer.writeProblem({ jsonrpc: '2.0', id: p.id, error } as Message);
   };
@@ -162,11 +168,15 @@ export function createTransport(input: Readable, output: Writable, opts: Transpo
       const { id, method } = m as { id?: string | number; method?: unknown };
       if (method === 'exit' && id === undefined) sawExit = true;
       if (id !== undefined && method !== undefined) {
-        if (!ledger.admit(id, bytes)) {
+        const connectionId = toConnectionId(id);
+        if (!ledger.admit(connectionId, bytes)) {
           return answer({ id, code: JsonRpcErrorCode.InvalidRequest, message: 'Invalid request: this id is already used by a request in flight' });
         }
+        (m as unknown as { id: string | number }).id = connectionId;
         reader.throttle(ledger.bytes, budget);
       }
+      const cancel = method === '$/cancelRequest' ? (m as { params?: { id?: unknown } }).params : undefined;
+      if (cancel && (typeof cancel.id === 'string' || typeof cancel.id === 'number')) cancel.id = toConnectionId(cancel.id);
       callback(m);
     },
     problem: answer,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ResponseError } from 'vscode-jsonrpc/node';
 import { z } from 'zod';
 import { ErrorKindCode, JsonRpcErrorCode } from '../../protocol/errors.js';
+import { UnsafeFileError } from '../durable/errors.js';
 import { type Logger, safeDescribe } from '../log.js';
 import { StoreError } from '../store/errors.js';
 
@@ -20,6 +21,11 @@ export function toResponseError(err: unknown, log: Logger): ResponseError<unknow
     return new ResponseError(ErrorKindCode[err.kind], err.message, { ...err.details, kind: err.kind });
   }
   if (err instanceof z.ZodError) return invalidParams(zodIssues(err));
+  if (err instanceof UnsafeFileError) {
+    // A store path that is a symlink, a FIFO, not ours or open to others, met where the store
+    // maps nothing more specific: refused before anything was written through it.
+    return new ResponseError(ErrorKindCode.UnsafeStore, `store refused: a store path ${err.reason}`, { kind: 'UnsafeStore', reason: err.reason });
+  }
   const ref = randomBytes(4).toString('hex');
   log.error(`internal error ${ref}: ${safeDescribe(err)}`);
   return new ResponseError(JsonRpcErrorCode.InternalError, `internal error (reference ${ref}; see the server's stderr)`, {
@@ -58,11 +64,28 @@ export function invalidParams(issues: ParamIssue[]): ResponseError<unknown> {
 }
 
 const SAFE_KEY = /^[A-Za-z_$][A-Za-z0-9_$-]{0,39}$/;
+const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/**
+ * The one path grammar of error data (protocol/README.md §6.2): member names after `.`, array
+ * indexes as `[i]`, other member names as `["name"]` — `records[0].message.role`, the form
+ * SecretRejected and redactions use too. A name a client invented is shown only when it looks
+ * like an identifier.
+ */
+function pathOf(segments: readonly PropertyKey[]): string {
+  let out = '';
+  for (const seg of segments) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else if (IDENT.test(String(seg))) out += out ? `.${String(seg)}` : String(seg);
+    else out += SAFE_KEY.test(String(seg)) ? `[${JSON.stringify(String(seg))}]` : '["(unprintable name)"]';
+  }
+  return out;
+}
 
 /** Zod issues as paths and messages; member names a client invented are named only when they look like identifiers. */
 export function zodIssues(err: z.ZodError): ParamIssue[] {
   return err.issues.slice(0, 20).map((issue) => {
-    const path = issue.path.map(String).join('.');
+    const path = pathOf(issue.path);
     if (issue.code === 'unrecognized_keys') {
       const keys = issue.keys.map((k) => (SAFE_KEY.test(k) ? k : '(unprintable name)'));
       return { path, message: `unrecognized member${keys.length > 1 ? 's' : ''}: ${keys.join(', ')}` };

@@ -25,7 +25,7 @@ import { summarizeRecord } from './summary.js';
 import { planAppend } from './turns/autoTurns.js';
 import { ContextBuilder } from './turns/context.js';
 import { newTurnId } from './turns/ids.js';
-import { applyTurn, type TurnEvent } from './turns/turnState.js';
+import { applyNewTurnEvent, type TurnEvent } from './turns/turnState.js';
 import type {
   AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListPage, PruneOptions, ReadOptions, ReadPage, RecordInput,
   SecretsInput, SecretsStatus, SessionHeaderInput, SessionStore, StoredRecord, TurnChange, TurnKind, TurnState,
@@ -230,7 +230,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     const { text, value } = prepareRecord(event as unknown as RecordInput, 0, this.allSecrets, this.maxRecordBytes);
     const committed = await this.commit(session, {
       texts: [],
-      plan: (state, firstSeq) => ({ texts: [text], turn: applyTurn(state.turn, value as TurnEvent, firstSeq), runtime: state.runtime }),
+      plan: (state, firstSeq) => ({ texts: [text], turn: applyNewTurnEvent(state.turn, value as TurnEvent, firstSeq), runtime: state.runtime }),
     });
     session.noteCommitted([], committed.ts);
   }

@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
-import { ensurePrivateDir, readPrivateSmall } from '../durable/durableFile.js';
-import { errnoOf } from '../durable/errors.js';
+import { ensurePrivateDir, mkdirPrivate, readPrivateSmall, replaceAtomically } from '../durable/durableFile.js';
+import { errnoOf, UnsafeFileError } from '../durable/errors.js';
 import type { FsLayer } from '../durable/fsLayer.js';
 import { StoreError } from './errors.js';
 import type { StoreLayout } from './layout.js';
@@ -46,13 +46,14 @@ export class SessionLease {
     const lockDir = layout.lockDir(id);
     let lease: SessionLease | undefined;
     const take = () => lockfile.lock(path.join(layout.locksDir, id), {
-      stale: staleMs, realpath: false, retries: 0, lockfilePath: lockDir,
+      stale: staleMs, realpath: false, retries: 0, lockfilePath: lockDir, fs: lockFs(fsl),
       onCompromised: () => lease?.markLost(),
     });
     let release: () => Promise<void>;
     try {
       release = await take();
     } catch (err) {
+      if (err instanceof UnsafeFileError) throw unsafeLock(id, err);
       if (errnoOf(err) !== 'ELOCKED') throw leaseNotTaken(err);
       const holder = readHolder(fsl, lockDir);
       if (holder ? !heldByDeadProcess(holder) : !acquirerDied(fsl, lockDir)) throw locked(id, holder);
@@ -62,6 +63,7 @@ export class SessionLease {
       try {
         release = await take();
       } catch (again) {
+        if (again instanceof UnsafeFileError) throw unsafeLock(id, again);
         if (errnoOf(again) !== 'ELOCKED') throw leaseNotTaken(again);
         throw locked(id, readHolder(fsl, lockDir));
       }
@@ -70,18 +72,16 @@ export class SessionLease {
       pid: process.pid, hostname: os.hostname(), startedAt: new Date().toISOString(), token: randomBytes(12).toString('hex'),
     };
     try {
-      privateDir(fsl, lockDir); // proper-lockfile creates it with the umask's mode
-      fsl.writeFileSync(holderFile(lockDir), JSON.stringify(record));
+      // A temp file (O_CREAT|O_EXCL|O_NOFOLLOW, 0600, random name) renamed over the holder name:
+      // a symlink or FIFO planted there is refused (UnsafeFileError), never opened. Not synced:
+      // the record coordinates live processes; after a crash its holder is dead anyway.
+      await replaceAtomically(fsl, holderFile(lockDir), JSON.stringify(record), false);
     } catch (err) {
       // A full disk, say: give the lock back at once, or every later open — here and in every
-      // other process — would meet a lock with no holder until this process exits.
-      try {
-        fsl.unlinkSync(holderFile(lockDir));
-      } catch {
-        // never created
-      }
+      // other process — would meet a lock with no holder until this process exits. (A failed
+      // replace leaves the name as it was: its temp file is removed, nothing was renamed.)
       await release().catch(() => undefined);
-      throw leaseNotTaken(err);
+      throw err instanceof UnsafeFileError ? unsafeLock(id, err) : leaseNotTaken(err);
     }
     lease = new SessionLease(fsl, lockDir, record, release);
     return lease;
@@ -125,13 +125,48 @@ export class SessionLease {
   }
 }
 
-function privateDir(fsl: FsLayer, dir: string): void {
-  const fd = fsl.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW);
-  try {
-    fsl.fchmodSync(fd, 0o700);
-  } finally {
-    fsl.closeSync(fd);
-  }
+/**
+ * The file system proper-lockfile uses (its `fs` option; it calls mkdir, stat, utimes and rmdir
+ * on the lock directory, and creates no files). Its own default would mkdir with the umask's
+ * mode (0777 & ~umask) and stat and utimes through a symlink. Here: mkdir goes through the
+ * FsLayer with mode 0700 (mkdirPrivate: checked at creation, never chmodded); stat is an lstat
+ * that refuses anything but a directory (a symlink planted at locks/<id>.lock is UnsafeStore,
+ * never followed); utimes is lutimes (a symlink's own time, never its target's); rmdir cannot
+ * follow a symlink. locks/ itself is owner-only (ensurePrivateDir), so no one else can swap the
+ * directory between these calls.
+ */
+function lockFs(fsl: FsLayer): object {
+  type Callback = (err: Error | null, value?: unknown) => void;
+  const wrap = (fn: (p: string) => unknown) => (p: string, ...rest: unknown[]) => {
+    const cb = rest.pop() as Callback;
+    let value: unknown;
+    try {
+      value = fn(p);
+    } catch (err) {
+      return cb(err as Error);
+    }
+    return cb(null, value);
+  };
+  const lstatDir = (p: string): fs.Stats => {
+    const st = fsl.lstatSync(p);
+    if (st === undefined) throw Object.assign(new Error('no lock directory'), { code: 'ENOENT' });
+    if (st.isSymbolicLink()) throw new UnsafeFileError(p, 'is a symbolic link');
+    if (!st.isDirectory()) throw new UnsafeFileError(p, 'is not a directory');
+    return st;
+  };
+  return {
+    mkdir: wrap((p) => mkdirPrivate(fsl, p)),
+    stat: wrap(lstatDir),
+    rmdir: wrap((p) => fsl.rmdirSync(p)),
+    rmdirSync: (p: string) => fsl.rmdirSync(p),
+    utimes: (p: string, atime: Date, mtime: Date, cb: Callback) => fs.lutimes(p, atime, mtime, (err) => cb(err)),
+  };
+}
+
+function unsafeLock(id: string, err: UnsafeFileError): StoreError {
+  return new StoreError('UnsafeStore', `the writer lease of session ${id} refused: ${path.basename(err.path)} ${err.reason}; nothing changed`, {
+    sessionId: id, reason: err.reason,
+  });
 }
 
 function leaseNotTaken(err: unknown): StoreError {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { ensurePrivateDir, fsyncDir } from '../durable/durableFile.js';
-import { errnoOf } from '../durable/errors.js';
+import { errnoOf, UnsafeFileError } from '../durable/errors.js';
 import type { FsLayer } from '../durable/fsLayer.js';
 import { StoreError } from './errors.js';
 import { encodeRecordLine } from './journal/format.js';
@@ -153,6 +153,10 @@ function outcomeOf(id: string, what: string, run: (moved: () => void) => void): 
     run(() => { committed = true; });
   } catch (err) {
     if (err instanceof StoreError) throw err;
+    // A planted symlink or FIFO (trash/ pointing outside the store): refused before anything moved.
+    if (err instanceof UnsafeFileError && !committed) {
+      throw new StoreError('UnsafeStore', `session ${id} not ${what}: ${err.path} ${err.reason}`, { sessionId: id, reason: err.reason });
+    }
     const errno = errnoOf(err);
     const data = { sessionId: id, ...(errno ? { errno } : {}) };
     if (committed) throw new StoreError('Uncertain', `session ${id} may or may not be ${what} (${errno ?? 'I/O error'}); repeat the request to complete it`, data);

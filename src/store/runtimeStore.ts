@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_BLOB_THRESHOLD } from '../../protocol/methods/blob.js';
-import { errnoOf } from '../durable/errors.js';
+import { errnoOf, UnsafeFileError } from '../durable/errors.js';
 import { StoreError } from './errors.js';
 import type { JournalWriter } from './journal/writer.js';
 import { checkSessionId } from './ids.js';
@@ -34,6 +34,9 @@ export abstract class RuntimeStore extends StoreCore {
         return session.tools().allocate((session.handle.position.runtime ?? NO_RUNTIME).toolSeq, keep);
       } catch (err) {
         if (err instanceof StoreError) throw err;
+        if (err instanceof UnsafeFileError) {
+          throw new StoreError('UnsafeStore', `no scratch directory was allocated: a scratch path ${err.reason}`, { reason: err.reason });
+        }
         const errno = errnoOf(err);
         throw new StoreError('NotWritten', `no scratch directory was allocated (${errno ?? 'I/O error'})`, errno ? { errno } : {});
       }

@@ -33,7 +33,7 @@ export function prepareRecord(
   const { kind, ...members } = record;
   const guarded = guardValue({ kind, ...members }, secrets, `records[${index}]`);
   if (blobs && mayHoldBlobs(guarded.text, blobs.threshold)) {
-    const value = extractBlobs(guarded.value, blobs, `records.${index}`);
+    const value = extractBlobs(guarded.value, blobs, `records[${index}]`);
     return sized({ value, text: JSON.stringify(value), redactions: guarded.redactions }, index, maxBytes);
   }
   return sized(guarded, index, maxBytes);
@@ -49,12 +49,12 @@ function sized<T extends { text: string }>(prepared: T, index: number, maxBytes:
 /** What the params schema cannot say about runtime records. */
 function checkRuntimeRecord(record: RecordInput, index: number): void {
   if (record.kind === 'toolStream' && (record.text === undefined) === (record.dataBase64 === undefined)) {
-    throw new StoreError('InvalidArgument', `record ${index}: a toolStream chunk has exactly one of text and dataBase64`, { path: `records.${index}` });
+    throw new StoreError('InvalidArgument', `record ${index}: a toolStream chunk has exactly one of text and dataBase64`, { path: `records[${index}]` });
   }
   if (record.kind === 'toolStream' && typeof record.dataBase64 === 'string') {
     const b64 = record.dataBase64;
     if (b64.length % 4 !== 0 || Buffer.from(b64, 'base64').toString('base64') !== b64) {
-      throw new StoreError('InvalidArgument', `record ${index}: dataBase64 is not canonical base64`, { path: `records.${index}.dataBase64` });
+      throw new StoreError('InvalidArgument', `record ${index}: dataBase64 is not canonical base64`, { path: `records[${index}].dataBase64` });
     }
   }
 }

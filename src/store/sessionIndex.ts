@@ -49,7 +49,7 @@ export function readIndexEntry(fsl: FsLayer, layout: StoreLayout, id: string): I
 
 export async function writeIndexEntry(fsl: FsLayer, layout: StoreLayout, entry: IndexEntry): Promise<void> {
   const st = fsl.lstatSync(layout.indexEntry(entry.sessionId));
-  // write-file-atomic resolves symlinks: never let one redirect the write out of the store.
+  // Refused rather than replaced (replaceAtomically refuses it too): an unsafe entry is left for verify to report.
   if (st && !st.isFile()) throw new Error('index entry is not a regular file');
   try {
     await replaceAtomically(fsl, layout.indexEntry(entry.sessionId), `${JSON.stringify(entry)}\n`, false);

@@ -39,17 +39,48 @@ describe.each(FRAMINGS)('framing %s', (framing) => {
     for (const f of answers.filter((x) => x.error)) expect((f.error as { code: number }).code).toBe(-32600);
   });
 
-  it('the ids 7 and "7" are one id: the second is refused while the first is in flight', async () => {
+  it('the ids 7 and "7" are two ids: both are answered, each with its own id and type', async () => {
     const c = await startSidecar({ framing });
     c.writeRaw(Buffer.concat([
       c.frame({ jsonrpc: '2.0', id: 7, method: 'session/create', params: { title: 'number' } }),
       c.frame({ jsonrpc: '2.0', id: '7', method: 'session/create', params: { title: 'string' } }),
+      c.frame({ jsonrpc: '2.0', id: 's7', method: 'session/create', params: { title: 'prefixed' } }),
     ]));
     const { code } = await c.end();
     expect(code).toBe(0);
-    const answers = parseFrames(Buffer.concat(c.stdout), framing).filter((f) => String(f.id) === '7');
-    expect(answers).toHaveLength(2);
-    expect(answers.filter((f) => f.error).map((f) => (f.error as { code: number }).code)).toEqual([-32600]);
+    const answers = parseFrames(Buffer.concat(c.stdout), framing).filter((f) => ['7', 's7'].includes(String(f.id)));
+    expect(answers.map((f) => f.id).sort()).toEqual([7, '7', 's7'].sort());
+    for (const f of answers) expect(f.error).toBeUndefined();
+  });
+
+  it('"params": null is absent for methods whose params are optional (jsonrpc.el sends it)', async () => {
+    const c = spawnSidecar({ framing });
+    c.writeRaw(c.frame({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1 } }));
+    c.writeRaw(c.frame({ jsonrpc: '2.0', method: 'initialized', params: null }));
+    c.writeRaw(c.frame({ jsonrpc: '2.0', id: 2, method: 'session/list', params: null }));
+    c.writeRaw(c.frame({ jsonrpc: '2.0', id: 3, method: 'session/read', params: null }));
+    c.writeRaw(c.frame({ jsonrpc: '2.0', id: 4, method: 'shutdown', params: null }));
+    c.writeRaw(c.frame({ jsonrpc: '2.0', method: 'exit', params: null }));
+    expect((await c.exited).code).toBe(0);
+    const frames = parseFrames(Buffer.concat(c.stdout), framing);
+    expect(frames.find((f) => f.id === 2)!.result).toEqual({ sessions: [] });
+    expect((frames.find((f) => f.id === 3)!.error as { code: number }).code).toBe(-32600);
+    expect(frames.find((f) => f.id === 4)).toEqual({ jsonrpc: '2.0', id: 4, result: null });
+    expect(frames).toHaveLength(4);
+  });
+
+  it('a malformed notification is never answered (logged on stderr); an unknowable id still gets id null', async () => {
+    const c = await startSidecar({ framing });
+    c.writeRaw(c.frame({ jsonrpc: '2.0', method: '$/cancelRequest', params: { id: null } }));
+    c.writeRaw(c.frame({ jsonrpc: '1.0', method: 'initialized' }));
+    c.writeRaw(c.frame({ jsonrpc: '2.0', method: 7 }));
+    c.writeRaw(c.frame({ jsonrpc: '2.0', method: 'session/list', params: 'x' }));
+    c.writeRaw(raw(framing, '{"jsonrpc":"2.0","result":1}'));
+    expect((await c.list()).sessions).toEqual([]);
+    await c.shutdown();
+    const frames = parseFrames(Buffer.concat(c.stdout), framing);
+    expect(frames.filter((f) => f.id === null).map((f) => (f.error as { code: number }).code)).toEqual([-32600]);
+    expect(c.stderr.match(/ignored a malformed notification/g)).toHaveLength(4);
   });
 
   it('--framing forces the framing; auto detects it from the first byte', async () => {

@@ -19,7 +19,9 @@ const UNKNOWN_ID = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
 const msg = (role: string, content: string) => ({ kind: 'message' as const, message: { role, content } });
 const journalOf = (store: string, id: string) => path.join(store, 'sessions', id, 'journal.jsonl');
 const trashOf = (store: string, id: string) => path.join(store, 'trash', id);
-const DATA_DIRS = ['sessions', 'history', 'index', 'recovery', 'trash'];
+// index/ is left out: a cache the writer rewrites in the background (debounced) after an append,
+// so it may change while a refused request is answered; it is rebuilt from the journals anyway.
+const DATA_DIRS = ['sessions', 'history', 'recovery', 'trash'];
 
 const fork = async (c: SidecarClient, params: Record<string, unknown>) => {
   const res = await c.request<{ sessionId: string }>('session/fork', params);

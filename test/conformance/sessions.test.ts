@@ -143,9 +143,9 @@ describe.each(FRAMINGS)('session methods over %s', (framing) => {
     const before = snapshotTree(store);
     const cases: Array<[string, unknown, string]> = [
       ['session/append', { sessionId, records: [] }, 'records'],
-      ['session/append', { sessionId, records: [{ kind: 'mystery', value: 'SECRET-VALUE-123' }] }, 'records.0.kind'],
-      ['session/append', { sessionId, records: [{ kind: 'message', message: { role: 'user' }, seq: 5 }] }, 'records.0'],
-      ['session/append', { sessionId, records: [{ kind: 'message', message: { role: 42 } }] }, 'records.0.message.role'],
+      ['session/append', { sessionId, records: [{ kind: 'mystery', value: 'SECRET-VALUE-123' }] }, 'records[0].kind'],
+      ['session/append', { sessionId, records: [{ kind: 'message', message: { role: 'user' }, seq: 5 }] }, 'records[0]'],
+      ['session/append', { sessionId, records: [{ kind: 'message', message: { role: 42 } }] }, 'records[0].message.role'],
       ['session/read', { sessionId, limit: 0 }, 'limit'],
       ['session/create', { title: 7 }, 'title'],
       ['session/create', { llm: { apiKeyEnv: 'not a name' } }, 'llm.apiKeyEnv'],

@@ -161,6 +161,9 @@ describe.each(FRAMINGS)('turns over the built binary (%s)', (framing) => {
       expect(err.data!.turn).toMatchObject({ status: 'retryable', error: 'rate limited' });
     }
     await expectInvalidTransition(c, sessionId, () => c.request('turn/fail', { ...id(turnId), error: 'again' }));
+    // a retryable turn changes phase only once resumed
+    const refused = await expectInvalidTransition(c, sessionId, () => c.request('turn/setPhase', { ...id(turnId), phase: 'compacting' }));
+    expect(refused.data!.turn).toMatchObject({ status: 'retryable', phase: 'accepted' });
     await expectInvalidTransition(c, sessionId, () => c.request('turn/start', { sessionId, kind: 'user' }));
     await c.request('turn/finish', { ...id(turnId), outcome: 'abandoned' });
     // finished: nothing but a new start

@@ -223,9 +223,11 @@ describe.each([0, 1])('compaction interrupted (after %i earlier compactions)', (
       const { fx, throughSeq, state, err } = await compactUnder(earlier, { only: method, failAt: n }, `fault ${method} ${n}`);
       state.armed = false;
       if (err === undefined) {
-        expect(state.failed, 'no fault was injected: the compaction succeeded').toBeUndefined();
-        await verifyAfter(fx, undefined, throughSeq);
-        break;
+        const { renamed } = await verifyAfter(fx, undefined, throughSeq);
+        expect(renamed, 'the compaction succeeded').toBe(true);
+        if (state.failed === undefined) break; // n is past the compaction's last call
+        // The fault hit the index entry written after the commit: a cache, its failure only warned.
+        continue;
       }
       expect(state.failed).toBe(method);
       const { renamed } = await verifyAfter(fx, err, throughSeq);

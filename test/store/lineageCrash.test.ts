@@ -187,6 +187,12 @@ describe('EIO once at every rename and fsync: the answer follows the outcome tab
         }
         injected += 1;
         const at = `${op}, EIO at rename/fsync ${k}`;
+        if (op === 'create' && kind === undefined) {
+          // The fault hit the index entry written after the create: a cache, its failure only warned.
+          expect(created !== undefined && fs.existsSync(journalOf(root, created)), at).toBe(true);
+          await s.closeAll();
+          continue;
+        }
         if (op === 'create') {
           const exists = created !== undefined && fs.existsSync(journalOf(root, created));
           expect(kind, at).toBe(exists ? 'Uncertain' : 'NotWritten');

@@ -59,7 +59,7 @@ describe('known bugs found by the torture scenarios', () => {
 
   // BUG 2 (ENOSPC torture; fixed). On a full disk, session/create and session/open (write) answer
   // -32603 Internal instead of NotWritten: the writer lease's holder file
-  // (locks/<id>.lock.holder.json, SessionLease.acquire → fsl.writeFileSync) fails with ENOSPC,
+  // (locks/<id>.lock.holder.json, SessionLease.acquire; then fsl.writeFileSync, now a temp file + rename) fails with ENOSPC,
   // which nothing maps. Worse, the lock directory it had just taken (proper-lockfile) is never
   // released: the session then answers SessionLocked (with no holder) to every writable open —
   // in this process and in every other one — for as long as this process lives, also after space
@@ -73,14 +73,17 @@ describe('known bugs found by the torture scenarios', () => {
       return created;
     })();
     let full = true;
+    const holderFds = new Set<number>();
     const layer: FsLayer = {
       ...nodeFs,
-      writeFileSync: (p, data) => {
-        if (full) {
-          fs.writeFileSync(p, '', { mode: 0o600 }); // created, then no space for its bytes
-          throw eio('ENOSPC');
-        }
-        nodeFs.writeFileSync(p, data);
+      openSync: (p, flags, mode) => {
+        const fd = nodeFs.openSync(p, flags, mode);
+        if (p.includes('.holder.json.')) holderFds.add(fd); // the holder record's temp file
+        return fd;
+      },
+      writeSync: (fd, buf, offset, length, position) => {
+        if (full && holderFds.has(fd)) throw eio('ENOSPC'); // created, then no space for its bytes
+        return nodeFs.writeSync(fd, buf, offset, length, position);
       },
     };
     const s = new FileSessionStore(root, { fs: layer });

@@ -125,8 +125,9 @@ async function workload(st: Stores, rng: Rng, rec: CrashRecorder, live: string, 
     switch (what) {
       case 'fork': {
         // a compacted session forks from its checkpoint, without archives (not what checkSession expects)
-        const source = models.find((m) => !compacted.has(m.id) && m.lastSeq > 0);
-        if (!source) return;
+        const uncompacted = models.filter((m) => !compacted.has(m.id));
+        if (uncompacted.length === 0) await create();
+        const source = uncompacted.sort((a, b) => b.lastSeq - a.lastSeq)[0] ?? models[models.length - 1] as SessionModel;
         const { sessionId } = await st.s.fork(source.id);
         const records = await readAllLive(st.s, sessionId);
         rec.ack((l) => lifecycle(l).forked(sessionId, records));

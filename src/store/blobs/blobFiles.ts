@@ -40,7 +40,8 @@ function mustDigest(ref: string): string {
 /** Size of a stored blob, or undefined when there is none. */
 export function blobSize(fsl: FsLayer, layout: StoreLayout, ref: string): number | undefined {
   const st = fsl.lstatSync(blobPath(layout, mustDigest(ref)));
-  return st?.isFile() ? st.size : undefined;
+  if (st && !st.isFile()) throw unsafeBlob(ref, st.isSymbolicLink() ? 'file is a symbolic link' : 'file is not a regular file');
+  return st?.size;
 }
 
 /** Stores `bytes` durably (once per store) and returns its ref. */
@@ -56,7 +57,10 @@ export function putBlob(fsl: FsLayer, layout: StoreLayout, bytes: Buffer): strin
     syncOrFail(fsl, path.dirname(final));
     return ref;
   }
+  // A symlink or FIFO at the blob's name is refused, not renamed over: the operator sees it.
+  if (existing && !existing.isFile()) throw unsafeBlob(ref, existing.isSymbolicLink() ? 'file is a symbolic link' : 'file is not a regular file');
   const sha = path.dirname(path.dirname(final));
+  // The temp name carries 48 random bits (and blobs/tmp/ is owner-only): it cannot be planted.
   const temp = path.join(layout.blobsTempDir, `${hex}.${randomBytes(6).toString('hex')}.tmp`);
   let fd: number;
   try {
@@ -65,7 +69,7 @@ export function putBlob(fsl: FsLayer, layout: StoreLayout, bytes: Buffer): strin
     for (const dir of [layout.blobsDir, sha, path.dirname(final), layout.blobsTempDir]) ensurePrivateDir(fsl, dir);
     fd = createPrivate(fsl, temp);
   } catch (err) {
-    if (errnoOf(err) === undefined) throw err; // an unsafe store (symlink, mode) is reported as such
+    if (err instanceof UnsafeFileError) throw unsafeBlob(ref, `path ${err.reason}`);
     throw blobWriteError(err);
   }
   try {
@@ -93,6 +97,10 @@ function syncOrFail(fsl: FsLayer, dir: string): void {
   } catch (err) {
     throw blobWriteError(err);
   }
+}
+
+function unsafeBlob(ref: string, reason: string): StoreError {
+  return new StoreError('UnsafeStore', `blob ${ref} refused: its ${reason}; nothing was appended`, { ref, reason, stage: 'preCommit' });
 }
 
 function blobWriteError(err: unknown): StoreError {
@@ -143,7 +151,13 @@ export function readBlob(fsl: FsLayer, layout: StoreLayout, ref: string, range?:
 /** Checks a whole blob against its digest, reading it in chunks (blob/get does before a first chunk). */
 export function verifyBlob(fsl: FsLayer, layout: StoreLayout, ref: string): void {
   const hex = mustDigest(ref);
-  const fd = openPrivate(fsl, blobPath(layout, hex), false);
+  let fd: number;
+  try {
+    fd = openPrivate(fsl, blobPath(layout, hex), false);
+  } catch (err) {
+    if (err instanceof UnsafeFileError) throw new StoreError('UnsafeStore', `blob ${ref} refused: it ${err.reason}`, { ref, reason: err.reason });
+    throw err;
+  }
   try {
     const hash = createHash('sha256');
     const buf = Buffer.allocUnsafe(1 << 20);

@@ -49,6 +49,11 @@ export function openJournal(fsl: FsLayer, layout: StoreLayout, id: string, opts:
     return verifyJournal(fsl, layout, id, fd, opts);
   } catch (err) {
     fsl.closeSync(fd);
+    if (err instanceof UnsafeFileError) {
+      // The torn tail's evidence could not be kept safely (recovery/<id> or the evidence name is
+      // a symlink, a FIFO, not ours): the journal was not cut.
+      throw new StoreError('UnsafeStore', `recovery of session ${id} refused: a recovery path ${err.reason}; the journal is unchanged`, { sessionId: id, reason: err.reason });
+    }
     throw err;
   }
 }

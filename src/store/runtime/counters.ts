@@ -49,7 +49,7 @@ export interface ToolSeqIssuer {
 }
 
 const invalid = (i: number, member: string, message: string) =>
-  new StoreError('InvalidArgument', `record ${i}: ${message}`, { path: `records.${i}.${member}` });
+  new StoreError('InvalidArgument', `record ${i}: ${message}`, { path: `records[${i}].${member}` });
 
 /**
  * Assigns apiSeq and toolSeq to the runtime records of one append, at commit time, against the

@@ -30,9 +30,11 @@ function refuseSecretKey(key: string, secrets: SecretSet): void {
 }
 
 /**
- * state/<key>.json holds {"value": ...}. Replaced atomically (write-file-atomic: temp file,
- * fsync, rename) and then the directory is fsynced, so after a crash the key holds the old
- * value or the new one, never a mix, and an acknowledged set survives.
+ * state/<key>.json holds {"value": ...}. Replaced atomically (replaceAtomicallySync, not
+ * write-file-atomic, whose temp file is predictable and opened without O_EXCL|O_NOFOLLOW: temp
+ * file <key>.json.<16 random hex>.tmp created O_CREAT|O_EXCL|O_NOFOLLOW 0600, written through the
+ * FsLayer, fsynced, renamed) and then the directory is fsynced, so after a crash the key holds
+ * the old value or the new one, never a mix, and an acknowledged set survives.
  */
 export function prepareStateValue(key: string, value: unknown, secrets: SecretSet): { text: string; redactions: Redaction[] } {
   checkStateKey(key);
@@ -48,13 +50,11 @@ export function prepareStateValue(key: string, value: unknown, secrets: SecretSe
 
 /** Writes a prepared value (synchronously: state writes take effect in the session's queue order). */
 export function writeStateValue(fsl: FsLayer, layout: StoreLayout, id: string, key: string, text: string): void {
-  ensurePrivateDir(fsl, layout.stateDir(id));
-  const file = layout.stateValue(id, key);
-  const st = fsl.lstatSync(file);
-  if (st && !st.isFile()) throw new StoreError('UnsafeStore', `state value ${key} refused: it is not a regular file`, { reason: 'is not a regular file' });
   try {
-    replaceAtomicallySync(fsl, file, text);
+    ensurePrivateDir(fsl, layout.stateDir(id));
+    replaceAtomicallySync(fsl, layout.stateValue(id, key), text); // refuses a symlink or FIFO at the name
   } catch (err) {
+    if (err instanceof UnsafeFileError) throw new StoreError('UnsafeStore', `state value ${key} refused: a state path ${err.reason}`, { reason: err.reason });
     throw stateWriteError(err, key);
   }
 }

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ensurePrivateDir, fsyncDir } from '../../durable/durableFile.js';
+import { ensurePrivateDir, fsyncDir, mkdirPrivate } from '../../durable/durableFile.js';
 import { errnoOf } from '../../durable/errors.js';
 import type { FsLayer } from '../../durable/fsLayer.js';
 import type { StoreLayout } from '../layout.js';
@@ -51,14 +51,14 @@ export class ToolRuns implements ToolSeqIssuer {
     for (;;) {
       const dir = path.join(parent, scratchName(toolSeq));
       try {
-        this.fsl.mkdirSync(dir, 0o700);
+        mkdirPrivate(this.fsl, dir); // 0700 from mkdir itself, checked at once, never chmodded
       } catch (err) {
         if (errnoOf(err) !== 'EEXIST') throw err;
-        toolSeq += 1; // left by a run this process does not know of: never reused
+        toolSeq += 1; // left by a run this process does not know of (or planted): never reused, never entered
         continue;
       }
       const tmpDir = path.join(dir, 'tmp');
-      this.fsl.mkdirSync(tmpDir, 0o700);
+      mkdirPrivate(this.fsl, tmpDir); // in a directory created just now, only the owner can write
       fsyncDir(this.fsl, dir);
       fsyncDir(this.fsl, parent);
       this.issued = toolSeq;

@@ -1,19 +1,16 @@
-import { NESTED_JSON_LEVELS } from './paths.js';
-
 /**
- * The forms a secret can take in persisted text, and the normalizations that undo the ones
- * that cannot be enumerated. A secret is found in text if any needle occurs in it, or occurs
- * after \uXXXX (and \/) escapes or %XX escapes are decoded.
+ * The forms of one registered secret: the fixed needles the detector (detect.ts) searches for in
+ * the views of a text (views.ts), and the literal forms scrub cuts out of a message.
  */
 
 /**
- * How many times a secret can stand JSON-escaped in a record's JSON text: once for the record
- * itself, once more per level of JSON held in a string (tool-call arguments stringified up to
- * NESTED_JSON_LEVELS times).
+ * How many times needlesOf writes the secret JSON-escaped (scrub's literal forms and the tests'
+ * leak scans). The detector itself undoes JSON escapes to any depth.
  */
-export const JSON_ESCAPE_DEPTHS = NESTED_JSON_LEVELS + 1;
+export const JSON_ESCAPE_DEPTHS = 4;
 
-export type EncodingRule = 'raw' | 'json-escape' | 'percent' | 'base64' | 'base64url' | 'hex';
+export type EncodingRule =
+  | 'raw' | 'json-escape' | 'percent' | 'base64' | 'base64url' | 'hex' | 'utf16' | 'html-entity' | 'number';
 
 export interface Needle {
   text: string;
@@ -21,7 +18,11 @@ export interface Needle {
   rule: EncodingRule;
 }
 
-/** Every needle of one secret, deduplicated. Base64 at the three byte alignments, as GitHub's masker does. */
+/**
+ * Literal forms of one secret, deduplicated: raw, JSON-escaped at depths 1..JSON_ESCAPE_DEPTHS,
+ * percent (either hex case), base64 and base64url at the three byte alignments, hex (either case).
+ * Not the detector's needle table (see formsOf): what scrub cuts out and what leak scans look for.
+ */
 export function needlesOf(secret: string): Needle[] {
   const out = new Map<string, EncodingRule>();
   const add = (text: string, rule: EncodingRule) => {
@@ -57,98 +58,56 @@ export function alignedBase64(secret: Buffer, shift: number): string {
   return encoded.slice(first, last);
 }
 
-/**
- * A \uXXXX escape written with any number of backslashes. The run of backslashes must start
- * where no backslash precedes it, so a scan never restarts inside a run (linear time on hostile
- * input: `\\+u` alone backtracks quadratically over a long run of backslashes).
- */
-const U_ESCAPE = /(?<!\\)(\\+)u([0-9a-fA-F]{4})/g;
-/** An escaped "/" (PHP writes \/): at any depth, and per depth d (2^(d-1) own backslashes after pairs of 2^d). */
-const SLASH_ESCAPE = /(?<!\\)\\+\//g;
-const SLASH_ESCAPE_AT: RegExp[] = [];
-for (let d = 1; d <= JSON_ESCAPE_DEPTHS; d++) SLASH_ESCAPE_AT.push(new RegExp(`(?<!\\\\)((?:\\\\{${2 ** d}})*)\\\\{${2 ** (d - 1)}}/`, 'g'));
+export interface Form {
+  text: string;
+  rule: EncodingRule;
+}
 
-/**
- * The texts `text` stands for with its \uXXXX (and \/) escapes undone, so text from an encoder
- * that escapes differently (`"` as \u0022, `+` as \u002B, non-ASCII as \u00FC, `/` as \/, or
- * every character) can be matched against the needles:
- * - per nesting depth d, the escapes of depth d rewritten the way JSON.stringify writes the
- *   character at that depth, the others left as they are. At depth d an escape is written with
- *   2^(d-1) backslashes, a backslash character with 2^d: in a run of n backslashes the lowest
- *   set bit of n is the escape's own, the rest are escaped backslashes and stay. (So a
- *   backslash character followed by "/" or "u0041" is not taken for an escape one level deeper.)
- * - last, every escape decoded to the bare character, at any depth.
- * Only forms that differ from `text`; one scan for the \u escapes.
- */
-export function unescapedForms(text: string): string[] {
-  const hasU = text.includes('\\u');
-  const hasSlash = text.includes('\\/');
-  if (!hasU && !hasSlash) return [];
-  const at: number[] = [];
-  const end: number[] = [];
-  const runs: number[] = [];
-  const chars: string[] = [];
-  let depths = 0; // bit d-1 set when a \u escape of depth d occurs
-  if (hasU) {
-    U_ESCAPE.lastIndex = 0;
-    for (let m = U_ESCAPE.exec(text); m !== null; m = U_ESCAPE.exec(text)) {
-      const n = (m[1] as string).length;
-      at.push(m.index);
-      end.push(m.index + m[0].length);
-      runs.push(n);
-      chars.push(String.fromCharCode(parseInt(m[2] as string, 16)));
-      depths |= n & -n;
+/** The detector's needles for one secret, each searched in the view named by its list. */
+export interface SecretForms {
+  /** Searched in every text view: the secret, and its UTF-16LE / UTF-16BE bytes read as Latin-1 (text with NULs). */
+  plain: Form[];
+  /** Searched in the base64 view: base64 and base64url of the UTF-8, UTF-16LE and UTF-16BE bytes at the three alignments. */
+  base64: Form[];
+  /** Searched in the hex view (lower case): hex of the UTF-8, UTF-16LE and UTF-16BE bytes. */
+  hex: string[];
+  /** Searched in raw buffers: the UTF-16LE and UTF-16BE bytes (not valid UTF-8 once the secret is non-ASCII). */
+  bytes: Array<{ bytes: Buffer; rule: EncodingRule }>;
+  /** The secret is all digits: its exponent forms are written out by the number view. */
+  numeric: boolean;
+  /** The secret holds a space: `+` may stand for it in a form-encoded text. */
+  hasSpace: boolean;
+}
+
+export function formsOf(secret: string): SecretForms {
+  const utf8 = Buffer.from(secret, 'utf8');
+  const utf16le = Buffer.from(secret, 'utf16le');
+  const utf16be = Buffer.from(utf16le).swap16();
+  const plain = uniqueForms([
+    { text: secret, rule: 'raw' },
+    { text: utf16le.toString('latin1'), rule: 'utf16' },
+    { text: utf16be.toString('latin1'), rule: 'utf16' },
+  ]);
+  const base64: Form[] = [];
+  const hex: string[] = [];
+  for (const bytes of [utf8, utf16le, utf16be]) {
+    for (let shift = 0; shift < 3; shift++) {
+      const b64 = alignedBase64(bytes, shift);
+      base64.push({ text: b64, rule: 'base64' }, { text: b64.replace(/\+/g, '-').replace(/\//g, '_'), rule: 'base64url' });
     }
+    hex.push(bytes.toString('hex'));
   }
-  const forms: string[] = [];
-  const keep = (form: string) => {
-    if (form !== text) forms.push(form);
+  return {
+    plain,
+    base64: uniqueForms(base64),
+    hex: [...new Set(hex)],
+    bytes: [{ bytes: utf16le, rule: 'utf16' }, { bytes: utf16be, rule: 'utf16' }],
+    numeric: /^[0-9]+$/.test(secret),
+    hasSpace: secret.includes(' '),
   };
-  for (let d = 1; d <= JSON_ESCAPE_DEPTHS; d++) {
-    const own = 2 ** (d - 1);
-    let form = text;
-    if ((depths & own) !== 0) {
-      const parts: string[] = [];
-      let last = 0;
-      for (let i = 0; i < at.length; i++) {
-        const n = runs[i] as number;
-        if ((n & -n) !== own) continue;
-        parts.push(text.slice(last, at[i]), '\\'.repeat(n - own), escapeTimes(chars[i] as string, d));
-        last = end[i] as number;
-      }
-      parts.push(text.slice(last));
-      form = parts.join('');
-    }
-    if (hasSlash) form = form.replace(SLASH_ESCAPE_AT[d - 1] as RegExp, '$1/');
-    keep(form);
-  }
-  let bare = text;
-  if (at.length > 0) {
-    const parts: string[] = [];
-    let last = 0;
-    for (let i = 0; i < at.length; i++) {
-      parts.push(text.slice(last, at[i]), chars[i] as string);
-      last = end[i] as number;
-    }
-    parts.push(text.slice(last));
-    bare = parts.join('');
-  }
-  if (hasSlash) bare = bare.replace(SLASH_ESCAPE, '/');
-  keep(bare);
-  return forms;
 }
 
-/** One UTF-16 unit as JSON.stringify writes it `depth` times over (a lone surrogate stays bare, to pair up). */
-function escapeTimes(c: string, depth: number): string {
-  if (c !== '"' && c !== '\\' && c >= ' ') return c;
-  let t = c;
-  for (let i = 0; i < depth; i++) t = JSON.stringify(t).slice(1, -1);
-  return t;
-}
-
-const PERCENT_RUN = /(?:%[0-9a-fA-F]{2})+/g;
-
-/** Decodes runs of %XX as UTF-8. */
-export function decodePercent(text: string): string {
-  return text.includes('%') ? text.replace(PERCENT_RUN, (run) => Buffer.from(run.replace(/%/g, ''), 'hex').toString('utf8')) : text;
+function uniqueForms(forms: Form[]): Form[] {
+  const seen = new Set<string>();
+  return forms.filter((f) => !seen.has(f.text) && seen.add(f.text));
 }

@@ -3,8 +3,8 @@ import { StoreError } from '../errors.js';
 import type { SecretSet } from './knownSecrets.js';
 
 /**
- * The ONE final secret gate: every byte the store writes passes through `writeSync` or
- * `writeFileSync` of the FsLayer the store holds, and that layer is this wrapper. The exact
+ * The ONE final secret gate: every byte the store writes passes through `writeSync` of the
+ * FsLayer the store holds (the interface has no other write call), and that layer is this wrapper. The exact
  * bytes about to be written — after redaction, re-serialization, summarizing, copying — are
  * checked for every secret registered in this process, in every encoding the detector knows,
  * before the call reaches the file system. A hit throws `SecretRejected` and writes nothing.
@@ -43,10 +43,6 @@ export function gateFs(inner: FsLayer, secrets: SecretSet): GatedFs {
       check(offset === 0 && length === buf.length ? buf : buf.subarray(offset, offset + length));
       checkedByGate.add(buf);
       return inner.writeSync(fd, buf, offset, length, position);
-    },
-    writeFileSync(file, data) {
-      checkBytes(secrets, Buffer.from(data, 'utf8'));
-      return inner.writeFileSync(file, data);
     },
   };
 }

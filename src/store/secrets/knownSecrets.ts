@@ -1,5 +1,6 @@
-import { decodePercent, type EncodingRule, type Needle, needlesOf, unescapedForms } from './encodings.js';
-import { indexPath, memberPath, NESTED_JSON_LEVELS, parseNestedJson } from './paths.js';
+import { Detector } from './detect.js';
+import { type EncodingRule, type Needle, needlesOf } from './encodings.js';
+import { indexPath, memberPath, parseNestedJson } from './paths.js';
 
 export const MIN_SECRET_CHARS = 8;
 const MAX_SECRET_CHARS = 4096;
@@ -22,13 +23,13 @@ export interface SecretHit {
 
 /**
  * The known secrets of a session (or of the whole store, for scrubbing output). Values live in
- * memory only. Finding one is a scan of text for every needle (raw, JSON-escaped at each depth,
- * percent, base64 at three alignments, hex), then of the text with its \u (and \/) escapes
- * undone (see unescapedForms) and with its % escapes decoded.
+ * memory only. Finding one in text or bytes is the Detector's work (detect.ts: every encoding,
+ * JSON escapes at any depth); the literal needles serve scrub only.
  */
 export class SecretSet {
   private readonly values = new Set<string>();
   private needles: Needle[] = [];
+  private readonly detector = new Detector();
 
   get size(): number {
     return this.values.size;
@@ -38,28 +39,16 @@ export class SecretSet {
     if (this.values.has(value)) return;
     this.values.add(value);
     this.needles = this.needles.concat(needlesOf(value)).sort((a, b) => b.text.length - a.text.length);
+    this.detector.add(value);
   }
 
   addAll(other: SecretSet): void {
     for (const v of other.values) this.add(v);
   }
 
-  /** The rule of the first secret form found in `text`. */
+  /** The rule of the first secret form found in `text` (see Detector for the forms). */
   findInText(text: string): EncodingRule | undefined {
-    if (this.values.size === 0) return undefined;
-    const direct = this.needleIn(text);
-    if (direct) return direct;
-    // \uXXXX and \/ escapes: rewritten as JSON.stringify writes them at their depth (an encoder
-    // escaping some characters differently), or all decoded (every character escaped).
-    for (const form of unescapedForms(text)) if (this.needleIn(form)) return 'json-escape';
-    const unpercented = decodePercent(text);
-    if (unpercented !== text && this.needleIn(unpercented)) return 'percent';
-    return undefined;
-  }
-
-  private needleIn(text: string): EncodingRule | undefined {
-    for (const n of this.needles) if (text.includes(n.text)) return n.rule;
-    return undefined;
+    return this.detector.find(text);
   }
 
   /**
@@ -74,31 +63,34 @@ export class SecretSet {
     return false;
   }
 
-  /** The final gate over bytes about to be written: raw value and its encodings. */
+  /**
+   * The final gate over the exact bytes about to be written: the same detection as findInText
+   * over the bytes read as UTF-8, and the UTF-16 forms as bytes.
+   */
   findInBytes(buf: Buffer): EncodingRule | undefined {
-    for (const n of this.needles) if (buf.indexOf(n.bytes) !== -1) return n.rule;
-    return undefined;
+    return this.detector.findInBytes(buf);
   }
 
   /**
    * Where in a JSON value a secret stands: string values, object keys, the text of numbers,
-   * and JSON held in strings (three levels deep). `json` is the value's JSON text: when the
-   * secret is not in it at all, the walk is skipped.
+   * and JSON held in strings (followed to any depth, only into strings where a secret was found,
+   * so the walk costs the value's size times the nesting depth). `json` is the value's JSON
+   * text: when the secret is not in it at all, the walk is skipped.
    */
   locate(value: unknown, json: string): SecretHit | undefined {
     if (this.values.size === 0 || this.findInText(json) === undefined) return undefined;
-    return this.walk(value, '', 0) ?? { path: '', rule: this.findInText(json) as EncodingRule };
+    return this.walk(value, '') ?? { path: '', rule: this.findInText(json) as EncodingRule };
   }
 
-  private walk(v: unknown, path: string, level: number): SecretHit | undefined {
-    if (typeof v === 'string') return this.inString(v, path, level);
+  private walk(v: unknown, path: string): SecretHit | undefined {
+    if (typeof v === 'string') return this.inString(v, path);
     if (typeof v === 'number' || typeof v === 'bigint') {
       const rule = this.findInText(String(v));
       return rule && { path, rule };
     }
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
-        const hit = this.walk(v[i], indexPath(path, i), level);
+        const hit = this.walk(v[i], indexPath(path, i));
         if (hit) return hit;
       }
       return undefined;
@@ -107,21 +99,19 @@ export class SecretSet {
     for (const [key, item] of Object.entries(v)) {
       const keyRule = this.findInText(key);
       if (keyRule) return { path: `${path}${path ? '.' : ''}<key>`, rule: keyRule };
-      const hit = this.walk(item, memberPath(path, safeKey(key)), level);
+      const hit = this.walk(item, memberPath(path, safeKey(key)));
       if (hit) return hit;
     }
     return undefined;
   }
 
-  private inString(s: string, path: string, level: number): SecretHit | undefined {
+  private inString(s: string, path: string): SecretHit | undefined {
     const rule = this.findInText(s);
     if (!rule) return undefined;
-    if (level < NESTED_JSON_LEVELS) {
-      const nested = parseNestedJson(s);
-      if (nested !== undefined) {
-        const deeper = this.walk(nested, `${path}<json>`, level + 1);
-        if (deeper) return { path: deeper.path, rule: deeper.rule === 'raw' ? 'nested-json' : deeper.rule };
-      }
+    const nested = parseNestedJson(s);
+    if (nested !== undefined) {
+      const deeper = this.walk(nested, `${path}<json>`);
+      if (deeper) return { path: deeper.path, rule: deeper.rule === 'raw' ? 'nested-json' : deeper.rule };
     }
     return { path, rule };
   }

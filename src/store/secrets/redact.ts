@@ -1,6 +1,7 @@
-import { isCredentialKey, isKeptKey } from './credentialKeys.js';
+import { type CredentialStrength, credentialStrength, isKeptKey } from './credentialKeys.js';
+import { looksLikeSecretValue } from './credentialValues.js';
 import { indexPath, memberPath, NESTED_JSON_LEVELS, parseNestedJson } from './paths.js';
-import { redactTokens, TOKEN_ANCHORS } from './tokenRules.js';
+import { hasTokenKeyword, redactTokens } from './tokenRules.js';
 
 export const REDACTED = '<redacted>';
 
@@ -10,23 +11,26 @@ export interface Redaction {
 }
 
 /** Key names that may hold credentials, as they appear in JSON text: a cheap test before walking. */
-const CREDENTIAL_KEY_HINT = /(?:api[-_. ]?key|token|auth|passw|secret|private[-_. ]?key|cookie)[^"]{0,64}"\s*:/i;
+const CREDENTIAL_KEY_HINT = /(?:api[-_. ]?key|token|auth|passw|pass"|pwd|phrase|secret|private[-_. ]?key|cookie|cred|access[-_. ]?key|signing|encryption|master|connection)[^"]{0,64}"\s*:/i;
 
 /**
- * Redacts well-known credentials in a JSON value: string values under credential keys become
- * "<redacted>", well-known token formats anywhere become "<redacted:rule>", also inside JSON
- * text held in strings (up to three levels). Ids, signatures and usage counters are kept
- * byte-exact. Deterministic and idempotent; returns the same object when nothing changed.
- * `json` is the value's JSON text, used to skip the walk when nothing can match.
+ * Redacts well-known credentials in a JSON value: string values under credential-like member
+ * names become "<redacted>" (credentialKeys.ts, credentialValues.ts), well-known token formats
+ * anywhere become "<redacted:rule>", also inside JSON text held in strings (up to three levels).
+ * A credential name covers the strings it holds directly or in arrays, never an object below
+ * it: `{"password": {"type": "string"}}` (a JSON schema) and `{"auth": {"type": "oauth2"}}` are
+ * kept. Ids, signatures and usage counters are kept byte-exact. Deterministic and idempotent;
+ * returns the same object when nothing changed. `json` is the value's JSON text, used to skip
+ * the walk when nothing can match.
  */
 export function redactValue(value: unknown, json: string): { value: unknown; redactions: Redaction[] } {
   const redactions: Redaction[] = [];
-  if (!TOKEN_ANCHORS.test(json) && !CREDENTIAL_KEY_HINT.test(json)) return { value, redactions };
-  const out = walk(value, '', false, 0, redactions);
+  if (!hasTokenKeyword(json) && !CREDENTIAL_KEY_HINT.test(json)) return { value, redactions };
+  const out = walk(value, '', undefined, 0, redactions);
   return { value: out, redactions };
 }
 
-function walk(v: unknown, path: string, credential: boolean, jsonLevel: number, out: Redaction[]): unknown {
+function walk(v: unknown, path: string, credential: CredentialStrength | undefined, jsonLevel: number, out: Redaction[]): unknown {
   if (typeof v === 'string') return redactString(v, path, credential, jsonLevel, out);
   if (Array.isArray(v)) {
     let changed = false;
@@ -45,8 +49,9 @@ function walk(v: unknown, path: string, credential: boolean, jsonLevel: number, 
     const newKey = redactTokens(key, (rule) => hits.push(rule));
     const p = memberPath(path, newKey); // paths name keys as stored: never a credential
     for (const rule of hits) out.push({ path: p, rule });
-    const kept = isKeptKey(key);
-    const r = kept ? item : walk(item, p, credential || isCredentialKey(key), jsonLevel, out);
+    // The member's own name decides for its strings; an enclosing credential name does not
+    // reach into this object (schema keywords, `cookie.sameSite`, `secret.secretName`).
+    const r = isKeptKey(key) ? item : walk(item, p, credentialStrength(key), jsonLevel, out);
     changed ||= r !== item || newKey !== key;
     entries.push([newKey, r]);
   }
@@ -55,20 +60,19 @@ function walk(v: unknown, path: string, credential: boolean, jsonLevel: number, 
   return changed ? Object.fromEntries(entries) : v;
 }
 
-function redactString(s: string, path: string, credential: boolean, jsonLevel: number, out: Redaction[]): string {
-  if (credential) {
-    if (s === REDACTED) return s;
+function redactString(s: string, path: string, credential: CredentialStrength | undefined, jsonLevel: number, out: Redaction[]): string {
+  if (credential !== undefined && looksLikeSecretValue(s, credential)) {
     out.push({ path, rule: 'credential-key' });
     return REDACTED;
   }
   if (jsonLevel < NESTED_JSON_LEVELS) {
     const nested = parseNestedJson(s);
     if (nested !== undefined && typeof nested === 'object' && nested !== null) {
-      const r = walk(nested, `${path}<json>`, false, jsonLevel + 1, out);
+      const r = walk(nested, `${path}<json>`, undefined, jsonLevel + 1, out);
       return r === nested ? s : JSON.stringify(r); // unchanged JSON text keeps its exact bytes
     }
     if (typeof nested === 'string') {
-      const r = redactString(nested, `${path}<json>`, false, jsonLevel + 1, out);
+      const r = redactString(nested, `${path}<json>`, undefined, jsonLevel + 1, out);
       return r === nested ? s : JSON.stringify(r);
     }
   }

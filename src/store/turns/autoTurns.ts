@@ -52,10 +52,10 @@ export function planAppend(
  */
 function refuseTurnMembers(rec: Rec, i: number): void {
   if (rec.kind === 'turn' || rec.kind === 'checkpoint') {
-    throw new StoreError('InvalidArgument', `record ${i}: kind "${rec.kind}" is written by the server, not appended`, { path: `records.${i}.kind` });
+    throw new StoreError('InvalidArgument', `record ${i}: kind "${rec.kind}" is written by the server, not appended`, { path: `records[${i}].kind` });
   }
   if (Object.hasOwn(rec, 'turnId')) {
-    throw new StoreError('InvalidArgument', `record ${i} uses the reserved member name turnId`, { path: `records.${i}.turnId` });
+    throw new StoreError('InvalidArgument', `record ${i} uses the reserved member name turnId`, { path: `records[${i}].turnId` });
   }
 }
 

@@ -69,6 +69,18 @@ export function applyTurn(turn: TurnState | null, ev: TurnEvent, seq: number): T
   }
 }
 
+/**
+ * The transition as a turn method writes it: applyTurn's rules, and a phase change only on an
+ * active turn (a retryable turn is resumed first, then changes phase). Only new writes follow
+ * this rule; replay keeps applyTurn's, since journals written before it may hold such records.
+ */
+export function applyNewTurnEvent(turn: TurnState | null, ev: TurnEvent, seq: number): TurnState {
+  if (ev.event === 'phase' && isPending(turn) && turn.turnId === ev.turnId && turn.status === 'retryable') {
+    throw invalidTransition(turn, `turn ${turn.turnId} is retryable: resume it (turn/resume) before it changes phase`);
+  }
+  return applyTurn(turn, ev, seq);
+}
+
 const EVENTS: ReadonlySet<unknown> = new Set(['start', 'phase', 'fail', 'resume', 'finish']);
 const KINDS: ReadonlySet<unknown> = new Set<TurnKind>(['user', 'background']);
 const PHASES: ReadonlySet<unknown> = new Set<TurnPhase>(['accepted', 'compacting', 'providerStream', 'executingTools']);

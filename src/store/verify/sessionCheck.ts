@@ -97,7 +97,7 @@ function journalSummary(journal: ScannedJournal | undefined): SessionReport['jou
   };
 }
 
-/** sessions/<id>/state/: one 0600 file per state value (write-file-atomic may leave a temp file after a crash). */
+/** sessions/<id>/state/: one 0600 file per state value (a state write may leave its <key>.json.<random>.tmp after a crash). */
 function verifyState(fc: FileChecks, dir: string, out: Finding[]): void {
   if (!fc.directory(dir, out)?.isDirectory()) return;
   for (const { name, path: p, st } of fc.entries(dir)) {

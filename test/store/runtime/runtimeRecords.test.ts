@@ -42,7 +42,7 @@ describe('api records', () => {
     const before = fs.readFileSync(journalOf(root, sessionId));
     const err = await storeError(s.append(sessionId, [message('user', 'hi'), api('response')]), 'InvalidArgument');
     expect(err.message).toMatch(/no open request/);
-    expect(err.details.path).toBe('records.1.direction');
+    expect(err.details.path).toBe('records[1].direction');
     await storeError(s.append(sessionId, [{ ...api('request'), apiSeq: 7 }]), 'InvalidArgument');
     expect(fs.readFileSync(journalOf(root, sessionId))).toEqual(before);
   });

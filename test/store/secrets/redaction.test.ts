@@ -59,22 +59,23 @@ const TOKENS: TokenCase[] = [
   ['PGP private key block', `-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n${PEM_BODY}\n-----END PGP PRIVATE KEY BLOCK-----`, 'private-key'],
   ['Bearer token', `Bearer ${fake(20)}.${fake(12, URLSAFE)}~+/${fake(4)}==`, 'bearer-token', 'Bearer <redacted:bearer-token>'],
   ['lower-case bearer, tab', `bearer\t${fake(30)}9`, 'bearer-token', 'bearer\t<redacted:bearer-token>'],
-  ['Token scheme', `Token ${fake(24, '0123456789abcdef')}`, 'token', 'Token <redacted:bearer-token>'],
+  // "Token X" in free text is prose as often as not ("Token /home/u/.config/tokens.json"): the
+  // Token scheme is a credential in an Authorization header.
+  ['Token scheme in an Authorization header', `Authorization: Token ${fake(24, '0123456789abcdef')}`, 'authorization-header', 'Authorization: Token <redacted:authorization-header>'],
   ['URL password', 'postgres://admin:S3cr3t-P4ss!@db.internal:5432/app', 'url-password', 'postgres://admin:<redacted:url-password>@db.internal:5432/app'],
   ['URL password, https', `https://deploy:${fake(20)}@git.example.com/org/repo.git`, 'url-password', 'https://deploy:<redacted:url-password>@git.example.com/org/repo.git'],
   ['URL password, no user name', 'redis://:hunter2hunter2@cache:6379/0', 'url-password', 'redis://:<redacted:url-password>@cache:6379/0'],
   ['token glued to a name', `GITHUB_TOKEN_ghp_${fake(36)}`, 'github-token', 'GITHUB_TOKEN_<redacted:github-token>'],
 ];
-// 'token' above is the bearer rule under another scheme name.
-for (const t of TOKENS) if (t[2] === 'token') t[2] = 'bearer-token';
 
 const placeholder = (rule: string) => `<redacted:${rule}>`;
 const expected = ([, , rule, becomes]: TokenCase) => becomes ?? placeholder(rule);
 
 describe('token rules', () => {
-  it('every rule of TOKEN_RULES has a case here', () => {
-    const covered = new Set(TOKENS.map((t) => t[2]));
-    for (const r of TOKEN_RULES) expect(covered, r.name).toContain(r.name);
+  // Every rule id of TOKEN_RULES has a family in credentialCorpus.test.ts.
+  it('every rule here is a rule of TOKEN_RULES', () => {
+    const ids = new Set(TOKEN_RULES.map((r) => r.id));
+    for (const t of TOKENS) expect(ids, t[0]).toContain(t[2]);
   });
 
   it.each(TOKENS)('%s is replaced in free text by its rule', (_label, token, rule, becomes) => {
@@ -98,11 +99,14 @@ describe('token rules', () => {
     expect(k.redactions).toEqual([{ path: memberPath('payload', newKey), rule }]); // the path names the key as stored
   });
 
-  it('a PEM private key cut off before its END line is redacted to the end of the text', () => {
+  it('a PEM private key cut off before its END line: the header and its base64 body lines are redacted, nothing after', () => {
     const cut = `key:\n-----BEGIN PRIVATE KEY-----\n${PEM_BODY.slice(0, 70)}`;
     expect(redactTokens(cut)).toBe(`key:\n${placeholder('private-key')}`);
     const cutRsa = `-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA${fake(30)}`;
     expect(redactTokens(`x ${cutRsa}`)).toBe(`x ${placeholder('private-key')}`);
+    // Old behaviour (the bug): everything after the header was deleted.
+    const code = `-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA${fake(40)}\nconst user = load();\nreturn user;`;
+    expect(redactTokens(code)).toBe(`${placeholder('private-key')}\nconst user = load();\nreturn user;`);
   });
 
   it('two tokens in one text are both replaced, in order', () => {
@@ -134,7 +138,10 @@ describe('credential-like member names', () => {
     expect(r.redactions).toEqual([{ path: memberPath('payload', key), rule: 'credential-key' }]);
   });
 
-  it('every string below a credential key is redacted; numbers, booleans and null are kept', () => {
+  // Old behaviour (the bug): every string of the subtree below `auth` was redacted, schema
+  // keywords and the user name too. A credential name covers the strings it holds directly or in
+  // arrays; members of an object below it are judged by their own names.
+  it('a credential name redacts its string leaves (also in arrays), not the members of an object below it', () => {
     const value = {
       kind: 'event',
       payload: {
@@ -147,12 +154,12 @@ describe('credential-like member names', () => {
     expect(r.value).toEqual({
       kind: 'event',
       payload: {
-        auth: { type: REDACTED, user: REDACTED, pass: REDACTED, port: 8080, client_id: 'kept-id' },
+        auth: { type: 'basic', user: 'ann', pass: REDACTED, port: 8080, client_id: 'kept-id' },
         cookie: [REDACTED, REDACTED],
         password: null, api_key: 12345, secret: true, token: 'Hello', tokenizer: 'cl100k_base',
       },
     });
-    expect(r.redactions.map((x) => x.path)).toEqual(['payload.auth.type', 'payload.auth.user', 'payload.auth.pass', 'payload.cookie[0]', 'payload.cookie[1]']);
+    expect(r.redactions.map((x) => x.path)).toEqual(['payload.auth.pass', 'payload.cookie[0]', 'payload.cookie[1]']);
   });
 
   it.each([1, 2, 3])('inside tool-call arguments stringified %i time(s): redacted and re-serialized compactly', (levels) => {

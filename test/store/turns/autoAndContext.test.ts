@@ -162,7 +162,7 @@ describe('turn rules on a real store (manual mode)', () => {
     const { turnId } = await s.startTurn(id, 'user');
     const before = snapshotTree(`${root}/sessions`);
     const e1 = await storeError(s.append(id, [note(1), { kind: 'note', turnId: 'forged' }]), 'InvalidArgument');
-    expect(e1.details.path).toBe('records.1.turnId');
+    expect(e1.details.path).toBe('records[1].turnId');
     await storeError(s.append(id, [{ kind: 'turn', turnId, event: 'finish', outcome: 'completed' }]), 'InvalidArgument');
     await s.transitionTurn(id, turnId, { event: 'finish', outcome: 'completed' });
     await storeError(s.append(id, [{ kind: 'note', turnId }]), 'InvalidArgument'); // not even without a pending turn

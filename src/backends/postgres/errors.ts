@@ -1,0 +1,141 @@
+/**
+ * The ONE place where database and driver errors become the protocol's error kinds.
+ *
+ * Invariant: a PostgreSQL error's text (message, detail, hint, where, the failing statement)
+ * can contain parameter values — record text, secrets, passwords — so nothing of it is ever
+ * forwarded: the message of a `PgBackendError` is chosen from the fixed table below, and
+ * `details` hold only the SQLSTATE (five characters, checked), a fixed reason, retry advice
+ * and the outcome. The original error is not kept (not even as `cause`), so a logger that
+ * prints causes cannot leak it either.
+ *
+ * Kinds are the protocol's (`protocol/errors.ts`) plus one new kind, `Unavailable`: the
+ * database cannot be reached or went away; nothing was written unless `details.outcome` says
+ * `unknown` (the connection broke while COMMIT was in flight). Retry after `retryAfterMs`.
+ */
+
+export type PgBackendErrorKind =
+  | 'Unavailable'
+  | 'Conflict'
+  | 'Corrupt'
+  | 'NotWritten'
+  | 'SessionNotFound'
+  | 'SessionLocked'
+  | 'LeaseLost'
+  | 'InvalidArgument'
+  | 'UnsafeStore';
+
+/** Where the failing call was: before COMMIT nothing can have been written. */
+export type Phase = 'read' | 'write' | 'commit';
+
+export interface PgErrorDetails {
+  /** SQLSTATE of a database error, when there was one. */
+  sqlstate?: string;
+  /** A fixed word naming the cause (never database text). */
+  reason?: string;
+  /** Unavailable: whether retrying can help, and after how long. */
+  retryable?: boolean;
+  retryAfterMs?: number;
+  /** Writes: `notWritten` (certain) or `unknown` (the connection broke during COMMIT). */
+  outcome?: 'notWritten' | 'unknown';
+  [key: string]: unknown;
+}
+
+export class PgBackendError extends Error {
+  constructor(
+    readonly kind: PgBackendErrorKind,
+    message: string,
+    readonly details: PgErrorDetails = {},
+  ) {
+    super(message);
+    this.name = 'PgBackendError';
+  }
+}
+
+const RETRY_MS = 1000;
+
+/** Node socket errors that mean "the database is not reachable right now". */
+const NETWORK_ERRNOS = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH',
+  'ENOTFOUND', 'EAI_AGAIN', 'ENOENT', 'EADDRNOTAVAIL', 'ERR_SOCKET_CLOSED', 'ERR_STREAM_DESTROYED',
+]);
+
+/** Driver errors without a code, recognised by their fixed (parameter-free) messages. */
+const DRIVER_CONNECTION_MESSAGES = [
+  'Connection terminated',
+  'Client has encountered a connection error',
+  'timeout exceeded when trying to connect',
+  'Client was closed',
+  'Cannot use a pool after calling end',
+  'Connection terminated unexpectedly',
+  'Query read timeout',
+];
+
+function unavailable(reason: string, sqlstate: string | undefined, phase: Phase, retryable = true): PgBackendError {
+  const outcome = phase === 'commit' ? 'unknown' : 'notWritten';
+  const what = phase === 'read' ? 'nothing was read' : outcome === 'unknown' ? 'the write may or may not have committed' : 'nothing was written';
+  return new PgBackendError('Unavailable', `the PostgreSQL store is unavailable (${reason}); ${what}; ${retryable ? 'retry later' : 'check the store configuration'}`, {
+    ...(sqlstate ? { sqlstate } : {}),
+    reason,
+    retryable,
+    ...(retryable ? { retryAfterMs: RETRY_MS } : {}),
+    ...(phase === 'read' ? {} : { outcome }),
+  });
+}
+
+/**
+ * Maps anything a database call threw. A `PgBackendError` passes through unchanged (the
+ * backend's own checks throw those); everything else is classified by SQLSTATE or errno.
+ */
+export function mapPgError(err: unknown, phase: Phase): PgBackendError {
+  if (err instanceof PgBackendError) return err;
+  const e = (err ?? {}) as { code?: unknown; message?: unknown; severity?: unknown };
+  const code = typeof e.code === 'string' ? e.code : undefined;
+  if (code !== undefined && NETWORK_ERRNOS.has(code)) return unavailable('connection', undefined, phase);
+  // A server error (node-postgres DatabaseError) carries a severity; only then is `code` a
+  // SQLSTATE (an errno such as EPIPE has five capitals too).
+  const sqlstate = typeof e.severity === 'string' && code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+  if (sqlstate !== undefined) return fromSqlState(sqlstate, phase);
+  const msg = typeof e.message === 'string' ? e.message : '';
+  if (DRIVER_CONNECTION_MESSAGES.some((m) => msg.startsWith(m))) return unavailable('connection', undefined, phase);
+  // Unknown: keep the certainty rule (before COMMIT nothing was written) and say nothing else.
+  return unavailable('unexpectedError', undefined, phase, phase !== 'read');
+}
+
+function fromSqlState(s: string, phase: Phase): PgBackendError {
+  const cls = s.slice(0, 2);
+  if (cls === '08') return unavailable('connection', s, phase); // connection exceptions
+  if (s === '57P01' || s === '57P02') return unavailable('serverShutdown', s, phase);
+  if (s === '57P03') return unavailable('serverStarting', s, phase);
+  if (s === '53300' || s === '53400') return unavailable('tooManyConnections', s, phase);
+  if (cls === '53') return unavailable('insufficientResources', s, phase); // disk full, out of memory
+  if (s === '57014') return unavailable('statementTimeout', s, phase);
+  if (s === '55P03') return unavailable('lockTimeout', s, phase);
+  if (s === '25P03') return unavailable('idleTransactionTimeout', s, phase);
+  if (cls === '28') return unavailable('authenticationFailed', s, phase, false);
+  if (s === '3D000') return unavailable('databaseMissing', s, phase, false);
+  if (cls === '40') {
+    return new PgBackendError('Conflict', 'a concurrent transaction conflicted; nothing was written', { sqlstate: s, reason: 'serialization' });
+  }
+  if (s === '23505' || s === '23P01') {
+    return new PgBackendError('Conflict', 'another writer stored the same key first; nothing was written', { sqlstate: s, reason: 'uniqueViolation' });
+  }
+  if (s === '23503') {
+    return new PgBackendError('SessionNotFound', 'the session does not exist (anymore)', { sqlstate: s, reason: 'foreignKey' });
+  }
+  if (cls === '42' || s === '3F000') {
+    return new PgBackendError('UnsafeStore', 'the store schema is missing or not what this version expects', { sqlstate: s, reason: 'schema' });
+  }
+  if (cls === '22' || cls === '23') {
+    return new PgBackendError('NotWritten', 'the database refused the data; nothing was written', { sqlstate: s, reason: 'dataRejected', outcome: 'notWritten' });
+  }
+  return unavailable('databaseError', s, phase, true);
+}
+
+/** Runs a database call and maps whatever it throws (see mapPgError). */
+export async function mapped<T>(phase: Phase, op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (err) {
+    throw mapPgError(err, phase);
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The migrations, in order. A published migration never changes: a schema change is a new
+ * entry. Each runs inside the start-up transaction (migrations.ts) with search_path set to the
+ * store's schema.
+ *
+ * Texts are `text`, never jsonb: jsonb would reorder keys and renormalise numbers, so the
+ * stored bytes would no longer be the ones the secret gate checked and the checksum covers.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'sessions, records, leases, blobs, state values, archived generations',
+    sql: `
+CREATE TABLE sessions (
+  session_id    text PRIMARY KEY,
+  header_text   text NOT NULL,            -- exactly as sealed
+  header_crc    text NOT NULL,
+  created_at    text NOT NULL,            -- the header's createdAt
+  updated_at    timestamptz NOT NULL DEFAULT now(),
+  generation    integer NOT NULL DEFAULT 0,
+  first_seq     bigint NOT NULL DEFAULT 1,
+  last_seq      bigint NOT NULL DEFAULT 0,
+  last_ts       text,
+  record_count  bigint NOT NULL DEFAULT 0,
+  stored_bytes  bigint NOT NULL DEFAULT 0,
+  turn_text     text,
+  runtime_text  text,
+  first_message text,
+  last_message  text,
+  tool_seq      bigint NOT NULL DEFAULT 0,  -- highest reserved toolSeq
+  trashed_at    timestamptz
+);
+CREATE TABLE records (
+  session_id text NOT NULL REFERENCES sessions ON DELETE CASCADE,
+  generation integer NOT NULL,
+  seq        bigint NOT NULL,
+  ts         text NOT NULL,
+  kind       text NOT NULL,
+  text       text NOT NULL,                -- exactly as checked by the secret gate
+  crc        text NOT NULL,
+  PRIMARY KEY (session_id, generation, seq)
+);
+CREATE TABLE archived_generations (
+  session_id   text NOT NULL REFERENCES sessions ON DELETE CASCADE,
+  generation   integer NOT NULL,
+  first_seq    bigint NOT NULL,
+  last_seq     bigint NOT NULL,
+  through_seq  bigint NOT NULL,
+  record_count bigint NOT NULL,
+  stored_bytes bigint NOT NULL,
+  archived_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (session_id, generation)
+);
+CREATE TABLE leases (
+  session_id   text PRIMARY KEY,           -- no FK: a lease may precede create
+  token        bigint NOT NULL,            -- fencing token, +1 on every acquisition
+  holder_host  text NOT NULL,
+  holder_pid   integer NOT NULL,
+  sidecar_id   text NOT NULL,
+  conn_pid     integer NOT NULL,           -- the holder's liveness connection
+  conn_start   timestamptz NOT NULL,
+  heartbeat_at timestamptz NOT NULL,
+  released_at  timestamptz
+);
+CREATE TABLE blobs (
+  sha256     text PRIMARY KEY,             -- content address: stored once per store
+  size       bigint NOT NULL,
+  bytes      bytea NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE state_values (
+  session_id text NOT NULL REFERENCES sessions ON DELETE CASCADE,
+  key        text NOT NULL,
+  text       text NOT NULL,
+  crc        text NOT NULL,
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (session_id, key)
+);
+`,
+  },
+];

@@ -1,0 +1,19 @@
+import type { Scenario } from '../context.js';
+import { cancel } from './cancel.js';
+import { compaction } from './compaction.js';
+import { durability } from './durability.js';
+import { framing } from './framing.js';
+import { lifecycle } from './lifecycle.js';
+import { lineage } from './lineage.js';
+import { records } from './records.js';
+import { repair } from './repair.js';
+import { runtime } from './runtime.js';
+import { secrets } from './secrets.js';
+import { sessions } from './sessions.js';
+import { subscribe } from './subscribe.js';
+import { turns } from './turns.js';
+
+/** Every scenario of the suite, in the order they run (the order of the protocol document). */
+export const SCENARIOS: readonly Scenario[] = [
+  framing, lifecycle, sessions, records, cancel, turns, repair, compaction, lineage, subscribe, runtime, secrets, durability,
+];

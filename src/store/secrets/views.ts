@@ -1,0 +1,199 @@
+/**
+ * The normalisation passes of the registered-secret detector (see detect.ts). Each pass is one
+ * linear scan of its input (regular expressions written so that no match attempt re-reads a run
+ * another attempt already read) and undoes one family of encodings, so that the secret's form
+ * under that family becomes a fixed needle (see formsOf in encodings.ts).
+ */
+
+const SIMPLE: Record<string, string> = { '"': '"', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+
+export interface Unescaped {
+  text: string;
+  /** Where the decoded characters landed in `text`: [first, last] (inclusive). */
+  first: number;
+  last: number;
+  /** Whether a decoded character is ASCII other than `"`: one an encoding's alphabet or separators can use. */
+  encodingChars: boolean;
+}
+
+const isHex = (c: number): boolean => (c >= 48 && c <= 57) || ((c | 32) >= 97 && (c | 32) <= 102);
+
+/**
+ * `text` read once as the content of a JSON string (one nesting level undone), escapes decoded
+ * left to right as JSON.parse does: `\"` `\\` `\/` `\b` `\f` `\n` `\r` `\t` and `\uXXXX` (either
+ * hex case). A backslash that starts no valid escape stays, and the character after it is read
+ * as text. Undefined when nothing was decoded. A lone surrogate from \uD83D stays a lone code
+ * unit, so a pair written as two escapes pairs up. A run of n backslashes is taken whole (n/2
+ * backslashes, the odd one escaping what follows): linear, and fast on long runs.
+ */
+export function unescapeJsonOnce(text: string): Unescaped | undefined {
+  let i = text.indexOf('\\');
+  if (i < 0) return undefined;
+  const parts: string[] = [];
+  let last = 0;
+  let outLength = 0;
+  let first = -1;
+  let lastOut = -1;
+  let encodingChars = false;
+  const decoded = (s: string) => {
+    parts.push(s);
+    if (first < 0) first = outLength;
+    lastOut = outLength + s.length - 1;
+    outLength += s.length;
+  };
+  while (i >= 0) {
+    let j = i;
+    while (text.charCodeAt(j) === 92) j++;
+    parts.push(text.slice(last, i));
+    outLength += i - last;
+    const pairs = (j - i) >> 1;
+    if (pairs > 0) {
+      decoded('\\'.repeat(pairs));
+      encodingChars = true;
+    }
+    last = j;
+    if (((j - i) & 1) === 1) {
+      const c = text[j];
+      const simple = c === undefined ? undefined : SIMPLE[c];
+      if (simple !== undefined) {
+        decoded(simple);
+        if (simple !== '"') encodingChars = true;
+        last = j + 1;
+      } else if (c === 'u' && isHex(text.charCodeAt(j + 1)) && isHex(text.charCodeAt(j + 2)) && isHex(text.charCodeAt(j + 3)) && isHex(text.charCodeAt(j + 4))) {
+        const unit = String.fromCharCode(parseInt(text.slice(j + 1, j + 5), 16));
+        decoded(unit);
+        if (unit !== '"' && unit < '\u0080') encodingChars = true;
+        last = j + 5;
+      } else {
+        parts.push('\\'); // no escape: the backslash stays, what follows is text
+        outLength += 1;
+      }
+    }
+    i = text.indexOf('\\', last);
+  }
+  if (first < 0) return undefined;
+  parts.push(text.slice(last));
+  return { text: parts.join(''), first, last: lastOut, encodingChars };
+}
+
+const PERCENT_TEST = /%[0-9a-fA-F]{2}/;
+/** Percent-decoding passes: one per level of encoding (`%2541` is `%41` encoded again). */
+export const PERCENT_PASSES = 3;
+
+/**
+ * One pass of percent-decoding over the text's UTF-8 bytes (%XX in either case becomes its byte;
+ * `plus`: `+` becomes a space), read back as UTF-8 (invalid sequences as U+FFFD). One loop, no
+ * per-escape allocation.
+ */
+function decodePercentOnce(text: string, plus: boolean): string {
+  const src = Buffer.from(text, 'utf8');
+  const out = Buffer.allocUnsafe(src.length);
+  let o = 0;
+  for (let i = 0; i < src.length; i++) {
+    const b = src[i] as number;
+    if (b === 37 && i + 2 < src.length && isHex(src[i + 1] as number) && isHex(src[i + 2] as number)) {
+      out[o++] = (hexValue(src[i + 1] as number) << 4) | hexValue(src[i + 2] as number);
+      i += 2;
+    } else out[o++] = plus && b === 43 ? 32 : b;
+  }
+  return out.toString('utf8', 0, o);
+}
+
+const hexValue = (c: number): number => (c <= 57 ? c - 48 : (c | 32) - 87);
+
+/**
+ * The texts `text` stands for percent-decoded (runs of %XX in either case read as UTF-8), after
+ * each of up to PERCENT_PASSES passes (double and triple encoding; a pass can also decode what
+ * only looks like an escape, so every pass is kept), once keeping `+` and once reading `+` as
+ * a space first at every pass (application/x-www-form-urlencoded; `%2B` of a doubly form-encoded
+ * space turns into `+` at the first pass). Empty when `text` holds no %XX and no `+`.
+ */
+export function percentViews(text: string, plusMatters: boolean): string[] {
+  const out: string[] = [];
+  const hasPercent = PERCENT_TEST.test(text);
+  if (hasPercent) {
+    let t = text;
+    for (let i = 0; i < PERCENT_PASSES && PERCENT_TEST.test(t); i++) out.push((t = decodePercentOnce(t, false)));
+  }
+  if (plusMatters && (hasPercent || text.includes('+'))) {
+    let t = text;
+    for (let i = 0; i < PERCENT_PASSES && (t.includes('+') || PERCENT_TEST.test(t)); i++) out.push((t = decodePercentOnce(t, true)));
+  }
+  return out;
+}
+
+const NAMED: Record<string, string> = { quot: '"', amp: '&', lt: '<', gt: '>', apos: "'" };
+
+/**
+ * `text` with its HTML numeric character references decoded — `&#x4b;` `&#X4B;` `&#75;`
+ * `&#0075;`, any number of leading zeros, the `;` optional as browsers read it — and the five
+ * XML named ones (`&quot;` ...). Undefined when it has none. One loop from `&` to `&`.
+ */
+export function htmlEntityView(text: string): string | undefined {
+  let i = text.indexOf('&');
+  if (i < 0) return undefined;
+  const parts: string[] = [];
+  let last = 0;
+  while (i >= 0) {
+    let j = i + 1;
+    let decoded: string | undefined;
+    if (text.charCodeAt(j) === 35) { // '#'
+      j++;
+      const hex = (text.charCodeAt(j) | 32) === 120;
+      if (hex) j++;
+      const start = j;
+      let code = 0;
+      for (let c = text.charCodeAt(j); hex ? isHex(c) : c >= 48 && c <= 57; c = text.charCodeAt(++j)) {
+        if (code <= 0x10ffff) code = code * (hex ? 16 : 10) + (hex ? (c <= 57 ? c - 48 : (c | 32) - 87) : c - 48);
+      }
+      if (j > start && code <= 0x10ffff) {
+        decoded = String.fromCodePoint(code);
+        if (text.charCodeAt(j) === 59) j++; // ';'
+      }
+    } else {
+      const semi = text.indexOf(';', j);
+      const name = semi > j && semi - j <= 4 ? text.slice(j, semi) : '';
+      if (Object.hasOwn(NAMED, name)) {
+        decoded = NAMED[name];
+        j = semi + 1;
+      }
+    }
+    if (decoded !== undefined) {
+      parts.push(text.slice(last, i), decoded);
+      last = j;
+    }
+    i = text.indexOf('&', decoded !== undefined ? j : i + 1);
+  }
+  if (parts.length === 0) return undefined;
+  parts.push(text.slice(last));
+  return parts.join('');
+}
+
+/**
+ * A number in exponent form (`5.64629869386547e14`, `5646E+11`), as JSON serializers write large
+ * integers and floats, starting where no digit precedes it (one attempt per digit run: linear).
+ */
+const EXPONENT_NUMBER = /(?<![0-9])([0-9]+)(?:\.([0-9]+))?[eE]([+-]?[0-9]+)/g;
+const EXPONENT_TEST = /[0-9][eE][+-]?[0-9]/;
+
+/**
+ * `text` with every number in exponent form written out in positional digits (`5.64629869386547e14`
+ * as `564629869386547`, `1.5e-3` as `0.0015`), exactly, from the digits (no float rounding). The
+ * zeros added are capped at `maxDigits` (the longest numeric secret): more cannot change whether
+ * a run of `maxDigits` digits occurs. Undefined when there is no such number.
+ */
+export function numberView(text: string, maxDigits: number): string | undefined {
+  if (!EXPONENT_TEST.test(text)) return undefined;
+  let changed = false;
+  const out = text.replace(EXPONENT_NUMBER, (m, int: string, frac: string | undefined, exp: string) => {
+    const digits = int + (frac ?? '');
+    const e = Number(exp);
+    if (!Number.isFinite(e)) return m;
+    const point = int.length + Math.max(-(maxDigits + digits.length), Math.min(e, maxDigits + digits.length));
+    changed = true;
+    if (point >= digits.length) return digits + '0'.repeat(Math.min(point - digits.length, maxDigits));
+    if (point <= 0) return `0.${'0'.repeat(Math.min(-point, maxDigits))}${digits}`;
+    return `${digits.slice(0, point)}.${digits.slice(point)}`;
+  });
+  return changed ? out : undefined;
+}

@@ -1,0 +1,114 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { methods } from '../../protocol/index.js';
+import { tempDir } from '../helpers.js';
+
+/**
+ * The reference must agree with the implementation, by class: capabilities meta.json names exist
+ * in the real initialize result; every member of every params and result schema appears in its
+ * method's section; the sections are numbered in order and all listed in the contents; examples
+ * of initialize output are what the server sends.
+ */
+const ROOT = path.resolve(__dirname, '../..');
+const README = fs.readFileSync(path.join(ROOT, 'protocol/README.md'), 'utf8');
+const META = JSON.parse(fs.readFileSync(path.join(ROOT, 'protocol/meta.json'), 'utf8')) as { methods: Array<{ method: string; capability?: string }> };
+const CLI = path.join(ROOT, 'dist/src/cli.js');
+
+/** The initialize result of the built server, and the first line of its stdout. */
+async function realInitialize(store: string): Promise<{ result: Record<string, unknown>; lines: string[] }> {
+  const child = spawn('node', [CLI, '--store', store], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+  child.stdin.end('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
+    + '{"jsonrpc":"2.0","id":2,"method":"session/create","params":{"title":"demo"}}\n');
+  await new Promise((resolve) => child.on('close', resolve));
+  const lines = out.trimEnd().split('\n');
+  return { result: (JSON.parse(lines[0] as string) as { result: Record<string, unknown> }).result, lines };
+}
+
+/** The text of every section whose heading names `method` in backticks (each up to the next heading). */
+function sectionOf(method: string): string | undefined {
+  const lines = README.split('\n');
+  const parts: string[] = [];
+  lines.forEach((l, start) => {
+    if (!/^#{2,4} /.test(l) || !l.includes(`\`${method}\``)) return;
+    const end = lines.findIndex((x, i) => i > start && /^#{2,4} /.test(x));
+    parts.push(lines.slice(start, end === -1 ? undefined : end).join('\n'));
+  });
+  return parts.length > 0 ? parts.join('\n') : undefined;
+}
+
+function members(schema: z.ZodType | undefined): string[] {
+  let s = schema;
+  while (s instanceof z.ZodOptional || s instanceof z.ZodNullable) s = s.unwrap() as z.ZodType;
+  return s instanceof z.ZodObject ? Object.keys(s.shape).filter((k) => k !== '_meta') : [];
+}
+
+describe('protocol/README.md and meta.json agree with the server', () => {
+  it('every capability meta.json names exists in the real initialize capabilities', async () => {
+    const { result } = await realInitialize(tempDir());
+    const caps = result.capabilities as Record<string, unknown>;
+    const missing = META.methods.filter((m) => m.capability !== undefined).filter((m) => {
+      let v: unknown = caps;
+      for (const part of (m.capability as string).split('.')) v = (v as Record<string, unknown> | undefined)?.[part];
+      return v === undefined || v === false;
+    }).map((m) => `${m.method}: ${m.capability}`);
+    expect(missing).toEqual([]);
+  });
+
+  it('every member of every params and result schema appears in its method\'s section', () => {
+    const missing: string[] = [];
+    for (const m of methods) {
+      const text = sectionOf(m.method);
+      if (!text) {
+        missing.push(`${m.method}: no section`);
+        continue;
+      }
+      for (const [side, schema] of [['params', m.params], ['result', m.result]] as const) {
+        for (const name of members(schema)) {
+          if (!new RegExp(`\`[^\`]*\\b${name}\\b[^\`]*\``).test(text)) missing.push(`${m.method} ${side}: ${name}`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('sections are numbered in order, and the contents list every one of them', () => {
+    const numbers = [...README.matchAll(/^## (\d+)\. (.+)$/gm)].map((m) => Number(m[1]));
+    expect(numbers).toEqual(numbers.map((_, i) => i + 1));
+    const contents = README.slice(0, README.indexOf('\n---\n'));
+    for (const m of README.matchAll(/^## (\d+)\. (.+)$/gm)) expect(contents).toContain(`${m[1]}. [${m[2]}]`);
+    const subs = [...README.matchAll(/^### (\d+)\.(\d+)\w* /gm)].map((m) => [Number(m[1]), Number(m[2])]);
+    for (let i = 1; i < subs.length; i++) {
+      const [a, b] = subs[i - 1] as number[];
+      const [c, d] = subs[i] as number[];
+      expect(c === a ? d === (b as number) + 1 : d === 1, `### ${c}.${d} after ${a}.${b}`).toBe(true);
+    }
+  });
+
+  it('every initialize result shown is the one the server sends (modulo version and store root)', async () => {
+    const { result } = await realInitialize(tempDir());
+    const shown = [...README.matchAll(/"protocolVersion":1,"serverInfo":(\{[^\n]*)/g)];
+    expect(shown.length).toBeGreaterThan(0);
+    const norm = (r: Record<string, unknown>) => JSON.stringify({ ...r, serverInfo: { name: 'session-sidecar' }, store: {} });
+    for (const m of README.matchAll(/^\{"jsonrpc":"2\.0","id":\d+,"result":\{"protocolVersion":1,.*$/gm)) {
+      expect(norm((JSON.parse(m[0]) as { result: Record<string, unknown> }).result)).toBe(norm(result));
+    }
+    // the re-indented examples: their capabilities, member for member
+    for (const m of README.matchAll(/```json\n(\{\s*"jsonrpc": "2\.0",\s*"id": \d+,\s*"result": \{\s*"protocolVersion": 1[\s\S]*?)```/g)) {
+      expect(norm((JSON.parse(m[1] as string) as { result: Record<string, unknown> }).result)).toBe(norm(result));
+    }
+  });
+
+  it('the quick start prints what the README shows, byte for byte modulo id, time, version and root', async () => {
+    const store = tempDir();
+    const { lines } = await realInitialize(store);
+    const block = /### Quick start[\s\S]*?prints[\s\S]*?```\n([\s\S]*?)```/.exec(README)![1]!.trimEnd().split('\n');
+    const norm = (l: string) => l.replaceAll(store, '/tmp/sidecar-demo').replace(/"version":"[^"]*"/, '"version":"V"')
+      .replace(/"sessionId":"[0-9A-Z]{26}"/, '"sessionId":"ID"').replace(/"createdAt":"[^"]*"/, '"createdAt":"T"');
+    expect(lines.map(norm)).toEqual(block.map(norm));
+  });
+});
