@@ -178,8 +178,11 @@ async function workload(st: Stores, rng: Rng, rec: CrashRecorder, live: string, 
         void execOp(st.s, op).catch(() => undefined); // never answers
         await hung;
         st.s.abandon();
-        await readerStep(st, rng, live, rec, [m.id], stats, 'list');
-        await readerStep(st, rng, live, rec, [m.id], stats, 'read');
+        // (the second sidecar lists — the reader of hole 1 —, the CLI's store reads, then both the other way)
+        await readerStep(st, rng, live, rec, [m.id], stats, 'list', true);
+        await readerStep(st, rng, live, rec, [m.id], stats, 'read', false);
+        await readerStep(st, rng, live, rec, [m.id], stats, 'read', true);
+        await readerStep(st, rng, live, rec, [m.id], stats, 'tail', false);
         st.s = new FileSessionStore(live, { fs: rec.layer, leases: false });
         const reopened: SessionModel[] = [];
         for (const old of models) {
@@ -251,11 +254,11 @@ type ReaderKind = 'list' | 'read' | 'open' | 'show' | 'tail' | 'verify';
  * see a session move away (SessionNotFound) but must never fail otherwise: the read-only
  * layer refuses every write with EROFS, so a reader that tried to write the index fails here.
  */
-async function readerStep(st: Stores, rng: Rng, live: string, rec: CrashRecorder, ids: string[], stats: PowerLossStats, kind?: ReaderKind): Promise<void> {
+async function readerStep(st: Stores, rng: Rng, live: string, rec: CrashRecorder, ids: string[], stats: PowerLossStats, kind?: ReaderKind, asPeer?: boolean): Promise<void> {
   const what = kind ?? rng.pick<ReaderKind>(['list', 'read', 'read', 'open', 'show', 'tail', 'tail', 'verify']);
   const id = rng.pick(ids);
   // list, read and open also from the second sidecar (its writes, if any, go into the recording)
-  const peer = (what === 'list' || what === 'read' || what === 'open') && rng.chance(0.5);
+  const peer = (what === 'list' || what === 'read' || what === 'open') && (asPeer ?? rng.chance(0.5));
   const reader = peer ? st.peer : st.reader;
   try {
     switch (what) {
