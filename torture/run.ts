@@ -198,7 +198,7 @@ Every failure prints the seed (and the store or crash image it kept). \`--runs N
 SIGKILL runs; power-loss workloads are N/100 (at least 2), EIO workloads N/200 (at least 2),
 full-disk rounds N/50 (6 to 60: the records the rounds acknowledge fill the 2 MiB tmpfs for good
 after about a hundred), fuzz frames 20·N (at least 10 000). The short version runs
-200 kills, 3 power-loss workloads of 20 operations (50 in the long run; each also with its
+200 kills, 3 power-loss workloads of 12 operations (50 in the long run; each also with its
 scheduled fork, deletes, restore, purge and killed writer) and 1 EIO workload, 6 full-disk
 rounds and 10 000 fuzz frames (about 50 s on 2 cores).
 

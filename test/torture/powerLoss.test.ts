@@ -5,9 +5,9 @@ import { testSeed } from './seed.js';
 /** The short version of `npm run torture` scenario 2: simulated power loss at every sync point. */
 describe('torture (simulated, in process over a recording fs layer): power loss at every sync point', () => {
   it('every crash image opens without Corrupt and holds every record acknowledged before the crash (blobs intact) and every acknowledged state value; readers, a killed writer, fork/delete/restore/purge strand nothing', async () => {
-    // 20 operations per workload (50 in `npm run torture`): the scheduled forks, deletes,
+    // 12 operations per workload (50 in `npm run torture`): the scheduled forks, deletes,
     // restores, purges and the killed writer add about a hundred sync points of their own.
-    const stats = await runPowerLoss({ workloads: 3, ops: 20, seed: testSeed() });
+    const stats = await runPowerLoss({ workloads: 3, ops: 12, seed: testSeed() });
     expect(stats.crashPoints).toBeGreaterThan(40);
     expect(stats.images).toBeGreaterThan(stats.crashPoints);
     expect(stats.variants.torn).toBeGreaterThan(0);
