@@ -81,7 +81,12 @@ export class OpenSession {
     this.scheduleIndexWrite();
   }
 
+  private abandoned = false;
+
   scheduleIndexWrite(): void {
+    // An abandoned session belongs to a "killed" process: it schedules nothing more (an index
+    // write already in flight when it was abandoned finishes, as it could before a real kill).
+    if (this.abandoned) return;
     this.indexDirty = true;
     if (this.indexTimer || this.indexWriting) return;
     this.indexTimer = setTimeout(() => void this.writeIndexNow(), INDEX_DELAY_MS);
@@ -113,6 +118,7 @@ export class OpenSession {
 
   /** Drops the session as a killed process would (see FileSessionStore.abandon). */
   abandon(): void {
+    this.abandoned = true;
     clearTimeout(this.indexTimer);
     this.lease?.abandon();
     try {

@@ -38,6 +38,32 @@ describe('writer leases in one process', () => {
     expect(fs.existsSync(path.join(root, 'locks', `${sessionId}.lock`))).toBe(true); // never removes a lock it lost
   });
 
+  it('a real stale takeover (proper-lockfile) fences the stalled holder deterministically: its next commit is LeaseLost, the new holder writes', async () => {
+    // Process A stalled past the stale time (its lock not refreshed: the lock directory's mtime is
+    // set back), process B takes the lock over as proper-lockfile does (removes it, mkdir, writes
+    // its own holder record with a fresh token). A's own refresh timer (every staleMs / 2) has not
+    // run, so only the fencing-token comparison before A's commit can stop A: without it A
+    // appends seq 2 under B's lease. Two store instances in one process stand for the two.
+    const root = tempDir();
+    const staleMs = 20_000;
+    const a = store(root, { leases: true, leaseStaleMs: staleMs });
+    const { sessionId } = await a.create({});
+    await a.append(sessionId, [note(1)]);
+    const lockDir = path.join(root, 'locks', `${sessionId}.lock`);
+    const past = new Date(Date.now() - 2 * staleMs);
+    fs.utimesSync(lockDir, past, past);
+    const b = store(root, { leases: true, leaseStaleMs: staleMs });
+    expect((await b.open(sessionId, 'write')).mode).toBe('write');
+    const journal = fs.readFileSync(path.join(root, 'sessions', sessionId, 'journal.jsonl'));
+    await storeError(a.append(sessionId, [note(2)]), 'LeaseLost');
+    expect(fs.readFileSync(path.join(root, 'sessions', sessionId, 'journal.jsonl')).equals(journal)).toBe(true);
+    expect(await b.append(sessionId, [note(3)])).toMatchObject({ firstSeq: 2, lastSeq: 2 });
+    expect((await b.read(sessionId)).records.map((r) => (r as unknown as { i: number }).i)).toEqual([1, 3]);
+    await a.closeAll();
+    await b.closeAll();
+    expect(fs.existsSync(lockDir)).toBe(false); // B released its lock; A never removed B's
+  });
+
   it('abandon (a simulated crash) lets a new instance take the lease at once', async () => {
     const root = tempDir();
     const a = leased(root);

@@ -10,7 +10,20 @@ import type { Ledger } from './model.js';
  *
  *   - a file's content as of its last fsync/fdatasync (read back at the moment of the call);
  *   - a directory's entries (creates, renames, unlinks) as of its last fsync;
- *   - every write, so a crash image can add a torn prefix (or zeros) of the last unsynced one.
+ *   - every write, so a crash image can add a torn prefix (or zeros) of the last unsynced one;
+ *   - every rename between two directories, as one all-or-nothing step.
+ *
+ * Renames are modelled as ext4 (and xfs) do them: a rename is a single journal transaction, so
+ * after a power cut it is either wholly done or not at all — a name is never left in both
+ * directories, nor in neither — and the fsync of either directory commits it (jbd2 commits the
+ * running transaction, which holds both directory updates). Until one of them is fsynced the
+ * rename may be lost (the old name survives). A per-directory model (each directory as of its
+ * own last fsync) would wrongly let the store's "destination first, then source" fsync order
+ * keep a session directory in both places after a cut between the two fsyncs. Other namespace
+ * changes (create, unlink, a rename within one directory) stay per directory: durable with the
+ * next fsync of their directory. Journals commit in order, so an earlier mkdir of a rename's
+ * destination cannot be lost while the rename survives; the store fsyncs a new directory's
+ * parent right after the mkdir anyway, so the model need not track that order.
  *
  * Files are tracked as objects (an inode at the time it was created), so a rename moves an
  * object and a reused inode number is a new object. The workload logs each acknowledgement into
@@ -26,6 +39,8 @@ export type CrashEvent =
   | { t: 'sync'; obj: number; content: Buffer }
   | { t: 'dirsync'; obj: number; entries: Map<string, Entry> }
   | { t: 'write'; obj: number; pos: number; data: Buffer }
+  /** A rename between two directories (same-directory renames are covered by the dirsync snapshots). */
+  | { t: 'rename'; obj: number; from: { dir: number; name: string }; to: { dir: number; name: string } }
   | { t: 'ack'; apply: (ledger: Ledger) => void }
   /** A file written outside the seam and synced by its writer, first seen by a directory fsync. */
   | { t: 'adopt'; obj: number; content: Buffer }
@@ -43,6 +58,11 @@ export class CrashRecorder {
   private readonly fds = new Map<number, FdInfo>();
   readonly layer: FsLayer;
   syncs = 0;
+  /**
+   * When set, the next fdatasync neither reaches the disk nor returns (a writer killed inside
+   * it): the callback is told, and the bytes written stay unsynced.
+   */
+  hangNextFdatasync: (() => void) | undefined;
 
   constructor(readonly root: string) {
     this.rootObj = this.newObj(fs.lstatSync(root).ino, true);
@@ -69,6 +89,12 @@ export class CrashRecorder {
         return n;
       },
       async fdatasync(fd) {
+        const hang = self.hangNextFdatasync;
+        if (hang) {
+          self.hangNextFdatasync = undefined;
+          hang();
+          return new Promise<void>(() => {});
+        }
         const content = self.fds.get(fd) ? readWhole(fd) : undefined;
         await nodeFs.fdatasync(fd);
         const info = self.fds.get(fd);
@@ -86,6 +112,19 @@ export class CrashRecorder {
       mkdirSync(p, mode) {
         nodeFs.mkdirSync(p, mode);
         self.newObj(fs.lstatSync(p).ino, true);
+      },
+      renameSync(from, to) {
+        const objOf = (p: string) => {
+          const st = fs.lstatSync(p, { throwIfNoEntry: false });
+          return st && self.inoToObj.get(st.ino);
+        };
+        const obj = objOf(from);
+        const fromDir = objOf(path.dirname(from));
+        const toDir = objOf(path.dirname(to));
+        nodeFs.renameSync(from, to);
+        if (obj !== undefined && fromDir !== undefined && toDir !== undefined && fromDir !== toDir) {
+          self.events.push({ t: 'rename', obj, from: { dir: fromDir, name: path.basename(from) }, to: { dir: toDir, name: path.basename(to) } });
+        }
       },
     };
   }
@@ -125,6 +164,14 @@ export class CrashRecorder {
       if (st && obj !== undefined) out.set(name, { obj, dir: st.isDirectory() }); // files made outside the seam are unknown: left out
     }
     return out;
+  }
+
+  /**
+   * The end of the run: the index cache as the disk has it now (entries written after the last
+   * sync are as much a part of what a power cut after the run may keep).
+   */
+  finish(): void {
+    this.captureIndex();
   }
 
   /** The index files as they are on disk now, each with the object its `ino` names. */
@@ -168,7 +215,11 @@ function readWhole(fd: number): Buffer {
   return buf.subarray(0, got);
 }
 
-export type Variant = 'synced' | 'synced+index' | 'torn' | 'zeros';
+export type Variant = 'synced' | 'synced+index' | 'torn' | 'torn+index' | 'zeros';
+
+const VARIANTS: readonly Variant[] = ['synced', 'synced+index', 'torn', 'torn+index', 'zeros'];
+const withIndex = (v: Variant) => v === 'synced+index' || v === 'torn+index';
+const tearing = (v: Variant) => v === 'torn' || v === 'torn+index' || v === 'zeros';
 
 export interface CrashPoint {
   /** Index of the sync event the crash comes just before (events.length: after everything). */
@@ -181,10 +232,13 @@ export interface CrashPoint {
 
 /** The durable state while walking the event log. */
 class Durable {
+  constructor(private readonly isDirObj: (obj: number) => boolean) {}
   readonly content = new Map<number, Buffer>();
   readonly entries = new Map<number, Map<string, Entry>>();
   /** Writes not covered by a sync of their file yet, oldest first. */
   private pending: Array<{ obj: number; pos: number; data: Buffer }> = [];
+  /** Renames between two directories neither of which was fsynced since. */
+  private renames: Array<Extract<CrashEvent, { t: 'rename' }>> = [];
   index = new Map<string, { text: string; obj: number | undefined }>();
 
   /** The newest write no sync has covered: the one a power cut may have torn. */
@@ -198,8 +252,25 @@ class Durable {
         this.content.set(ev.obj, ev.content);
         this.pending = this.pending.filter((w) => w.obj !== ev.obj);
         break;
-      case 'dirsync':
+      case 'dirsync': {
         this.entries.set(ev.obj, ev.entries);
+        // A rename is one journal transaction (ext4, xfs): the fsync of either of its directories
+        // commits it whole, so it is durable in both at once — never in neither, never in both.
+        for (const r of this.renames) {
+          if (r.from.dir === ev.obj) {
+            const dest = this.entries.get(r.to.dir) ?? new Map<string, Entry>();
+            dest.set(r.to.name, { obj: r.obj, dir: this.isDirObj(r.obj) });
+            this.entries.set(r.to.dir, dest);
+          } else if (r.to.dir === ev.obj) {
+            const src = this.entries.get(r.from.dir);
+            if (src?.get(r.from.name)?.obj === r.obj) src.delete(r.from.name);
+          }
+        }
+        this.renames = this.renames.filter((r) => r.from.dir !== ev.obj && r.to.dir !== ev.obj);
+        break;
+      }
+      case 'rename':
+        this.renames.push(ev);
         break;
       case 'write':
         this.pending.push(ev);
@@ -234,7 +305,7 @@ function materialize(rec: CrashRecorder, d: Durable, target: string, variant: Va
       const p = path.join(dir, name);
       if (e.dir) {
         if (!rec.isDir(e.obj)) continue;
-        if (obj === rec.rootObj && name === 'index' && variant === 'synced+index') {
+        if (obj === rec.rootObj && name === 'index' && withIndex(variant)) {
           fs.mkdirSync(p, { mode: 0o700 });
           continue; // filled below
         }
@@ -243,11 +314,11 @@ function materialize(rec: CrashRecorder, d: Durable, target: string, variant: Va
       }
       let content = d.content.get(e.obj) ?? Buffer.alloc(0);
       const w = d.lastWrite;
-      if (w && w.obj === e.obj && (variant === 'torn' || variant === 'zeros')) {
+      if (w && w.obj === e.obj && tearing(variant)) {
         const end = w.pos + tornBytes;
         const grown = Buffer.alloc(Math.max(content.length, end));
         content.copy(grown);
-        if (variant === 'torn') w.data.copy(grown, w.pos, 0, tornBytes);
+        if (variant !== 'zeros') w.data.copy(grown, w.pos, 0, tornBytes);
         content = grown;
         touched = true;
       }
@@ -257,7 +328,7 @@ function materialize(rec: CrashRecorder, d: Durable, target: string, variant: Va
     }
   };
   emit(rec.rootObj, target);
-  if (variant === 'synced+index') {
+  if (withIndex(variant)) {
     const dir = path.join(target, 'index');
     if (!fs.existsSync(dir)) fs.mkdirSync(dir, { mode: 0o700 });
     for (const [name, f] of d.index) {
@@ -271,7 +342,8 @@ function materialize(rec: CrashRecorder, d: Durable, target: string, variant: Va
       }
       fs.writeFileSync(path.join(dir, name), text, { mode: 0o600 });
     }
-    touched = d.index.size > 0;
+    // torn+index is worth an image only when both the tear and the index entries are there
+    touched = d.index.size > 0 && (variant === 'synced+index' || touched);
   }
   return variant === 'synced' || touched;
 }
@@ -287,16 +359,16 @@ export interface ReplayOptions {
 
 /** Crashes at every sync point (and at the end), in each variant that differs from plain 'synced'. */
 export async function replay(rec: CrashRecorder, opts: ReplayOptions): Promise<{ points: number; images: number }> {
-  const d = new Durable();
+  const d = new Durable((obj) => rec.isDir(obj));
   const ledger = opts.newLedger();
   let points = 0;
   let images = 0;
   let n = 0;
   const crashHere = async (at: number) => {
     points += 1;
-    for (const variant of ['synced', 'synced+index', 'torn', 'zeros'] as Variant[]) {
+    for (const variant of VARIANTS) {
       const w = d.lastWrite;
-      if ((variant === 'torn' || variant === 'zeros') && !w) continue;
+      if (tearing(variant) && !w) continue;
       const tornBytes = w ? opts.tornLength(w.data.length) : 0;
       const image = path.join(opts.scratch, `image-${n++}`);
       if (!materialize(rec, d, image, variant, tornBytes)) {
@@ -305,7 +377,7 @@ export async function replay(rec: CrashRecorder, opts: ReplayOptions): Promise<{
       }
       images += 1;
       // the ledger object is shared while walking; a check must not keep it
-      await opts.check(image, { at, variant, ledger, ...(variant === 'torn' || variant === 'zeros' ? { tornBytes } : {}) });
+      await opts.check(image, { at, variant, ledger, ...(tearing(variant) ? { tornBytes } : {}) });
       fs.rmSync(image, { recursive: true, force: true });
     }
   };

@@ -64,6 +64,8 @@ export function putBlob(fsl: FsLayer, layout: StoreLayout, bytes: Buffer): strin
   const temp = path.join(layout.blobsTempDir, `${hex}.${randomBytes(6).toString('hex')}.tmp`);
   let fd: number;
   try {
+    // A failed mkdir, its parent's fsync or the temp file's creation leaves nothing a record
+    // references: NotWritten like the later steps (an I/O error must not escape unmapped).
     for (const dir of [layout.blobsDir, sha, path.dirname(final), layout.blobsTempDir]) ensurePrivateDir(fsl, dir);
     fd = createPrivate(fsl, temp);
   } catch (err) {
