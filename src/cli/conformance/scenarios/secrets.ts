@@ -39,6 +39,31 @@ export const secrets: Scenario = {
       ['runtime-api-payload', { kind: 'api', direction: 'request', payload: { headers: { h: S } } }],
       ['toolStream-text', { kind: 'toolStream', toolSeq: 1, stream: 'stdout', text: S }],
     ];
+    // The rest of the documented encodings (§10): each computed here, independently of the server.
+    const utf16le = Buffer.from(S, 'utf16le');
+    const utf16be = Buffer.from(utf16le).swap16();
+    const hex = Buffer.from(S).toString('hex');
+    const longer = Buffer.concat([Buffer.from('a tool printed this: '.repeat(4)), Buffer.from(S), Buffer.from(' and more.'.repeat(6))]).toString('base64');
+    const wrap = (text: string, every: number, eol: string) => (text.match(new RegExp(`.{1,${every}}`, 'g')) as string[]).join(eol);
+    let nested: unknown = { token: S };
+    for (let i = 0; i < 6; i++) nested = JSON.stringify(nested);
+    positions.push(
+      ['json-stringified-six-times', msg({ content: nested as string })],
+      ['base64-wrapped-76-crlf', msg({ content: wrap(longer, 76, '\r\n') })],
+      ['base64-wrapped-64-lf', msg({ content: wrap(longer, 64, '\n') })],
+      ['base64-with-spaces', msg({ content: wrap(longer, 4, ' ') })],
+      ['hex-mixed-case', msg({ content: [...hex].map((c, i) => (i % 3 ? c : c.toUpperCase())).join('') })],
+      ['hex-colons', msg({ content: (hex.match(/../g) as string[]).join(':') })],
+      ['hex-backslash-x', msg({ content: (hex.match(/../g) as string[]).map((h) => `\\x${h}`).join('') })],
+      ['percent-lower-case', msg({ content: percentEncoded(S).toLowerCase() })],
+      ['percent-double', msg({ content: percentEncoded(S).replace(/%/g, '%25') })],
+      ['utf16le-hex', msg({ content: utf16le.toString('hex') })],
+      ['utf16be-base64', msg({ content: utf16be.toString('base64') })],
+      ['utf16le-raw-text', msg({ content: utf16le.toString('latin1') })],
+      ['html-entities', msg({ content: [...S].map((c) => `&#x${c.charCodeAt(0).toString(16)};`).join('') })],
+      ['toolStream-dataBase64-bytes', { kind: 'toolStream', toolSeq: 1, stream: 'stdout', dataBase64: Buffer.from(`out: ${S}\n`).toString('base64') }],
+      ['attach-payload', msg({ content: { $attach: `log: ${S}` } })],
+    );
     for (const align of [0, 1, 2]) {
       const bytes = Buffer.from(`${'ab'.slice(0, align)}${S}`);
       positions.push([`base64-align-${align}`, msg({ content: bytes.toString('base64') })]);
@@ -61,6 +86,7 @@ export const secrets: Scenario = {
       expectEqual(r.lastSeq, 0, 'lastSeq after the refused appends');
     });
     await t.check('state-refused', async () => expectError(await p.request('state/set', { sessionId, key: 'k', value: { v: S } }), -31012, 'SecretRejected'));
+    await t.check('state-refused-base64', async () => expectError(await p.request('state/set', { sessionId, key: 'k', value: { v: Buffer.from(S).toString('base64') } }), -31012, 'SecretRejected'));
     await t.check('header-of-another-session-refused', async () => {
       expectError(await p.request('session/create', { title: `t ${S}` }), -31012, 'SecretRejected');
       expectError(await p.request('session/create', { metadata: { note: Buffer.from(S).toString('base64') } }), -31012, 'SecretRejected');
