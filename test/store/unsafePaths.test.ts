@@ -205,7 +205,7 @@ describe('a planted symlink or FIFO is refused with UnsafeStore, never followed'
     await s.append(id, [note(3)]);
     await indexSettled(s);
     await closeAll(s);
-    expect(warnings).toContain(`index entry of session ${id} not rewritten`);
+    expect(warnings).toContain(`index entry of session ${id} not written; it will be rebuilt from the journal`);
     stillPlanted(kind, indexOf(root, id));
     v.untouched(opens);
   });

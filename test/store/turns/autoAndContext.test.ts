@@ -103,9 +103,11 @@ describe('turn rules on a real store (manual mode)', () => {
     }
     await refused(root, () => s.transitionTurn(id, turnId, { event: 'fail', error: 'again' }), retryable);
     await refused(root, () => s.startTurn(id, 'user'), retryable);
-    // a phase change is allowed while retryable (compaction before the retry)
-    await s.transitionTurn(id, turnId, { event: 'phase', phase: 'compacting' });
+    // no phase change while retryable: the turn is resumed first (issue 15; protocol §11.2)
+    const phaseErr = await refused(root, () => s.transitionTurn(id, turnId, { event: 'phase', phase: 'compacting' }), retryable);
+    expect(phaseErr.message).toMatch(/resume/);
     await s.transitionTurn(id, turnId, { event: 'resume' });
+    await s.transitionTurn(id, turnId, { event: 'phase', phase: 'compacting' });
     expect(await s.getTurn(id)).toEqual({ turnId, kind: 'user', phase: 'compacting', status: 'active', firstSeq: 1 });
     await s.transitionTurn(id, turnId, { event: 'fail', error: 'HTTP 503' });
     await s.transitionTurn(id, turnId, { event: 'finish', outcome: 'abandoned' });

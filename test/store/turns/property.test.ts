@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { StoreError } from '../../../src/store/errors.js';
 import type { FileSessionStore } from '../../../src/store/fileStore.js';
-import { applyTurn, type TurnEvent } from '../../../src/store/turns/turnState.js';
+import { applyNewTurnEvent, applyTurn, type TurnEvent } from '../../../src/store/turns/turnState.js';
 import type { RecordInput, TurnChange, TurnState } from '../../../src/store/types.js';
 import { tempDir } from '../../helpers.js';
 import { indexOf, store } from '../storeHelpers.js';
@@ -92,9 +92,11 @@ function model(m: Model, op: Op, turnIdOf: string, auto: boolean, idAt: (seq: nu
   let turn = m.turn;
   let seq = m.lastSeq;
   const shapes: Shape[] = [];
-  const transition = (ev: TurnEvent): boolean => {
+  // A turn method writes by applyNewTurnEvent's rules (no phase change while retryable); records
+  // an append lays out follow applyTurn's.
+  const transition = (ev: TurnEvent, method = false): boolean => {
     try {
-      turn = applyTurn(turn, ev, seq + 1);
+      turn = (method ? applyNewTurnEvent : applyTurn)(turn, ev, seq + 1);
     } catch {
       return false;
     }
@@ -108,7 +110,7 @@ function model(m: Model, op: Op, turnIdOf: string, auto: boolean, idAt: (seq: nu
   let ok: boolean;
   switch (op.op) {
     case 'start': ok = transition({ kind: 'turn', turnId: startedId ?? '?', event: 'start', turnKind: op.kind }); break;
-    case 'phase': ok = transition({ kind: 'turn', turnId: turnIdOf, event: 'phase', phase: op.phase }); break;
+    case 'phase': ok = transition({ kind: 'turn', turnId: turnIdOf, event: 'phase', phase: op.phase }, true); break;
     case 'fail': ok = transition({ kind: 'turn', turnId: turnIdOf, event: 'fail', error: ERROR }); break;
     case 'resume': ok = transition({ kind: 'turn', turnId: turnIdOf, event: 'resume' }); break;
     case 'finish':
