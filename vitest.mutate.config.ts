@@ -1,0 +1,53 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * The test set `npm run mutate` (stryker.config.json) runs against each mutant of the guard
+ * modules: the in-process tests of the durable layer, the store (journal writer, reader,
+ * recovery, leases, file safety), the final secret gate, and the short simulated torture
+ * scenarios (power loss, EIO), which drive the same store over a recording/faulting fs layer.
+ * Not here: test/conformance, test/cli and the binary torture scenarios (kill, enospc, fuzz,
+ * knownBugs' client parts) — they drive dist/src/cli.js, which Stryker's sandbox does not
+ * rebuild per mutant, so they could not see a mutant and would only cost time. Left out for
+ * time (2 shared cores; each surviving mutant runs every test that covers it): the long
+ * randomized ones — powerLoss (20 s), runtime/blobs (32 s), compaction, lineage.
+ * Left out because they fail on main at 30551cd (Stryker needs a green initial run; they
+ * disagree with the merged reader-index and create-outcome fixes): compaction.test.ts
+ * (fsync list), compactionCrash.test.ts, lineageCrash.test.ts, openLifecycle.test.ts,
+ * unsafePaths.test.ts (index-entry warnings). Put them back once they pass.
+ */
+export default defineConfig({
+  plugins: [
+    {
+      // Stryker's vitest runner asks for the threads pool; tests that set process.umask need a
+      // process of their own (workers may not set it), so the resolved config is put back to forks.
+      name: 'mutate-forks',
+      configureVitest({ project }: { project: { config: { pool: string } } }) {
+        project.config.pool = 'forks';
+      },
+    },
+  ],
+  test: {
+    include: [
+      'test/durable/**/*.test.ts',
+      'test/store/appendFaults.test.ts',
+      'test/store/corruption.test.ts',
+      'test/store/create.test.ts',
+      'test/store/inPlaceAppend.test.ts',
+      'test/store/index.test.ts',
+      'test/store/indexTrust.test.ts',
+      'test/store/journal.test.ts',
+      'test/store/leases.test.ts',
+      'test/store/modes.test.ts',
+      'test/store/readOnly.test.ts',
+      'test/store/readerIndex.test.ts',
+      'test/store/recovery.test.ts',
+      'test/store/refusals.test.ts',
+      'test/store/runtime/state.test.ts',
+      'test/store/secrets/*.test.ts',
+      'test/torture/eio.test.ts',
+    ],
+    pool: 'forks',
+    testTimeout: 120_000,
+    hookTimeout: 60_000,
+  },
+});
