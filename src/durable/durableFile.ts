@@ -80,7 +80,7 @@ function refuseUnsafeEntry(fsl: FsLayer, file: string): void {
  * EEXIST passes through: the caller decides what an existing entry means.
  */
 export function mkdirPrivate(fsl: FsLayer, dir: string): void {
-  fsl.mkdirSync(dir, DIR_MODE);
+  fsl.mkdirSync(dir, DIR_MODE); // 0o700 at mkdir; the mode is checked next, never chmodded
   const st = fsl.lstatSync(dir);
   const mode = st ? st.mode & 0o777 : 0;
   if (st?.isDirectory() && mode === DIR_MODE) return;

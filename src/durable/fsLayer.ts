@@ -18,7 +18,7 @@ export interface FsLayer {
   fchmodSync(fd: number, mode: number): void;
   fdatasync(fd: number): Promise<void>;
   fsyncSync(fd: number): void;
-  mkdirSync(path: string, mode: number): void;
+  mkdirSync(path: string, mode: number): void; // callers pass 0o700 (durableFile.ts mkdirPrivate)
   renameSync(from: string, to: string): void;
   readdirSync(path: string): string[];
   unlinkSync(path: string): void;
@@ -36,7 +36,7 @@ export const nodeFs: FsLayer = {
   fchmodSync: (fd, mode) => fs.fchmodSync(fd, mode),
   fdatasync: (fd) => new Promise((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve()))),
   fsyncSync: (fd) => fs.fsyncSync(fd),
-  mkdirSync: (p, mode) => void fs.mkdirSync(p, { mode }),
+  mkdirSync: (p, mode) => void fs.mkdirSync(p, { mode }), // the mode given (0o700), not recursive: EEXIST is the caller's
   renameSync: (from, to) => fs.renameSync(from, to),
   readdirSync: (p) => fs.readdirSync(p),
   unlinkSync: (p) => fs.unlinkSync(p),

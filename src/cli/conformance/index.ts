@@ -80,7 +80,8 @@ export const conformanceCommand: Command = {
     const { passed, failed, skipped, expectedFailures } = summary;
     out(`${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}${expectedFailures > 0 ? ` (${expectedFailures} expected failures)` : ''}\n`);
     if (values.json !== undefined) {
-      fs.writeFileSync(values.json, `${JSON.stringify({ command, framings, passed, failed, skipped, expectedFailures, results: summary.results }, null, 2)}\n`);
+      const report = `${JSON.stringify({ command, framings, passed, failed, skipped, expectedFailures, results: summary.results }, null, 2)}\n`;
+      fs.writeFileSync(values.json, report); // safe: a report file the user names, never a file of a store
     }
     return failed === 0 ? 0 : 1;
   },
