@@ -18,13 +18,22 @@ export function sanitizeSummary(summary: string): string {
 /** Temp files a crashed create or compaction left: never read, removed by the next writable open. */
 export function removeStaleTemps(fsl: FsLayer, layout: StoreLayout, id: string): void {
   removeQuietly(fsl, layout.journalTemp(id));
-  let names: string[] = [];
+  for (const name of namesIn(fsl, layout.historySessionDir(id))) if (name.endsWith('.tmp')) removeQuietly(fsl, `${layout.historySessionDir(id)}/${name}`);
+  // Temps of atomic replaces (index entry, state values: `<name>.<random>.tmp`) a killed writer
+  // left: this process holds the session's lease, so no other writer of them exists.
+  const entry = `${id}.json.`;
+  for (const name of namesIn(fsl, layout.indexDir)) if (name.startsWith(entry) && name.endsWith('.tmp')) removeQuietly(fsl, `${layout.indexDir}/${name}`);
+  for (const name of namesIn(fsl, layout.stateDir(id))) if (name.endsWith('.tmp')) removeQuietly(fsl, `${layout.stateDir(id)}/${name}`);
+  const holder = `${id}.lock.holder.json.`; // the lease holder record's temps (leases.ts), beside the lock
+  for (const name of namesIn(fsl, layout.locksDir)) if (name.startsWith(holder) && name.endsWith('.tmp')) removeQuietly(fsl, `${layout.locksDir}/${name}`);
+}
+
+function namesIn(fsl: FsLayer, dir: string): string[] {
   try {
-    names = fsl.readdirSync(layout.historySessionDir(id));
+    return fsl.readdirSync(dir);
   } catch {
-    return;
+    return []; // absent: nothing to clean
   }
-  for (const name of names) if (name.endsWith('.tmp')) removeQuietly(fsl, `${layout.historySessionDir(id)}/${name}`);
 }
 
 /**
