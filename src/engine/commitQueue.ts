@@ -174,9 +174,13 @@ export class CommitQueue {
   }
 }
 
-/** The kind of a prepared record's text: it always starts with `{"kind":"..."` (serialize.ts). */
+/**
+ * The kind of a laid-out record's text: read from its start when it begins with `{"kind":"..."`
+ * or `{"turnId":"...","kind":"..."` (every prepared record does), parsed otherwise.
+ */
 export function kindOf(text: string): string {
-  const m = /^\{"kind":("(?:[^"\\]|\\.)*")/.exec(text);
-  if (!m) throw new StoreError('InvalidArgument', 'a record text does not start with its kind', { path: 'records' });
-  return JSON.parse(m[1] as string) as string;
+  const m = /^\{(?:"turnId":"[0-9A-Za-z]*",)?"kind":("(?:[^"\\]|\\.)*")/.exec(text); // auto mode puts turnId first (autoTurns.ts)
+  const kind = m ? (JSON.parse(m[1] as string) as unknown) : (JSON.parse(text) as { kind?: unknown }).kind;
+  if (typeof kind !== 'string') throw new StoreError('InvalidArgument', 'a record has no kind', { path: 'records' });
+  return kind;
 }

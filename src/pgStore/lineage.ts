@@ -81,7 +81,8 @@ export class PgLineageStore extends PgReadStore {
   async restore(sessionId: string): Promise<void> {
     checkSessionId(sessionId);
     const row = await pg(() => this.db.load(sessionId));
-    if (!row.trashed) throw new StoreError('Conflict', `session ${sessionId} exists: it is not in the trash`, { reason: 'exists', sessionId });
+    // One row per session here: a session not in the trash has nothing to restore.
+    if (!row.trashed) throw new StoreError('SessionNotFound', `session ${sessionId} is not in the trash`, { sessionId });
     const fence = await pg(() => this.db.leases.acquire(sessionId));
     try {
       await pg(() => this.db.remove(sessionId, 'restore', fence));
