@@ -66,6 +66,8 @@ export interface SessionRow {
   storedBytes: number;
   snapshot: Snapshot;
   trashed: boolean;
+  /** The highest toolSeq reserved (handed out by tool/allocateScratch) in any process. */
+  toolSeq: number;
 }
 
 export interface ArchivedGeneration {

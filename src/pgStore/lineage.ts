@@ -49,10 +49,6 @@ export class PgLineageStore extends PgReadStore {
       throw new StoreError('InvalidArgument', `atSeq must be between ${row.firstSeq} and ${row.lastSeq} (older records are archived)`, { path: 'atSeq' });
     }
     const copies = at === 0 ? [] : await this.activeRecords(sessionId, at);
-    if (copies.length > 0 && copies[0]!.seq !== 1) {
-      // This backend's create takes copies numbered from 1; a compacted parent's copies begin at its checkpoint.
-      throw new StoreError('InvalidArgument', 'forking a compacted session is not supported by the PostgreSQL store yet', { path: 'atSeq', reason: 'compacted' });
-    }
     const { sessionId: _id, createdAt: _c, secretEnv, parent: _p, ...fields } = JSON.parse(row.headerText) as SessionHeader;
     const created = await this.createWith({ ...fields, parent: { sessionId, relation: 'fork', atSeq: at } }, { env: secretEnv }, copies);
     return { sessionId: created.sessionId };

@@ -50,6 +50,8 @@ export class PgSession {
   firstMessage: string | undefined;
   lastMessage: string | undefined;
   generation: number;
+  /** toolSeqs reserved in the database by any process (a toolStart never takes one again). */
+  private readonly reservedToolSeq: number;
 
   constructor(
     private readonly backend: PostgresBackend,
@@ -64,6 +66,7 @@ export class PgSession {
     private readonly scratch: { fsl: FsLayer; layout: StoreLayout; ensure(): void },
   ) {
     this.generation = row.generation;
+    this.reservedToolSeq = row.toolSeq;
     this.firstMessage = row.snapshot.firstMessage ?? undefined;
     this.lastMessage = row.snapshot.lastMessage ?? undefined;
     const id = header.sessionId;
@@ -90,7 +93,10 @@ export class PgSession {
   /** Tool runs (toolSeq issue and local scratch directories) of a session open for writing. */
   tools(): ToolRuns {
     this.scratch.ensure();
-    this.toolRuns ??= new ToolRuns(this.scratch.fsl, this.scratch.layout, this.id, (this.queue?.state.runtime ?? NO_RUNTIME).toolSeq, this.header.keepScratch);
+    if (!this.toolRuns) {
+      this.toolRuns = new ToolRuns(this.scratch.fsl, this.scratch.layout, this.id, (this.queue?.state.runtime ?? NO_RUNTIME).toolSeq, this.header.keepScratch);
+      this.toolRuns.issued = Math.max(this.toolRuns.issued, this.reservedToolSeq); // like the file store's scratch directories
+    }
     return this.toolRuns;
   }
 
