@@ -53,20 +53,35 @@ describe.skipIf(pgSkip)('session-sidecar conformance against the PostgreSQL stor
     for (const n of names) expect(results.results).toContainEqual(expect.objectContaining({ scenario: n, check: 'wire-schema', status: 'pass' }));
   }, 600_000);
 
-  it('initialize reports the postgres backend and a root without the password', async () => {
+  it('initialize reports the postgres backend and a root without the password (--store, or SESSION_SIDECAR_STORE)', async () => {
     const cluster = await sharedCluster();
     const withPassword = cluster.url.replace('postgres://postgres@', 'postgres://postgres:hunter2-not-used@');
+    for (const how of ['flag', 'env'] as const) {
+      const args = how === 'flag' ? ['--store', withPassword] : [];
+      const env = how === 'env' ? { ...process.env, SESSION_SIDECAR_STORE: withPassword } : process.env;
+      const store = (await initialize(['--framing', 'ndjson', ...args, '--pg-schema', freshSchema('i')], env)).store as { root: string; backend: string };
+      expect(store.backend).toBe('postgres');
+      expect(store.root.startsWith('postgres://postgres@')).toBe(true);
+      expect(store.root).not.toContain('hunter2');
+    }
+  }, 60_000);
+});
+
+/** The first answer of `serve args` to initialize. */
+async function initialize(args: string[], env: NodeJS.ProcessEnv): Promise<Record<string, unknown>> {
+  const child = spawn('node', [CLI, 'serve', ...args], { stdio: ['pipe', 'pipe', 'pipe'], cwd: tempDir(), env });
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+  child.stdin.end('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n');
+  await new Promise((resolve) => child.on('close', resolve));
+  return (JSON.parse(stdout.split('\n')[0] as string) as { result: Record<string, unknown> }).result;
+}
+
+describe('serve: store options', () => {
+  it('a file store reports backend "file"; --pg-schema without a PostgreSQL store, or a bad schema name, is a usage error', async () => {
     const dir = tempDir();
-    const child = spawn('node', [CLI, 'serve', '--framing', 'ndjson', '--workspace', dir, '--store', withPassword, '--pg-schema', freshSchema('i')], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-    child.stdin.end('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n');
-    await new Promise((resolve) => child.on('close', resolve));
-    const store = (JSON.parse(stdout.split('\n')[0] as string) as { result: { store: { root: string; backend: string } } }).result.store;
-    expect(store.backend).toBe('postgres');
-    expect(store.root.startsWith('postgres://postgres@')).toBe(true);
-    expect(store.root).not.toContain('hunter2');
+    expect(await initialize(['--framing', 'ndjson', '--store', dir], process.env)).toMatchObject({ store: { root: dir, backend: 'file' } });
+    expect((await run(['serve', '--store', dir, '--pg-schema', 'x'])).code).toBe(2);
+    expect((await run(['serve', '--store', 'postgres://u@localhost/db', '--pg-schema', 'Bad-Name'])).code).toBe(2);
   }, 60_000);
 });
