@@ -77,8 +77,9 @@ export class PgStoreCore {
     };
   }
 
-  /** The final gate over the exact texts sent to the database. */
-  protected readonly gate = (texts: string[]): string | undefined => this.allSecrets.findInText(texts.join('\n'));
+  /** The final gate over the exact texts sent to the database, as the UTF-8 bytes the driver sends (as the file store's gate over line bytes). */
+  protected readonly gate = (texts: string[]): string | undefined =>
+    this.allSecrets.size === 0 ? undefined : this.allSecrets.findInBytes(Buffer.from(texts.join('\n'), 'utf8'));
 
   async create(input: SessionHeaderInput, secretsInput: SecretsInput = {}): Promise<CreatedSession> {
     if (input.parent) await pg(() => this.db.load(checkSessionId(input.parent!.sessionId)));
