@@ -32,6 +32,8 @@ export const ErrorKindCode = {
   InvalidTurnTransition: -31013,
   SessionLocked: -31014,
   LeaseLost: -31015,
+  /** The store's database cannot be reached or went away (PostgreSQL backend); retry advice in data. */
+  Unavailable: -31016,
 } as const;
 
 export type ErrorKind = keyof typeof ErrorKindCode;

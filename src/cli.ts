@@ -10,6 +10,11 @@ import { protocolVocabulary } from '../protocol/vocabulary.js';
 import { startServer } from './server/server.js';
 import { StoreError } from './store/errors.js';
 import { FileSessionStore } from './store/fileStore.js';
+import type { SessionStore } from './store/types.js';
+import { DEFAULT_PG_SCHEMA, openPostgresBackend } from './backends/postgres/backend.js';
+import { isPostgresUrl } from './backends/postgres/url.js';
+import { storeErrorOf } from './pgStore/errors.js';
+import { PostgresSessionStore } from './pgStore/runtime.js';
 import { packageInfo } from './version.js';
 
 redirectConsoleToStderr(); // before anything else can print: stdout is for protocol frames
@@ -25,9 +30,13 @@ Commands (each takes --store DIR / --workspace DIR; 'session-sidecar <command> -
 ${commandList()}
 
 Options (serve):
-  --store DIR              the store directory (default: <workspace>/.session-sidecar,
-                           or $SESSION_SIDECAR_STORE when set)
-  --workspace DIR          the workspace whose .session-sidecar/ is the store (default: cwd)
+  --store DIR|URL          the store directory (default: <workspace>/.session-sidecar,
+                           or $SESSION_SIDECAR_STORE when set), or a PostgreSQL database:
+                           postgres://user:pass@host:port/db (also postgresql://,
+                           ?sslmode=..., a unix socket with ?host=/dir)
+  --workspace DIR          the workspace whose .session-sidecar/ is the store (default: cwd);
+                           with a PostgreSQL store, where tool scratch directories go
+  --pg-schema NAME         the PostgreSQL schema of the store (default session_sidecar)
   --framing MODE           auto (default: decided by the first byte), lsp (Content-Length
                            headers) or ndjson (one JSON message per line)
   --max-message-bytes N    largest accepted message (default 33554432 = 32 MiB)
@@ -47,6 +56,8 @@ class UsageError extends Error {}
 
 interface ServeArgs {
   store: string;
+  /** A PostgreSQL store: the schema, and the local directory whose scratch/ holds tool scratch. */
+  pg?: { schema: string; localRoot: string };
   framing: 'auto' | 'lsp' | 'ndjson';
   maxMessageBytes: number;
   logLevel: LogLevel;
@@ -60,7 +71,7 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
     options: {
       store: { type: 'string' }, workspace: { type: 'string' }, framing: { type: 'string', default: 'auto' },
       'max-message-bytes': { type: 'string', default: String(32 << 20) }, 'log-level': { type: 'string', default: 'warn' },
-      'lease-stale-ms': { type: 'string', default: '10000' },
+      'lease-stale-ms': { type: 'string', default: '10000' }, 'pg-schema': { type: 'string' },
       help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' },
     },
   });
@@ -70,7 +81,10 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
   if ((command !== undefined && command !== 'serve') || extra.length > 0) {
     throw new UsageError(`unknown command: ${positionals.join(' ')}`);
   }
-  if (values.store !== undefined && values.workspace !== undefined) throw new UsageError('--store and --workspace exclude each other');
+  const url = postgresStore(values.store, values.workspace);
+  if (values.store !== undefined && values.workspace !== undefined && !url) throw new UsageError('--store and --workspace exclude each other');
+  if (values['pg-schema'] !== undefined && !url) throw new UsageError('--pg-schema needs a PostgreSQL store (--store postgres://...)');
+  if (values['pg-schema'] !== undefined && !PG_SCHEMA.test(values['pg-schema'])) throw new UsageError('--pg-schema must match [a-z_][a-z0-9_]{0,62}');
   const framing = values.framing;
   if (framing !== 'auto' && framing !== 'lsp' && framing !== 'ndjson') throw new UsageError('--framing must be auto, lsp or ndjson');
   const maxMessageBytes = Number(values['max-message-bytes']);
@@ -79,7 +93,20 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
   if (!Number.isSafeInteger(leaseStaleMs) || leaseStaleMs < 5000 || leaseStaleMs > 15000) throw new UsageError('--lease-stale-ms must be an integer from 5000 to 15000');
   const logLevel = values['log-level'] as LogLevel;
   if (!['error', 'warn', 'info', 'debug'].includes(logLevel)) throw new UsageError('--log-level must be error, warn, info or debug');
-  return { store: storeRoot(values.store, values.workspace), framing, maxMessageBytes, logLevel, leaseStaleMs };
+  const common = { framing, maxMessageBytes, logLevel, leaseStaleMs } as const;
+  if (url) {
+    const localRoot = path.resolve(values.workspace ?? process.cwd(), '.session-sidecar');
+    return { store: url, pg: { schema: values['pg-schema'] ?? DEFAULT_PG_SCHEMA, localRoot }, ...common };
+  }
+  return { store: storeRoot(values.store, values.workspace), ...common };
+}
+
+const PG_SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** The PostgreSQL URL of --store (or of $SESSION_SIDECAR_STORE when neither --store nor --workspace is given). */
+function postgresStore(store: string | undefined, workspace: string | undefined): string | undefined {
+  const chosen = store ?? (workspace === undefined ? process.env.SESSION_SIDECAR_STORE : undefined);
+  return chosen !== undefined && isPostgresUrl(chosen) ? chosen : undefined;
 }
 
 function storeRoot(store: string | undefined, workspace: string | undefined): string {
@@ -88,9 +115,24 @@ function storeRoot(store: string | undefined, workspace: string | undefined): st
   return path.resolve(workspace ?? process.cwd(), '.session-sidecar');
 }
 
+async function openStore(args: ServeArgs, log: ReturnType<typeof createStderrLogger>): Promise<SessionStore> {
+  const warn = (m: string) => log.warn(m);
+  if (!args.pg) return new FileSessionStore(args.store, { warn, vocabulary: protocolVocabulary(), leaseStaleMs: args.leaseStaleMs });
+  let backend;
+  try {
+    backend = await openPostgresBackend({
+      url: args.store, schema: args.pg.schema, leaseStaleMs: args.leaseStaleMs,
+      onError: (e) => log.warn(`database: ${e.kind}${e.details.reason ? ` (${String(e.details.reason)})` : ''}`),
+    });
+  } catch (e) {
+    throw storeErrorOf(e);
+  }
+  return new PostgresSessionStore(backend, { localRoot: args.pg.localRoot, warn, vocabulary: protocolVocabulary() });
+}
+
 async function serve(args: ServeArgs): Promise<number> {
   const log = createStderrLogger(args.logLevel);
-  const store = new FileSessionStore(args.store, { warn: (m) => log.warn(m), vocabulary: protocolVocabulary(), leaseStaleMs: args.leaseStaleMs });
+  const store = await openStore(args, log);
   log.scrubWith((text) => store.scrub(text));
   if (process.stdin.isTTY) process.stderr.write(TTY_HINT);
   const server = startServer({

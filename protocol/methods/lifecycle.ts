@@ -38,7 +38,10 @@ export const InitializeResult = resultObject({
   protocolVersion: z.literal(1),
   serverInfo: z.object({ name: z.string(), version: z.string() }),
   capabilities: ServerCapabilities,
-  store: z.object({ root: z.string().meta({ description: 'Absolute path of the store directory' }) }),
+  store: z.object({
+    root: z.string().meta({ description: 'Absolute path of the store directory (file backend), or the database URL without its password (postgres)' }),
+    backend: z.enum(['file', 'postgres']).meta({ description: 'Which persistence backend the store uses' }),
+  }),
 }).meta({ id: 'InitializeResult' });
 
 export const initialize = defineMethod({

@@ -92,7 +92,7 @@ export class Lifecycle {
         state: { maxValueBytes: MAX_STATE_VALUE_BYTES },
         blob: { defaultThreshold: DEFAULT_BLOB_THRESHOLD, maxChunk: MAX_BLOB_CHUNK },
       },
-      store: { root: this.opts.store.root },
+      store: { root: this.opts.store.root, backend: this.opts.store.backend ?? 'file' },
     };
   }
 

@@ -17,6 +17,12 @@ export type StoreErrorKind =
   | 'InvalidTurnTransition'
   | 'SessionLocked'
   | 'LeaseLost'
+  /**
+   * The store's database cannot be reached or went away (PostgreSQL backend). details:
+   * {reason, retryable, retryAfterMs, outcome: 'notWritten' | 'unknown'}; with 'unknown' the
+   * session is fail-stopped in this process as after Uncertain.
+   */
+  | 'Unavailable'
   /** A caller's argument is malformed (details.path names it); the server answers -32602. */
   | 'InvalidArgument';
 

@@ -15,17 +15,17 @@ import { finishTrash, forkLines, liveLeftovers, purgeSession, restoreSession, tr
 import { listSessions } from './list.js';
 import { watchSession } from './watch.js';
 import { OpenSession } from './openSession.js';
-import { MIN_SECRET_CHARS, SecretSet } from './secrets/knownSecrets.js';
+import type { SecretSet } from './secrets/knownSecrets.js';
 import { guardValue } from './secrets/gate.js';
 import { resolveSecrets } from './secrets/sessionSecrets.js';
 import type { Redaction } from './secrets/redact.js';
-import { redactTokens } from './secrets/tokenRules.js';
 import { prepareRecord } from './serialize.js';
 import { summarizeRecord } from './summary.js';
-import { planAppend } from './turns/autoTurns.js';
 import { ContextBuilder } from './turns/context.js';
 import { newTurnId } from './turns/ids.js';
-import { applyNewTurnEvent, type TurnEvent } from './turns/turnState.js';
+import { type TurnEvent } from './turns/turnState.js';
+import { checkSealedHeader, guardHeader, scrubText, withoutSecretSummaries } from '../engine/header.js';
+import { appendResult, planBatch, prepareBatch, turnEventPlan, wroteNothing } from '../engine/appendPlan.js';
 import type {
   AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListPage, PruneOptions, ReadOptions, ReadPage, RecordInput,
   SecretsInput, SecretsStatus, SessionHeaderInput, SessionStore, StoredRecord, TurnChange, TurnKind, TurnState,
@@ -33,25 +33,7 @@ import type {
 import { PAGE_BYTES } from './storeCore.js';
 import { DEFAULT_READ_LIMIT } from './storeCore.js';
 import { RuntimeStore } from './runtimeStore.js';
-import { assignRuntime } from './runtime/counters.js';
 import { CONVERSATION_KINDS } from './turns/context.js';
-
-/**
- * Titles and message summaries are derived text (whitespace folded, parts joined): one that
- * holds a registered secret is left out of the answer, as it is left out of the index entry.
- */
-function withoutSecretSummaries(page: ListPage, secrets: SecretSet): ListPage {
-  if (secrets.size === 0) return page;
-  const sessions = page.sessions.map((s) => {
-    const out = { ...s };
-    for (const key of ['title', 'firstMessage', 'lastMessage'] as const) {
-      const text = out[key];
-      if (typeof text === 'string' && secrets.findInText(text) !== undefined) delete out[key];
-    }
-    return out;
-  });
-  return { ...page, sessions };
-}
 
 export { DEFAULT_READ_LIMIT, type FileStoreOptions } from './storeCore.js';
 
@@ -69,14 +51,11 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     const now = this.clock();
     const sessionId = newSessionId(now);
     const createdAt = new Date(now).toISOString();
-    const secretEnv = secretsInput.env?.length ? { secretEnv: [...new Set(secretsInput.env)] } : {};
-    const fields = JSON.parse(JSON.stringify({ ...input, ...secretEnv })) as SessionHeaderInput;
     this.allSecrets.addAll(set); // a secret registered for any session may reach no journal
-    const guarded = guardValue(fields, this.allSecrets, 'header');
+    const guarded = guardHeader(input, secretsInput, this.allSecrets);
     const header = { format: JOURNAL_FORMAT, version: JOURNAL_VERSION, sessionId, createdAt, ...(guarded.value as object) };
     const line = sealLine(JSON.stringify(header));
-    if (line.length > this.maxRecordBytes) throw new StoreError('PayloadTooLarge', `session header is larger than ${this.maxRecordBytes} bytes`);
-    if (this.allSecrets.findInBytes(line)) throw new StoreError('SecretRejected', 'the session header contains a registered secret; nothing was written', { path: 'header', rule: 'raw' });
+    checkSealedHeader(line, this.allSecrets, this.maxRecordBytes);
     const lease = await this.acquireLease(sessionId);
     try {
       if (lines.length > 0) return await this.createFromLines(sessionId, createdAt, line, lines, set, status, lease);
@@ -185,33 +164,17 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
 
   async append(sessionId: string, records: RecordInput[], opts: { expectedLastSeq?: number } = {}): Promise<AppendResult> {
     const session = this.writable(sessionId);
-    const blobs = this.blobSink(session);
-    const prepared = records.map((r, i) => prepareRecord(r, i, this.allSecrets, this.maxRecordBytes, blobs));
-    const texts = prepared.map((p) => p.text);
-    const values = prepared.map((p) => p.value as RecordInput);
-    const auto = session.handle.header.turns === 'auto';
+    const batch = prepareBatch(records, this.allSecrets, this.maxRecordBytes, this.blobSink(session));
     const tools = session.tools();
-    let recordSeqs: number[] = [];
-    let giveBack = () => {};
-    const committed = await this.commit(session, {
-      texts,
-      expectedLastSeq: opts.expectedLastSeq,
-      plan: (state, firstSeq) => {
-        const runtime = assignRuntime(values, texts, state.runtime, tools);
-        const planned = planAppend(values, runtime.texts, state.turn, firstSeq, auto);
-        runtime.take();
-        giveBack = runtime.giveBack;
-        recordSeqs = planned.recordSeqs;
-        return { texts: planned.texts, turn: planned.turn, runtime: runtime.counters };
-      },
-    }).catch((err: unknown) => {
-      if (err instanceof StoreError && (err.kind === 'NotWritten' || err.kind === 'RolledBack' || err.kind === 'SecretRejected')) giveBack();
-      throw err;
-    });
-    tools.noteCommitted(values);
-    session.noteCommitted(values.map((v) => summarizeRecord(v)), committed.ts);
-    const redactions = prepared.flatMap((p, i) => p.redactions.map((r) => ({ seq: recordSeqs[i] as number, ...r })));
-    return { firstSeq: committed.firstSeq, lastSeq: committed.lastSeq, ...(redactions.length > 0 ? { redactions } : {}) };
+    const planned = planBatch(batch, session.handle.header.turns === 'auto', tools);
+    const committed = await this.commit(session, { texts: batch.texts, expectedLastSeq: opts.expectedLastSeq, plan: planned.plan })
+      .catch((err: unknown) => {
+        if (wroteNothing(err)) planned.giveBack();
+        throw err;
+      });
+    tools.noteCommitted(batch.values);
+    session.noteCommitted(batch.values.map((v) => summarizeRecord(v)), committed.ts);
+    return appendResult(committed, batch, planned.recordSeqs());
   }
 
   async startTurn(sessionId: string, kind: TurnKind): Promise<{ turnId: string }> {
@@ -228,10 +191,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
   private async writeTurnEvent(sessionId: string, event: TurnEvent): Promise<void> {
     const session = this.writable(sessionId);
     const { text, value } = prepareRecord(event as unknown as RecordInput, 0, this.allSecrets, this.maxRecordBytes);
-    const committed = await this.commit(session, {
-      texts: [],
-      plan: (state, firstSeq) => ({ texts: [text], turn: applyNewTurnEvent(state.turn, value as TurnEvent, firstSeq), runtime: state.runtime }),
-    });
+    const committed = await this.commit(session, { texts: [], plan: turnEventPlan(text, value as TurnEvent) });
     session.noteCommitted([], committed.ts);
   }
 
@@ -330,15 +290,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
   }
 
   scrub(text: string, extra: SecretsInput = {}): string {
-    const secrets = new SecretSet();
-    secrets.addAll(this.allSecrets);
-    // Secrets sent with a request that failed before they were registered still never echo back.
-    for (const v of extra.values ?? []) if (typeof v === 'string' && v.length >= MIN_SECRET_CHARS) secrets.add(v);
-    for (const name of extra.env ?? []) {
-      const v = typeof name === 'string' ? this.env[name] : undefined;
-      if (v && v.length >= MIN_SECRET_CHARS) secrets.add(v);
-    }
-    return redactTokens(secrets.scrub(text));
+    return scrubText(text, this.allSecrets, this.env, extra);
   }
 
 }

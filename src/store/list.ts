@@ -5,6 +5,7 @@ import { openJournal } from './journal/open.js';
 import type { StoreLayout } from './layout.js';
 import type { OpenSession } from './openSession.js';
 import { entryOf, type IndexEntry, readIndexEntry, summaryOf } from './sessionIndex.js';
+import { decodeCursor, pageOf } from '../engine/listPage.js';
 import type { ListPage, SessionSummary } from './types.js';
 
 /**
@@ -19,20 +20,14 @@ export function listSessions(
   opts: { limit?: number; cursor?: string },
   warn: (message: string) => void,
 ): ListPage {
-  const after = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor);
+  if (opts.cursor !== undefined) decodeCursor(opts.cursor); // an invalid cursor is refused before any journal is read
   const all: SessionSummary[] = [];
   for (const id of fsl.readdirSync(layout.sessionsDir)) {
     if (!isSessionId(id)) continue;
     const summary = summarize(fsl, layout, id, open.get(id)?.indexEntry(), warn);
     if (summary) all.push(summary);
   }
-  all.sort(newestFirst);
-  const start = after ? all.findIndex((s) => newestFirst(s, after) > 0) : 0;
-  const rest = start === -1 ? [] : all.slice(start);
-  const limit = opts.limit ?? 100;
-  const sessions = rest.slice(0, limit);
-  const last = sessions[sessions.length - 1];
-  return rest.length > limit && last ? { sessions, nextCursor: encodeCursor(last) } : { sessions };
+  return pageOf(all, opts);
 }
 
 function isSessionId(name: string): boolean {
@@ -64,23 +59,3 @@ function summarize(
   }
 }
 
-type CursorKey = Pick<SessionSummary, 'updatedAt' | 'sessionId'>;
-
-function newestFirst(a: CursorKey, b: CursorKey): number {
-  if (a.updatedAt !== b.updatedAt) return a.updatedAt < b.updatedAt ? 1 : -1;
-  return a.sessionId < b.sessionId ? 1 : a.sessionId > b.sessionId ? -1 : 0;
-}
-
-function encodeCursor(s: CursorKey): string {
-  return Buffer.from(JSON.stringify([s.updatedAt, s.sessionId])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): CursorKey {
-  try {
-    const [updatedAt, sessionId] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    if (typeof updatedAt === 'string' && typeof sessionId === 'string') return { updatedAt, sessionId };
-  } catch {
-    // fall through
-  }
-  throw new StoreError('InvalidArgument', 'invalid cursor: pass nextCursor from a previous session/list result', { path: 'cursor' });
-}

@@ -54,6 +54,7 @@ export const PAGE_BYTES = 16 << 20;
  */
 export abstract class StoreCore {
   readonly root: string;
+  readonly backend = 'file' as const;
   protected readonly fsl: FsLayer;
   protected readonly layout: StoreLayout;
   protected readonly clock: () => number;

@@ -127,8 +127,10 @@ export interface ListPage {
 }
 
 export interface SessionStore {
-  /** Absolute path of the store. */
+  /** Absolute path of the store (file backend), or its URL without the password (postgres). */
   readonly root: string;
+  /** Which persistence backend keeps the bytes (initialize's store.backend; file when absent). */
+  readonly backend?: 'file' | 'postgres';
   /** Creates a session durably and opens it for writing; no secret of `secrets` may be in the header. */
   create(header: SessionHeaderInput, secrets?: SecretsInput): Promise<CreatedSession>;
   /** Opens (or re-opens) a session; `write` repairs a torn tail and allows appends. Adds `secrets`. */

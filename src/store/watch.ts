@@ -1,26 +1,15 @@
 import type { FsLayer } from '../durable/fsLayer.js';
+import { type Watch, watchRecords, type WatchSource } from '../engine/watch.js';
 import type { StoreLayout } from './layout.js';
-import type { HistoryEntry, ReadPage, ReadOptions, StoredRecord } from './types.js';
+import type { StoredRecord } from './types.js';
 
-export interface WatchSource {
-  read(id: string, opts: ReadOptions): Promise<ReadPage>;
-  history(id: string): Promise<HistoryEntry[]>;
-}
+export type { Watch, WatchSource } from '../engine/watch.js';
 
 export const WATCH_POLL_MS = 200;
 
-export interface Watch {
-  lastSeq: number;
-  stop(): void;
-}
-
 /**
- * Delivers a session's records after `afterSeq`, then each newly committed one, in seq order,
- * each exactly once: a pump reads from the last delivered seq whenever it is poked — by a
- * commit in this process, or by a poll that sees the journal change (another process wrote
- * it, or a compaction replaced it: reading on from the delivered seq then starts at the new
- * checkpoint). `deliver` returning false ends the watch; the next page is read only once it
- * settled, so a watch holds at most one page in memory whatever the client's pace.
+ * The file backend's watch: the engine's delivery loop (engine/watch.ts), poked by a poll of
+ * the journal's identity and size (another process wrote it, or a compaction replaced it).
  */
 export async function watchSession(
   fsl: FsLayer,
@@ -31,82 +20,22 @@ export async function watchSession(
   deliver: (records: StoredRecord[]) => boolean | Promise<boolean>,
   onEnd: (reason: 'stopped' | 'error') => void,
 ): Promise<Watch & { poke(): void }> {
-  let cursor = afterSeq;
-  let stopped = false;
-  let running = false;
-  let again = false;
-  let seen = '';
-  const read = (opts: ReadOptions) => source.read(sessionId, opts);
-  const first = await read({ afterSeq: cursor, limit: 1 });
   const journal = layout.journal(sessionId);
   const stamp = () => {
     const st = fsl.lstatSync(journal);
     return st ? `${st.ino}:${st.size}:${st.mtimeMs}` : 'gone';
   };
-  const pump = async (): Promise<void> => {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = true;
-    try {
-      do {
-        again = false;
-        for (;;) {
-          const page = await read({ afterSeq: cursor, limit: 1000 });
-          if (stopped) return;
-          const head = page.records[0];
-          if (head?.kind === 'checkpoint' && head.seq > cursor) {
-            // A compaction archived records not delivered yet: deliver them from the archives.
-            if (!(await fromArchives(head.seq))) return stop('stopped');
-            continue;
-          }
-          if (page.records.length > 0) {
-            cursor = (page.records[page.records.length - 1] as StoredRecord).seq;
-            if (!(await deliver(page.records))) return stop('stopped');
-          } else if (page.nextAfterSeq !== null) cursor = page.nextAfterSeq;
-          if (page.nextAfterSeq === null) break;
-        }
-      } while (again && !stopped);
-    } catch {
-      stop('error');
-    } finally {
-      running = false;
-    }
-  };
-  /** Delivers the archived records after the cursor up to `through`; false when the watch ended. */
-  const fromArchives = async (through: number): Promise<boolean> => {
-    for (const gen of await source.history(sessionId)) {
-      for (;;) {
-        const page = await read({ generation: gen.generation, afterSeq: cursor, limit: 1000 });
-        const fresh = page.records.filter((r) => r.seq > cursor && r.seq <= through && r.kind !== 'checkpoint');
-        if (fresh.length > 0) {
-          cursor = (fresh[fresh.length - 1] as StoredRecord).seq;
-          if (!(await deliver(fresh))) return false;
-        }
-        if (page.nextAfterSeq === null || page.records.length === 0 || cursor >= through) break;
-        cursor = Math.max(cursor, page.nextAfterSeq);
+  const polled = (poke: () => void) => {
+    let seen = stamp();
+    const timer = setInterval(() => {
+      const now = stamp();
+      if (now !== seen) {
+        seen = now;
+        poke();
       }
-    }
-    cursor = Math.max(cursor, through);
-    return true;
+    }, WATCH_POLL_MS);
+    timer.unref();
+    return () => clearInterval(timer);
   };
-  const timer = setInterval(() => {
-    const now = stamp();
-    if (now !== seen) {
-      seen = now;
-      void pump();
-    }
-  }, WATCH_POLL_MS);
-  timer.unref();
-  const stop = (reason: 'stopped' | 'error') => {
-    if (stopped) return;
-    stopped = true;
-    clearInterval(timer);
-    onEnd(reason);
-  };
-  seen = stamp();
-  setImmediate(() => void pump()); // after the caller answered (a subscribe's result precedes its records)
-  return { lastSeq: first.lastSeq, stop: () => stop('stopped'), poke: () => void pump() };
+  return watchRecords(polled, sessionId, afterSeq, source, deliver, onEnd);
 }

@@ -1,76 +1,9 @@
 /**
- * The types this backend speaks: the `SessionBackend` port of docs' seam sketch, made
- * concrete. The integrator moves them to `src/backend/port.ts` once both backends share it.
+ * The types this backend speaks: the port's (src/backend/port.ts), and the checksums it keeps.
  */
 import { crc32 } from 'node:zlib';
 
-/** A record ready to store: `text` is exactly the JSON the secret gate checked; never rewritten. */
-export interface SealedRecord {
-  seq: number;
-  ts: string;
-  kind: string;
-  text: string;
-}
-
-/** The header of a session exactly as sealed (the JSON text the secret gate checked). */
-export interface SealedHeader {
-  sessionId: string;
-  createdAt: string;
-  text: string;
-}
-
-/** Who holds a lease: shown in `SessionLocked`. */
-export interface LeaseHolder {
-  host: string;
-  pid: number;
-  sidecarId: string;
-}
-
-/** Proof of holding a session's lease; its token is checked inside every write transaction. */
-export interface Fence {
-  sessionId: string;
-  token: number;
-}
-
-/**
- * What the engine derives from the records (turn, runtime counters, summaries) and the
- * backend stores beside them in the same transaction, so `open` need not replay everything.
- * The texts are the engine's own serialisation (already through the secret gate); this
- * backend never parses them.
- */
-export interface Snapshot {
-  turn: string | null;
-  runtime: string | null;
-  firstMessage: string | null;
-  lastMessage: string | null;
-}
-
-export interface SessionRow {
-  sessionId: string;
-  headerText: string;
-  createdAt: string;
-  /** When the session last changed (ISO, database clock). */
-  updatedAt: string;
-  generation: number;
-  /** First seq of the active generation: 1, or the checkpoint's seq after a compaction. */
-  firstSeq: number;
-  lastSeq: number;
-  lastTs: string | null;
-  /** Records and UTF-8 bytes of record text in the active generation ("stored size"). */
-  records: number;
-  storedBytes: number;
-  snapshot: Snapshot;
-  trashed: boolean;
-}
-
-export interface ArchivedGeneration {
-  generation: number;
-  firstSeq: number;
-  lastSeq: number;
-  throughSeq: number;
-  records: number;
-  storedBytes: number;
-}
+export type { ArchivedGeneration, Fence, LeaseHolder, SealedHeader, SealedRecord, SessionRow, Snapshot } from '../../backend/port.js';
 
 /** The checksum kept beside every stored text: crc32 over the identity and the exact text. */
 export function recordCrc(sessionId: string, r: { seq: number; ts: string; kind: string; text: string }): string {

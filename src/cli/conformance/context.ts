@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -57,9 +58,14 @@ export class ScenarioContext {
     return dir;
   }
 
-  /** The server under test on `store` (a fresh one unless given): `{store}` arguments name it. */
+  /**
+   * The server under test on `store` (a fresh one unless given): `{store}` arguments name it,
+   * and `{store-id}` inside any argument is replaced by a short id of it ([0-9a-f]{12}), for
+   * stores that are not directories (e.g. `--pg-schema s_{store-id}`: a fresh schema per store).
+   */
   spawn(store = this.newStore()): Peer {
-    const command = this.opts.command.map((a) => (a === '{store}' ? store : a));
+    const id = createHash('sha256').update(store).digest('hex').slice(0, 12);
+    const command = this.opts.command.map((a) => (a === '{store}' ? store : a.split('{store-id}').join(id)));
     const peer = new Peer({
       command, framing: this.framing, timeoutMs: this.opts.timeoutMs, schema: this.schema,
       env: { ...process.env, SESSION_SIDECAR_STORE: store },

@@ -11,10 +11,13 @@ const USAGE = `Usage: session-sidecar conformance [options] -- <server command> 
 Runs the protocol v1 conformance suite against a server: the command is started as a child
 process over pipes (a fresh process and a fresh store per scenario, more where a scenario needs
 them); every argument equal to {store} is replaced by a new empty temporary directory, and
-SESSION_SIDECAR_STORE is set to it too. Every message in both directions is checked against the
-protocol schema. Example:
+SESSION_SIDECAR_STORE is set to it too; {store-id} inside an argument is replaced by a short
+hex id of that store (a fresh name per store where the store is not a directory). Every
+message in both directions is checked against the protocol schema. Examples:
 
   session-sidecar conformance -- node dist/src/cli.js serve --store {store}
+  session-sidecar conformance -- node dist/src/cli.js serve --workspace {store} \
+      --store 'postgres:///db?host=/run/postgresql' --pg-schema s_{store-id}
 
 Options:
   --framing MODE           lsp, ndjson or both (default both)

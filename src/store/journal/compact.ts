@@ -1,10 +1,9 @@
+import { checkpointMembers, EMPTY_PREFIX, type PrefixState, reducePrefix } from '../../engine/reduce.js';
 import { createPrivate, ensurePrivateDir, fsyncDir } from '../../durable/durableFile.js';
 import { errnoOf, UnsafeFileError } from '../../durable/errors.js';
 import type { FsLayer } from '../../durable/fsLayer.js';
 import { StoreError } from '../errors.js';
 import type { StoreLayout } from '../layout.js';
-import { applyTurn, type TurnEvent, type TurnState } from '../turns/turnState.js';
-import { NO_RUNTIME, reduceRuntime, type RuntimeCounters } from '../runtime/counters.js';
 import { encodeRecordLine, peekSeq } from './format.js';
 import { readPrefix, scanLines } from './lines.js';
 import type { JournalHandle } from './open.js';
@@ -61,12 +60,9 @@ export function compactJournal(fsl: FsLayer, layout: StoreLayout, handle: Journa
       throw new StoreError('Conflict', 'the journal changed since it was opened; nothing was compacted', { reason: 'journalChanged', stage: 'preCommit' });
     }
     suffixAt = offsetAfter(fsl, handle, plan.throughSeq);
-    const { turn, runtime, summarized } = prefixState(fsl, handle, suffixAt, plan.throughSeq);
+    const prefix = prefixState(fsl, handle, suffixAt, plan.throughSeq);
     archived = { generation, records: position.lastSeq - handle.firstSeq + 1, bytes: st.size };
-    checkpoint = encodeRecordLine(plan.throughSeq, plan.ts, undefined, plan.checkpointText({
-      kind: 'checkpoint', generation: generation + 1, throughSeq: plan.throughSeq, turn,
-      counters: { summarizedRecords: summarized }, archived, ...(runtime === NO_RUNTIME ? {} : { runtime }),
-    }));
+    checkpoint = encodeRecordLine(plan.throughSeq, plan.ts, undefined, plan.checkpointText(checkpointMembers(plan.throughSeq, generation + 1, prefix, archived)));
     archive(fsl, layout, handle, generation);
     plan.onStep?.('archived');
     tempStarted = true;
@@ -132,28 +128,17 @@ function offsetAfter(fsl: FsLayer, handle: JournalHandle, throughSeq: number): n
 /** The turn state and runtime counters at throughSeq, and how many records the checkpoint stands for in all. */
 function prefixState(
   fsl: FsLayer, handle: JournalHandle, end: number, throughSeq: number,
-): { turn: TurnState | null; runtime: RuntimeCounters; summarized: number } {
-  let turn: TurnState | null = null;
-  let runtime = NO_RUNTIME;
-  let summarized = 0;
+): PrefixState {
+  let s = EMPTY_PREFIX;
   let afterSeq = 0;
   while (afterSeq < throughSeq) {
     const from = afterSeq === 0 ? handle.dataStart : seekAfterSeq(fsl, handle.fd, handle.dataStart, end, afterSeq);
     const page = readPage(fsl, handle.fd, { from, end, afterSeq, limit: 10_000, maxBytes: 16 << 20, firstSeq: handle.firstSeq });
     if (page.records.length === 0) break;
-    for (const rec of page.records as Array<Record<string, unknown> & { seq: number; kind: string }>) {
-      runtime = reduceRuntime(runtime, rec);
-      if (rec.kind === 'checkpoint') {
-        turn = (rec.turn as TurnState | null | undefined) ?? null;
-        summarized += Number((rec.counters as { summarizedRecords?: number } | undefined)?.summarizedRecords ?? 0);
-        continue;
-      }
-      if (rec.kind === 'turn') turn = applyTurn(turn, rec as unknown as TurnEvent, rec.seq);
-      summarized += 1;
-    }
+    for (const rec of page.records as Array<Record<string, unknown> & { seq: number; kind: string }>) s = reducePrefix(s, rec);
     afterSeq = page.scannedSeq;
   }
-  return { turn, runtime, summarized };
+  return s;
 }
 
 function archive(fsl: FsLayer, layout: StoreLayout, handle: JournalHandle, generation: number): void {

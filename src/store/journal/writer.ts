@@ -3,25 +3,10 @@ import { AppendFailure, errnoOf } from '../../durable/errors.js';
 import type { FsLayer } from '../../durable/fsLayer.js';
 import { StoreError } from '../errors.js';
 import { encodeRecordLine } from './format.js';
-import type { RuntimeCounters } from '../runtime/counters.js';
-import type { TurnState } from '../turns/turnState.js';
+import { type AppendRequest, type CommittedAppend, finalGateError, layOutRequest, type PlanState } from '../../engine/layOut.js';
 import { crcOf, type JournalPosition, stateOf } from './scan.js';
 
-/** What a plan is laid out against: the state the committed records and the requests before it leave. */
-export interface PlanState {
-  turn: TurnState | null;
-  runtime: RuntimeCounters;
-}
-
-/**
- * What to append: records already serialized, or a plan that lays them out (and the turn
- * transitions and runtime counters they cause) against the session state at commit time.
- */
-export interface AppendRequest {
-  texts: string[];
-  expectedLastSeq?: number;
-  plan?: (state: PlanState, firstSeq: number) => { texts: string[] } & PlanState;
-}
+export type { AppendRequest, CommittedAppend, PlanState } from '../../engine/layOut.js';
 
 interface PendingAppend extends AppendRequest {
   resolve: (r: CommittedAppend) => void;
@@ -32,12 +17,6 @@ interface PendingAppend extends AppendRequest {
 
 /** Bytes of records written by one write + fdatasync at most (one request may exceed it alone). */
 export const MAX_COMMIT_BYTES = 64 << 20;
-
-export interface CommittedAppend {
-  firstSeq: number;
-  lastSeq: number;
-  ts: string;
-}
 
 /**
  * The single writer of one journal, with group commit: the first append is written at once;
@@ -139,31 +118,17 @@ export class JournalWriter {
    */
   private layOut(p: PendingAppend, seq: number, state: PlanState, ts: string): { lines: Buffer[]; state: PlanState } | undefined {
     if (p.texts.length === 0 && !p.plan) return { lines: [], state }; // a barrier: answered with its batch
-    if (p.expectedLastSeq !== undefined && p.expectedLastSeq !== seq) {
-      p.reject(new StoreError('Conflict', `expectedLastSeq ${p.expectedLastSeq} does not match lastSeq ${seq}`, {
-        expectedLastSeq: p.expectedLastSeq, lastSeq: seq,
-      }));
+    const laid = layOutRequest(p, seq, state);
+    if ('refused' in laid) {
+      p.reject(laid.refused);
       return undefined;
     }
-    let texts = p.texts;
-    let after = state;
-    try {
-      if (p.plan) {
-        const { texts: planned, ...next } = p.plan(state, seq + 1);
-        texts = planned;
-        after = next;
-      }
-    } catch (err) {
-      p.reject(err);
-      return undefined;
-    }
+    const { texts, state: after } = laid;
     const batchEnd = texts.length > 1 ? seq + texts.length : undefined;
     const own = texts.map((text, i) => encodeRecordLine(seq + 1 + i, ts, batchEnd, text));
     const rule = this.gate(own.length === 1 ? (own[0] as Buffer) : Buffer.concat(own));
     if (rule) {
-      p.reject(new StoreError('SecretRejected', `a registered secret reached the final check (rule: ${rule}); nothing was written`, {
-        path: '(serialized line)', rule,
-      }));
+      p.reject(finalGateError(rule));
       return undefined;
     }
     return { lines: own, state: after };

@@ -1,0 +1,80 @@
+/**
+ * The seam between the engine (the domain: secrets, turns, counters, compaction and fork
+ * rules, cursors, the commit queue) and a persistence backend. A backend keeps bytes and
+ * guarantees durability, identity and fencing; it never interprets record text.
+ *
+ * Types only: the PostgreSQL backend (src/backends/postgres) speaks exactly these; the file
+ * backend (src/store/journal, src/store/fileStore.ts) still speaks journal lines and byte
+ * positions internally and meets the engine through the functions of src/engine/ (see
+ * src/engine/README.md for what is shared and what is not yet).
+ */
+
+/** A record ready to store: `text` is exactly the JSON the secret gate checked; never rewritten. */
+export interface SealedRecord {
+  seq: number;
+  ts: string;
+  kind: string;
+  text: string;
+}
+
+/** The header of a session exactly as sealed (the JSON text the secret gate checked). */
+export interface SealedHeader {
+  sessionId: string;
+  createdAt: string;
+  text: string;
+}
+
+/** Who holds a lease: shown in `SessionLocked`. */
+export interface LeaseHolder {
+  host: string;
+  pid: number;
+  sidecarId: string;
+}
+
+/** Proof of holding a session's lease; its token is checked inside every write transaction. */
+export interface Fence {
+  sessionId: string;
+  token: number;
+}
+
+/**
+ * What the engine derives from the records (turn, runtime counters, summaries) and the
+ * backend stores beside them in the same transaction, so `open` need not replay everything.
+ * The texts are the engine's own serialisation (already through the secret gate); a backend
+ * never parses them.
+ */
+export interface Snapshot {
+  turn: string | null;
+  runtime: string | null;
+  firstMessage: string | null;
+  lastMessage: string | null;
+}
+
+export interface SessionRow {
+  sessionId: string;
+  headerText: string;
+  createdAt: string;
+  /** When the session last changed (ISO, database clock). */
+  updatedAt: string;
+  generation: number;
+  /** First seq of the active generation: 1, or the checkpoint's seq after a compaction. */
+  firstSeq: number;
+  lastSeq: number;
+  lastTs: string | null;
+  /** Records and UTF-8 bytes of record text in the active generation ("stored size"). */
+  records: number;
+  storedBytes: number;
+  snapshot: Snapshot;
+  trashed: boolean;
+  /** The highest toolSeq reserved (handed out by tool/allocateScratch) in any process. */
+  toolSeq: number;
+}
+
+export interface ArchivedGeneration {
+  generation: number;
+  firstSeq: number;
+  lastSeq: number;
+  throughSeq: number;
+  records: number;
+  storedBytes: number;
+}

@@ -1,0 +1,74 @@
+/**
+ * The append pipeline's domain, once for every backend: records prepared (secret gate,
+ * redaction, blobs, size), then laid out at commit time (runtime counters, turn planning),
+ * then the answer (seqs and redactions). A backend's store runs:
+ *
+ *   const batch = prepareBatch(records, secrets, maxBytes, blobs);   // before queueing
+ *   const planned = planBatch(batch, auto, tools);                   // the queue calls planned.plan
+ *   committed = await queue.append({ texts: [], plan: planned.plan, expectedLastSeq })
+ *     .catch((e) => { if (wroteNothing(e)) planned.giveBack(); throw e; });
+ *   return appendResult(committed, batch, planned.recordSeqs());
+ */
+import { StoreError } from '../store/errors.js';
+import type { BlobSink } from '../store/blobs/blobRefs.js';
+import { assignRuntime, type ToolSeqIssuer } from '../store/runtime/counters.js';
+import type { SecretSet } from '../store/secrets/knownSecrets.js';
+import type { Redaction } from '../store/secrets/redact.js';
+import { prepareRecord } from '../store/serialize.js';
+import { planAppend } from '../store/turns/autoTurns.js';
+import { applyNewTurnEvent, type TurnEvent } from '../store/turns/turnState.js';
+import type { AppendResult, RecordInput } from '../store/types.js';
+import type { AppendRequest, CommittedAppend, PlanState } from './layOut.js';
+
+export interface PreparedBatch {
+  texts: string[];
+  values: RecordInput[];
+  redactions: Redaction[][];
+}
+
+/** Every record of a batch prepared, or the first refusal thrown (then nothing is appended). */
+export function prepareBatch(records: RecordInput[], secrets: SecretSet, maxBytes: number, blobs?: BlobSink): PreparedBatch {
+  const prepared = records.map((r, i) => prepareRecord(r, i, secrets, maxBytes, blobs));
+  return { texts: prepared.map((p) => p.text), values: prepared.map((p) => p.value as RecordInput), redactions: prepared.map((p) => p.redactions) };
+}
+
+export interface PlannedBatch {
+  plan: NonNullable<AppendRequest['plan']>;
+  /** The seq each input record got (known once the plan ran). */
+  recordSeqs(): number[];
+  /** Returns allocated toolSeqs after a commit that provably wrote nothing. */
+  giveBack(): void;
+}
+
+/** The plan of one append: counters assigned and turns planned against the state at commit time. */
+export function planBatch(batch: PreparedBatch, auto: boolean, tools: ToolSeqIssuer): PlannedBatch {
+  let recordSeqs: number[] = [];
+  let giveBack = () => {};
+  return {
+    plan: (state: PlanState, firstSeq: number) => {
+      const runtime = assignRuntime(batch.values, batch.texts, state.runtime, tools);
+      const planned = planAppend(batch.values, runtime.texts, state.turn, firstSeq, auto);
+      runtime.take();
+      giveBack = runtime.giveBack;
+      recordSeqs = planned.recordSeqs;
+      return { texts: planned.texts, turn: planned.turn, runtime: runtime.counters };
+    },
+    recordSeqs: () => recordSeqs,
+    giveBack: () => giveBack(),
+  };
+}
+
+/** The plan of one turn record (start or transition), validated against the committed turn. */
+export function turnEventPlan(text: string, value: TurnEvent): NonNullable<AppendRequest['plan']> {
+  return (state, firstSeq) => ({ texts: [text], turn: applyNewTurnEvent(state.turn, value, firstSeq), runtime: state.runtime });
+}
+
+/** True when the error proves the commit wrote nothing (allocated toolSeqs may be reused). */
+export function wroteNothing(err: unknown): boolean {
+  return err instanceof StoreError && (err.kind === 'NotWritten' || err.kind === 'RolledBack' || err.kind === 'SecretRejected');
+}
+
+export function appendResult(committed: CommittedAppend, batch: PreparedBatch, recordSeqs: number[]): AppendResult {
+  const redactions = batch.redactions.flatMap((rs, i) => rs.map((r) => ({ seq: recordSeqs[i] as number, ...r })));
+  return { firstSeq: committed.firstSeq, lastSeq: committed.lastSeq, ...(redactions.length > 0 ? { redactions } : {}) };
+}

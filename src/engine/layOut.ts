@@ -1,0 +1,56 @@
+import { StoreError } from '../store/errors.js';
+import type { RuntimeCounters } from '../store/runtime/counters.js';
+import type { TurnState } from '../store/turns/turnState.js';
+
+/** What a plan is laid out against: the state the committed records and the requests before it leave. */
+export interface PlanState {
+  turn: TurnState | null;
+  runtime: RuntimeCounters;
+}
+
+/**
+ * What to append: records already serialized, or a plan that lays them out (and the turn
+ * transitions and runtime counters they cause) against the session state at commit time.
+ */
+export interface AppendRequest {
+  texts: string[];
+  expectedLastSeq?: number;
+  plan?: (state: PlanState, firstSeq: number) => { texts: string[] } & PlanState;
+}
+
+export interface CommittedAppend {
+  firstSeq: number;
+  lastSeq: number;
+  ts: string;
+}
+
+/**
+ * The domain half of a commit, shared by every backend's commit queue: one request checked in
+ * arrival order against the state the requests before it leave (after `seq`) — its
+ * expectedLastSeq, then its plan. Returns the texts to write and the state after them, or the
+ * error that refuses this request alone (the queue answers it and goes on with the others).
+ * Pure: nothing is written, nothing changes when it refuses.
+ */
+export function layOutRequest(p: AppendRequest, seq: number, state: PlanState): { texts: string[]; state: PlanState } | { refused: unknown } {
+  if (p.expectedLastSeq !== undefined && p.expectedLastSeq !== seq) {
+    return {
+      refused: new StoreError('Conflict', `expectedLastSeq ${p.expectedLastSeq} does not match lastSeq ${seq}`, {
+        expectedLastSeq: p.expectedLastSeq, lastSeq: seq,
+      }),
+    };
+  }
+  if (!p.plan) return { texts: p.texts, state };
+  try {
+    const { texts, ...next } = p.plan(state, seq + 1);
+    return { texts, state: next };
+  } catch (err) {
+    return { refused: err };
+  }
+}
+
+/** The error of a request whose bytes the final gate stopped (nothing of it is written). */
+export function finalGateError(rule: string): StoreError {
+  return new StoreError('SecretRejected', `a registered secret reached the final check (rule: ${rule}); nothing was written`, {
+    path: '(serialized line)', rule,
+  });
+}

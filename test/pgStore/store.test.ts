@@ -1,0 +1,79 @@
+/**
+ * The PostgreSQL SessionStore beyond the conformance suite: two store instances on one schema
+ * stand for two machines (each its own connections, lease holder and LISTEN connection).
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
+import { PostgresSessionStore } from '../../src/pgStore/runtime.js';
+import type { StoredRecord } from '../../src/store/types.js';
+import { freshSchema, pgAvailability, releaseSharedCluster, sharedCluster } from '../pg/pgServer.js';
+import { tempDir } from '../helpers.js';
+
+const pgSkip = pgAvailability();
+const open: PostgresSessionStore[] = [];
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.closeAll();
+});
+afterAll(() => releaseSharedCluster());
+
+async function store(schema: string): Promise<PostgresSessionStore> {
+  const db = await openPostgresBackend({ url: (await sharedCluster()).url, schema });
+  const s = new PostgresSessionStore(db, { localRoot: tempDir() });
+  open.push(s);
+  return s;
+}
+
+const msg = (content: string) => ({ kind: 'message', message: { role: 'user', content } });
+
+describe.skipIf(pgSkip)('PostgreSQL store', () => {
+  it('a fork of a compacted session starts at the checkpoint and carries its turn and counters', async () => {
+    const a = await store(freshSchema('f'));
+    const { sessionId } = await a.create({ title: 'parent' });
+    await a.append(sessionId, [msg('one'), msg('two'), { kind: 'api', direction: 'request', payload: {} }, msg('three')]);
+    await a.compact(sessionId, { summary: 'one and two', throughSeq: 3 });
+    await a.append(sessionId, [msg('four')]);
+    const fork = await a.fork(sessionId);
+    const page = await a.read(fork.sessionId);
+    expect(page.records.map((r) => [r.seq, r.kind])).toEqual([[3, 'checkpoint'], [4, 'message'], [5, 'message']]);
+    // The counters came with the checkpoint: the fork's next api request is apiSeq 2.
+    await a.append(fork.sessionId, [{ kind: 'api', direction: 'request', payload: {} }]);
+    const last = (await a.read(fork.sessionId, { afterSeq: 5 })).records[0] as StoredRecord & { apiSeq?: number };
+    expect(last).toMatchObject({ seq: 6, apiSeq: 2 });
+    expect((await a.list()).sessions.find((s) => s.sessionId === fork.sessionId)?.parent).toEqual({ sessionId, relation: 'fork', atSeq: 5 });
+  });
+
+  it('a toolSeq reserved by one instance is never issued by the next writer, even if its tool never started', async () => {
+    const schema = freshSchema('t');
+    const a = await store(schema);
+    const { sessionId } = await a.create({});
+    const scratch = await a.allocateScratch(sessionId, 'r1');
+    expect(scratch.toolSeq).toBe(1);
+    await a.close(sessionId);
+    const b = await store(schema);
+    await b.open(sessionId, 'write');
+    await b.append(sessionId, [{ kind: 'toolStart', name: 'grep', input: {} }]);
+    const [rec] = (await b.read(sessionId)).records as Array<StoredRecord & { toolSeq?: number }>;
+    expect(rec).toMatchObject({ kind: 'toolStart', toolSeq: 2 });
+  });
+
+  it('a subscriber on one instance receives what another instance appends (LISTEN/NOTIFY), in order, once', async () => {
+    const schema = freshSchema('w');
+    const a = await store(schema);
+    const b = await store(schema);
+    const { sessionId } = await a.create({});
+    await a.append(sessionId, [msg('before')]);
+    const got: number[] = [];
+    let done: () => void = () => {};
+    const all = new Promise<void>((r) => (done = r));
+    const w = await b.watch(sessionId, 0, (recs) => {
+      got.push(...recs.map((r) => r.seq));
+      if (got.length >= 4) done();
+      return true;
+    }, () => {});
+    await a.append(sessionId, [msg('x'), msg('y')]);
+    await a.append(sessionId, [msg('z')]);
+    await all;
+    w.stop();
+    expect(got).toEqual([1, 2, 3, 4]);
+  });
+});
