@@ -39,6 +39,7 @@ export function redactTokens(text: string, onHit?: (rule: string) => void): stri
       const offset = rest[at] as number;
       const input = rest[at + 1] as string;
       if (rule.boundary !== undefined && !leftBoundaryOk(input, offset, rule.boundary)) return match;
+      if (rule.boundary !== undefined && insideBase64Run(input, offset, match.length)) return match;
       const g = rule.group === undefined ? undefined : (typeof rule.group === 'number' ? [rule.group] : rule.group).find((n) => groups[n - 1] !== undefined);
       const secret = g === undefined ? match : groups[g - 1]!;
       if (rule.minEntropy !== undefined && entropy(secret) < rule.minEntropy) return match;
@@ -67,6 +68,29 @@ function nameAround(input: string, offset: number, match: string, before: number
   let start = offset;
   while (start > 0 && offset - start < before && /[A-Za-z0-9_.-]/.test(input[start - 1]!)) start--;
   return input.slice(start, offset) + /^[A-Za-z0-9_.-]*/.exec(match)![0];
+}
+
+/** Characters of standard base64 (`+` and `/` are boundaries for base64url, not inside base64). */
+const B64_STD = /[A-Za-z0-9+/]/;
+/** How far the base64 run must go on beyond a match, on both sides, to call the match part of it. */
+const BLOB_MARGIN = 16;
+
+/**
+ * Whether a match bounded by `+` or `/` stands inside a longer run of standard base64: random
+ * ciphertext (an OpenAI `encrypted_content`, a signature) holds `/EAA…` followed by 100
+ * alphanumerics about once per 2 MB, which the token-boundary rule alone would take for a
+ * Facebook token. A token in a URL path is bounded by `/` too, but rarely runs on 16 base64
+ * characters beyond both ends.
+ */
+function insideBase64Run(input: string, offset: number, length: number): boolean {
+  const before = input[offset - 1];
+  const after = input[offset + length];
+  if (before !== '+' && before !== '/' && after !== '+' && after !== '/') return false;
+  let left = 0;
+  while (left < BLOB_MARGIN && offset - left - 1 >= 0 && B64_STD.test(input[offset - left - 1]!)) left++;
+  let right = 0;
+  while (right < BLOB_MARGIN && offset + length + right < input.length && B64_STD.test(input[offset + length + right]!)) right++;
+  return left >= BLOB_MARGIN && right >= BLOB_MARGIN;
 }
 
 export function placeholder(rule: string): string {

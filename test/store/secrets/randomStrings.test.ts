@@ -38,3 +38,15 @@ describe('random base64 / base64url / hex strings are never altered', () => {
     expect(altered).toBe(0);
   }, 300_000);
 });
+
+describe('a token-shaped stretch inside standard base64 is part of the ciphertext', () => {
+  it('`/EAA` + 100 alphanumerics + `/` inside a base64 blob is kept; the same token after `access_token=` is redacted', () => {
+    // Random standard base64 holds such a stretch about once per 2 MB (found by the test above).
+    const alnum = randomBytes(200).toString('base64').replace(/[^A-Za-z0-9]/g, '');
+    const token = `EAA${alnum.slice(0, 100)}`;
+    const blob = `${randomBytes(48).toString('base64').replace(/[+/=]/g, 'x')}/${token}/${randomBytes(48).toString('base64').replace(/[+/=]/g, 'y')}`;
+    expect(redactTokens(blob)).toBe(blob);
+    expect(redactTokens(`GET /me?access_token=${token} HTTP/1.1`)).toMatch(/^GET \/me\?access_token=<redacted:[a-z-]+> HTTP\/1\.1$/);
+    expect(redactTokens(`see ${token} here`)).toBe('see <redacted:facebook-token> here');
+  });
+});
