@@ -180,22 +180,20 @@ describe('known bugs found by the torture scenarios', () => {
     expect(err).toBeUndefined(); // before the fix: SessionLocked with no data.holder, until 10 s had passed
   });
 
-  // BUG 6 (fuzz torture, after the fix of bug 3; fixed). A $/cancelRequest without a usable id is
-  // now answered -32602 with id null — but without `data`, where protocol/README.md 6.1 says
-  // every -32602 carries {kind: "InvalidParams", issues: [{path, message}]} (clients dispatch on
-  // data.kind). Expected: data {kind: "InvalidParams", issues: [{path: "id", ...}]}, as for any
-  // other invalid params.
-  it('BUG 6: the -32602 answering a $/cancelRequest without an id carries InvalidParams data', async () => {
+  // BUG 6 (fuzz torture, after the fix of bug 3; fixed, then superseded by issue 15). A
+  // $/cancelRequest without a usable id was answered -32602 with id null but without `data`.
+  // Since issue 15 a notification is never answered, even a malformed one (JSON-RPC 2.0; Neovim's
+  // client treats an id-null answer as a broken server): it is logged to stderr, and the server
+  // goes on serving. Expected: no id-null frame at all, one stderr line, a clean shutdown.
+  it('BUG 6: a $/cancelRequest without an id is never answered, only logged, and the server goes on', async () => {
     const c = await SidecarClient.start({ store: tempDir() });
     c.notify('$/cancelRequest', {});
     await c.list();
     const { code } = await c.shutdown();
     expect(code).toBe(0);
     const answers = Buffer.concat(c.stdout).toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
-    const refused = answers.find((a) => a.id === null) as { error: { code: number; data?: { kind?: string; issues?: unknown } } } | undefined;
-    expect(refused?.error.code).toBe(-32602);
-    expect(refused?.error.data?.kind).toBe('InvalidParams'); // before the fix: no data at all
-    expect(Array.isArray(refused?.error.data?.issues)).toBe(true);
+    expect(answers.filter((a) => a.id === null)).toEqual([]);
+    expect(c.stderr).toMatch(/ignored a malformed notification/);
   });
 
   // BUG 7 (SIGKILL torture, runtime records; fixed in 92b5d84). tool/allocateScratch does not take effect in
