@@ -1,4 +1,4 @@
-import type { FsLayer } from '../../durable/fsLayer.js';
+import { type FsLayer, nodeFs } from '../../durable/fsLayer.js';
 import { StoreError } from '../errors.js';
 import type { SecretSet } from './knownSecrets.js';
 
@@ -36,8 +36,16 @@ export function gateFs(inner: FsLayer, secrets: SecretSet): GatedFs {
     checkBytes(secrets, bytes);
     checkedByGate.add(bytes);
   };
+  // Every call of the seam forwarded to `inner` (bound: a layer may be a class instance whose
+  // methods live on its prototype), writeSync replaced.
+  const forwarded = Object.fromEntries(
+    Object.keys(nodeFs).map((k) => {
+      const call = inner[k as keyof FsLayer] as ((...a: unknown[]) => unknown) | undefined;
+      return [k, typeof call === 'function' ? call.bind(inner) : call];
+    }),
+  ) as unknown as FsLayer;
   return {
-    ...inner,
+    ...forwarded,
     [UNGATED]: inner,
     writeSync(fd, buf, offset, length, position) {
       check(offset === 0 && length === buf.length ? buf : buf.subarray(offset, offset + length));
