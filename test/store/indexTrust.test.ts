@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { type FsLayer, nodeFs } from '../../src/durable/fsLayer.js';
 import { tempDir } from '../helpers.js';
-import { indexOf, journalOf, lines, note, store } from './storeHelpers.js';
+import { indexOf, journalOf, lines, note, store, syncNoting } from './storeHelpers.js';
 
 /**
  * Mutation gaps of the reader/recovery guards (docs/RELIABILITY.md, Mutation testing): an open
@@ -71,30 +70,3 @@ describe('a write open that scanned the journal syncs it before reporting what i
   });
 });
 
-/** nodeFs, noting in `synced.size` the size of `file` at each fsync/fdatasync of it. */
-function syncNoting(file: string, synced: { size: number }): FsLayer {
-  const fds = new Set<number>();
-  const seen = (fd: number) => {
-    if (fds.has(fd)) synced.size = fs.fstatSync(fd).size;
-  };
-  return {
-    ...nodeFs,
-    openSync(p, flags, mode) {
-      const fd = nodeFs.openSync(p, flags, mode);
-      if (p === file) fds.add(fd);
-      return fd;
-    },
-    closeSync(fd) {
-      fds.delete(fd);
-      nodeFs.closeSync(fd);
-    },
-    fsyncSync(fd) {
-      nodeFs.fsyncSync(fd);
-      seen(fd);
-    },
-    async fdatasync(fd) {
-      await nodeFs.fdatasync(fd);
-      seen(fd);
-    },
-  };
-}

@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers.js';
-import { type FsLayer, nodeFs } from '../../src/durable/fsLayer.js';
-import { indexOf, journalOf, lines, note, store } from './storeHelpers.js';
+import { indexOf, journalOf, lines, note, store, syncNoting } from './storeHelpers.js';
 
 /**
  * Hole 1 of issue 14: the index may vouch only for bytes known durable. A writer killed after
@@ -79,30 +78,3 @@ describe('a reader never lets the index vouch for bytes nobody synced', () => {
   });
 });
 
-/** nodeFs, noting in `synced.size` the size of `file` at each fsync/fdatasync of it. */
-function syncNoting(file: string, synced: { size: number }): FsLayer {
-  const fds = new Set<number>();
-  const note = (fd: number) => {
-    if (fds.has(fd)) synced.size = fs.fstatSync(fd).size;
-  };
-  return {
-    ...nodeFs,
-    openSync(p, flags, mode) {
-      const fd = nodeFs.openSync(p, flags, mode);
-      if (p === file) fds.add(fd);
-      return fd;
-    },
-    closeSync(fd) {
-      fds.delete(fd);
-      nodeFs.closeSync(fd);
-    },
-    fsyncSync(fd) {
-      nodeFs.fsyncSync(fd);
-      note(fd);
-    },
-    async fdatasync(fd) {
-      await nodeFs.fdatasync(fd);
-      note(fd);
-    },
-  };
-}

@@ -106,3 +106,31 @@ export async function sessionWith(root: string, n: number, opts: FileStoreOption
   await s.closeAll();
   return sessionId;
 }
+
+/** nodeFs, noting in `synced.size` the size of `file` at each fsync/fdatasync of it. */
+export function syncNoting(file: string, synced: { size: number }): FsLayer {
+  const fds = new Set<number>();
+  const seen = (fd: number) => {
+    if (fds.has(fd)) synced.size = fs.fstatSync(fd).size;
+  };
+  return {
+    ...nodeFs,
+    openSync(p, flags, mode) {
+      const fd = nodeFs.openSync(p, flags, mode);
+      if (p === file) fds.add(fd);
+      return fd;
+    },
+    closeSync(fd) {
+      fds.delete(fd);
+      nodeFs.closeSync(fd);
+    },
+    fsyncSync(fd) {
+      nodeFs.fsyncSync(fd);
+      seen(fd);
+    },
+    async fdatasync(fd) {
+      await nodeFs.fdatasync(fd);
+      seen(fd);
+    },
+  };
+}
