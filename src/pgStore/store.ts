@@ -31,6 +31,7 @@ import type {
 } from '../store/types.js';
 import { pg } from './errors.js';
 import { PgSession, snapshotOf, stateOfRow, summariesOf } from './session.js';
+import { oneAtATime } from '../engine/oneAtATime.js';
 
 export interface PostgresStoreOptions {
   /** Where tool scratch directories go: <workspace>/.session-sidecar (scratch/ inside). */
@@ -130,14 +131,7 @@ export class PgStoreCore {
 
   async open(sessionId: string, mode: OpenMode, secretsInput: SecretsInput = {}): Promise<OpenedSession> {
     checkSessionId(sessionId);
-    const previous = this.opening.get(sessionId) ?? Promise.resolve();
-    const run = previous.catch(() => undefined).then(() => this.openNow(sessionId, mode, secretsInput));
-    this.opening.set(sessionId, run);
-    try {
-      return await run;
-    } finally {
-      if (this.opening.get(sessionId) === run) this.opening.delete(sessionId);
-    }
+    return oneAtATime(this.opening, sessionId, () => this.openNow(sessionId, mode, secretsInput));
   }
 
   private async openNow(sessionId: string, mode: OpenMode, secretsInput: SecretsInput): Promise<OpenedSession> {

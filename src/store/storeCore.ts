@@ -15,6 +15,7 @@ import { gateFs } from './secrets/finalGate.js';
 import { SecretSet } from './secrets/knownSecrets.js';
 import { resolveSecrets } from './secrets/sessionSecrets.js';
 import type { OpenedSession, OpenMode, SecretsInput, SecretsStatus } from './types.js';
+import { oneAtATime } from '../engine/oneAtATime.js';
 
 
 export interface FileStoreOptions {
@@ -141,14 +142,7 @@ export abstract class StoreCore {
   /** Opens of one session run one at a time (an upgrade closes and reopens the journal). */
   async open(sessionId: string, mode: OpenMode, secretsInput: SecretsInput = {}): Promise<OpenedSession> {
     checkSessionId(sessionId);
-    const previous = this.opening.get(sessionId) ?? Promise.resolve();
-    const run = previous.catch(() => undefined).then(() => this.openNow(sessionId, mode, secretsInput));
-    this.opening.set(sessionId, run);
-    try {
-      return await run;
-    } finally {
-      if (this.opening.get(sessionId) === run) this.opening.delete(sessionId);
-    }
+    return oneAtATime(this.opening, sessionId, () => this.openNow(sessionId, mode, secretsInput));
   }
 
   protected async openNow(sessionId: string, mode: OpenMode, secretsInput: SecretsInput): Promise<OpenedSession> {
