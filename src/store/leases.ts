@@ -46,7 +46,7 @@ export class SessionLease {
     const lockDir = layout.lockDir(id);
     let lease: SessionLease | undefined;
     const take = () => lockfile.lock(path.join(layout.locksDir, id), {
-      stale: staleMs, realpath: false, retries: 0, lockfilePath: lockDir, fs: lockFs(fsl),
+      stale: staleMs, realpath: false, retries: 0, lockfilePath: lockDir, fs: lockFs(fsl, () => lease === undefined || lease.owned()),
       onCompromised: () => lease?.markLost(),
     });
     let release: () => Promise<void>;
@@ -104,6 +104,11 @@ export class SessionLease {
     });
   }
 
+  /** Whether the lock is still ours to remove: not known lost, and the holder record carries our token. */
+  owned(): boolean {
+    return !this.lost && readHolder(this.fsl, this.lockDir)?.token === this.record.token;
+  }
+
   markLost(): void {
     this.lost = true;
   }
@@ -114,10 +119,21 @@ export class SessionLease {
     removeQuietly(this.fsl, this.lockDir);
   }
 
+  /**
+   * Gives the lease back: the holder record, then the lock directory. Only while the holder
+   * record still carries our token — a holder that stalled past the stale time and never
+   * committed since has not noticed a takeover, and the lock directory (same path) is the new
+   * holder's now: removing it would let a third process in beside them. Then nothing is removed
+   * (proper-lockfile's refresh timer finds the directory's mtime changed and stops by itself).
+   */
   async release(): Promise<void> {
     if (this.lost) return; // the lock belongs to another holder now: never remove theirs
     try {
-      if (readHolder(this.fsl, this.lockDir)?.token === this.record.token) this.fsl.unlinkSync(holderFile(this.lockDir));
+      if (readHolder(this.fsl, this.lockDir)?.token !== this.record.token) {
+        this.lost = true;
+        return;
+      }
+      this.fsl.unlinkSync(holderFile(this.lockDir));
       await this.releaseLock();
     } catch {
       // already released or compromised: nothing of ours to remove
@@ -135,7 +151,7 @@ export class SessionLease {
  * follow a symlink. locks/ itself is owner-only (ensurePrivateDir), so no one else can swap the
  * directory between these calls.
  */
-function lockFs(fsl: FsLayer): object {
+function lockFs(fsl: FsLayer, mayRemoveAtExit: () => boolean): object {
   type Callback = (err: Error | null, value?: unknown) => void;
   const wrap = (fn: (p: string) => unknown) => (p: string, ...rest: unknown[]) => {
     const cb = rest.pop() as Callback;
@@ -158,7 +174,11 @@ function lockFs(fsl: FsLayer): object {
     mkdir: wrap((p) => mkdirPrivate(fsl, p)),
     stat: wrap(lstatDir),
     rmdir: wrap((p) => fsl.rmdirSync(p)),
-    rmdirSync: (p: string) => fsl.rmdirSync(p),
+    // Only proper-lockfile's exit handler calls this, for every lock it still counts as held —
+    // also one a stalled holder has not yet noticed was taken over: never remove the new holder's.
+    rmdirSync: (p: string) => {
+      if (mayRemoveAtExit()) fsl.rmdirSync(p);
+    },
     utimes: (p: string, atime: Date, mtime: Date, cb: Callback) => fs.lutimes(p, atime, mtime, (err) => cb(err)),
   };
 }

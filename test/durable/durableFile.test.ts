@@ -85,6 +85,21 @@ describe('openPrivate', () => {
     expect(calls.closeSync ?? 0).toBe(calls.fstatSync ?? 0);
   });
 
+  // Root only: chown needs it. Every other test runs as the store's owner, so only this one can
+  // tell whether the owner check is there.
+  it.skipIf(process.getuid?.() !== 0)('refuses a private file or directory owned by another user (as root)', () => {
+    const dir = tempDir();
+    const file = privateFile(dir);
+    const sub = path.join(dir, 'sub');
+    fs.mkdirSync(sub, { mode: 0o700 });
+    fs.chownSync(file, 65534, 65534);
+    fs.chownSync(sub, 65534, 65534);
+    for (const writable of [false, true]) unsafe(() => openPrivate(nodeFs, file, writable), /owned by another user/);
+    unsafe(() => ensurePrivateDir(nodeFs, sub), /owned by another user/);
+    fs.chownSync(file, 0, 0);
+    fs.closeSync(openPrivate(nodeFs, file, true)); // the same file, ours again: accepted
+  });
+
   it('passes ENOENT through for a missing file', () => {
     expect(() => openPrivate(nodeFs, path.join(tempDir(), 'missing'), false)).toThrowError(expect.objectContaining({ code: 'ENOENT' }));
   });
@@ -205,6 +220,26 @@ describe('appendDurably', () => {
     expect(err.message).not.toContain('injected'); // the cause's text is never exposed
     expect(calls.ftruncateSync ?? 0).toBe(0);
     expect(calls.fdatasync ?? 0).toBe(0);
+    expect(t.bytes().equals(before)).toBe(true);
+    fs.closeSync(t.fd);
+  });
+
+  it('a write the final secret gate refused before any byte moved keeps its own error (not NotWritten)', async () => {
+    const t = target();
+    const before = t.bytes();
+    const refusal = Object.assign(new Error('refused by the final gate'), { refusedBeforeWrite: true });
+    const { fsl, calls } = layer({ writeSync: () => { throw refusal; } });
+    await expect(appendDurably(fsl, t.fd, BUF, t.position)).rejects.toBe(refusal);
+    expect(calls.ftruncateSync ?? 0).toBe(0);
+    expect(calls.fdatasync ?? 0).toBe(0);
+    expect(t.bytes().equals(before)).toBe(true);
+    // the same flag after bytes moved is an ordinary failed write: rolled back
+    let n = 0;
+    const late = layer({ writeSync: (fd, buf, off, _len, pos) => {
+      if (++n === 1) return nodeFs.writeSync(fd, buf, off, 3, pos);
+      throw refusal;
+    } });
+    expect((await failure(appendDurably(late.fsl, t.fd, BUF, t.position))).outcome).toBe('rolledBack');
     expect(t.bytes().equals(before)).toBe(true);
     fs.closeSync(t.fd);
   });

@@ -1,5 +1,8 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers.js';
 import { note, store, storeError } from './storeHelpers.js';
@@ -62,6 +65,56 @@ describe('writer leases in one process', () => {
     await a.closeAll();
     await b.closeAll();
     expect(fs.existsSync(lockDir)).toBe(false); // B released its lock; A never removed B's
+  });
+
+  it('a stalled holder that never noticed a takeover releases without touching the new holder\'s lock', async () => {
+    // A never commits after B's takeover, so nothing told A its lease is gone: at close only the
+    // token comparison in release() keeps A from unlinking B's holder record and lock directory.
+    const root = tempDir();
+    const staleMs = 20_000;
+    const a = store(root, { leases: true, leaseStaleMs: staleMs });
+    const { sessionId } = await a.create({});
+    const lockDir = path.join(root, 'locks', `${sessionId}.lock`);
+    const past = new Date(Date.now() - 2 * staleMs);
+    fs.utimesSync(lockDir, past, past);
+    const b = store(root, { leases: true, leaseStaleMs: staleMs });
+    expect((await b.open(sessionId, 'write')).mode).toBe('write');
+    const holder = fs.readFileSync(`${lockDir}.holder.json`, 'utf8');
+    await a.closeAll();
+    expect(fs.readFileSync(`${lockDir}.holder.json`, 'utf8')).toBe(holder);
+    expect(fs.statSync(lockDir).isDirectory()).toBe(true);
+    expect(await b.append(sessionId, [note(1)])).toMatchObject({ firstSeq: 1 }); // B's fence still holds
+    await storeError(store(root, { leases: true, leaseStaleMs: staleMs }).open(sessionId, 'write'), 'SessionLocked');
+    await b.closeAll();
+  });
+
+  it('a stalled holder that exits without closing leaves the new holder\'s lock in place (proper-lockfile\'s exit cleanup)', async () => {
+    // proper-lockfile removes, at process exit, every lock it still counts as held — also one a
+    // stalled holder has not yet noticed was taken over. A real second process holds the lease and
+    // exits normally after this process took it over; the lock directory must survive its exit.
+    const root = tempDir();
+    const staleMs = 20_000;
+    const { sessionId } = await store(root).create({});
+    const fileStore = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/store/fileStore.ts');
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `
+      import { FileSessionStore } from ${JSON.stringify(fileStore)};
+      const s = new FileSessionStore(${JSON.stringify(root)}, { leases: true, leaseStaleMs: ${staleMs} });
+      await s.open(${JSON.stringify(sessionId)}, 'write');
+      process.stdout.write('held\\n');
+      process.stdin.once('data', () => process.exit(0)); // exits without closing the session
+    `], { stdio: ['pipe', 'pipe', 'inherit'] });
+    await once(child.stdout, 'data');
+    const lockDir = path.join(root, 'locks', `${sessionId}.lock`);
+    const past = new Date(Date.now() - 2 * staleMs);
+    fs.utimesSync(lockDir, past, past); // the child stalled past the stale time
+    const b = store(root, { leases: true, leaseStaleMs: staleMs });
+    expect((await b.open(sessionId, 'write')).mode).toBe('write');
+    child.stdin.write('exit\n');
+    expect((await once(child, 'exit'))[0]).toBe(0);
+    expect(fs.statSync(lockDir).isDirectory()).toBe(true);
+    await storeError(store(root, { leases: true, leaseStaleMs: staleMs }).open(sessionId, 'write'), 'SessionLocked');
+    expect(await b.append(sessionId, [note(1)])).toMatchObject({ firstSeq: 1 });
+    await b.closeAll();
   });
 
   it('abandon (a simulated crash) lets a new instance take the lease at once', async () => {
