@@ -1,53 +1,95 @@
 /**
- * The commit queue of one session for a backend that persists a batch of sealed records
- * atomically (the PostgreSQL backend: one transaction). The file backend keeps its own
- * JournalWriter (journal/writer.ts), which shares the domain half (layOutRequest) and differs
- * only in how a batch becomes durable (one write + fdatasync, byte positions, fstat checks).
+ * The commit queue of one session, for every backend: the file backend's journal writer
+ * (store/journal/writer.ts: a batch is one write + fdatasync) and the PostgreSQL backend (a
+ * batch is one transaction, recordSink.ts). The domain half — arrival order, expectedLastSeq,
+ * turn plans and runtime counters (layOutRequest), the per-request final secret gate, group
+ * commit, fail-stop — lives here once; a backend supplies only how a request's records are
+ * sealed into its own unit (encoded journal lines, database rows) and how a batch of them
+ * becomes durable.
  *
- * Invariants (the same as the JournalWriter's): seqs are assigned in arrival order at commit
- * time, gapless; requests queued while a batch is persisted go together into the next batch
- * (group commit); a request is answered only after the persist that covers it resolved; a
- * failed persist fails every request in it; after an unknown outcome (Uncertain, or
- * Unavailable with outcome "unknown") the queue is stopped for good (fail-stop).
+ * Invariants: seqs are assigned in arrival order at commit time, gapless; requests queued while
+ * a batch is persisted go together into the next batch (group commit); a request is answered
+ * only after the persist that covers it resolved (the bytes fdatasynced, or COMMIT returned); a
+ * failed persist fails every request in it; after an unknown outcome (Uncertain, LeaseLost, a
+ * journal changed underneath, or Unavailable with outcome "unknown") nothing is persisted again
+ * by this queue (fail-stop: a failed fsync is never retried, and a later write could land on
+ * bytes whose fate is unknown).
  */
 import { StoreError } from '../store/errors.js';
-import type { SealedRecord } from '../backend/port.js';
 import { type AppendRequest, type CommittedAppend, finalGateError, layOutRequest, type PlanState } from './layOut.js';
 
-/** Text of records persisted in one batch at most (one request may exceed it alone). */
-export const MAX_BATCH_TEXT = 8 << 20;
+/** What the next batch is planned against: the backend's committed position. */
+export interface CommittedView {
+  lastSeq: number;
+  state: PlanState;
+}
 
-export interface CommitSink {
-  /** Persists `recs` (seqs following `lastSeq`) durably, all or nothing; `after` is the state they leave. */
-  persist(recs: SealedRecord[], lastSeq: number, after: PlanState): Promise<void>;
-  /** The final secret gate over one request's exact texts: the rule that matched, if any. */
-  gate(texts: string[]): string | undefined;
+/**
+ * A backend's half of a commit. `S` is one request's records sealed for that backend (the file
+ * backend: its encoded journal lines; PostgreSQL: SealedRecords).
+ */
+export interface CommitSink<S> {
+  /**
+   * The committed view, read at every commit: a sink advances it in `persist`, and an exclusive
+   * operation (a compaction) may change it.
+   */
+  committed(): CommittedView;
+  /**
+   * One request's texts sealed as records `firstSeq`.. at `ts`, through the final secret gate
+   * over the exact bytes that will be stored: the rule that matched refuses this request alone.
+   */
+  seal(texts: string[], firstSeq: number, ts: string): { sealed: S } | { rule: string };
+  /**
+   * Persists the sealed requests of one batch, in order, durably and all or nothing, then
+   * advances the committed view to `after` at seq `lastSeq`. Throws a StoreError (or a FailStop
+   * when this queue must never persist again); nothing of the batch is acknowledged then.
+   */
+  persist(batch: S[], view: { lastSeq: number; after: PlanState; ts: string }): Promise<void>;
+  /** Checked before an exclusive operation runs: an error when this process may no longer write. */
+  fence?(): StoreError | undefined;
   clock(): number;
+}
+
+/** An error after which the queue never persists again; `reason` is shown in every later ReadOnly. */
+export class FailStop extends Error {
+  constructor(readonly error: StoreError, readonly reason: string) {
+    super(error.message);
+    this.name = 'FailStop';
+  }
 }
 
 interface Pending extends AppendRequest {
   resolve: (r: CommittedAppend) => void;
   reject: (e: unknown) => void;
-  run?: () => Promise<unknown>;
+  /** An exclusive operation (a compaction, a state write, a scratch allocation): runs alone. */
+  run?: () => unknown;
 }
 
-export class CommitQueue {
+export class CommitQueue<S> {
   private queue: Pending[] = [];
   private flushing: Promise<void> | undefined;
   private stopped: string | undefined;
 
   constructor(
-    private readonly sink: CommitSink,
-    /** The committed view: advanced only after a persist resolved. */
-    public lastSeq: number,
-    public state: PlanState,
-    public lastTs: string | undefined,
+    private readonly sink: CommitSink<S>,
+    /** Text of the requests persisted in one batch at most (one request may exceed it alone). */
+    private readonly maxBatchText: number,
   ) {}
 
+  get lastSeq(): number {
+    return this.sink.committed().lastSeq;
+  }
+
+  get state(): PlanState {
+    return this.sink.committed().state;
+  }
+
+  /** Why the queue refuses appends, if it does. */
   get stoppedReason(): string | undefined {
     return this.stopped;
   }
 
+  /** Records an unknown outcome of a write beside the records: nothing more is persisted. */
   failStop(reason: string): void {
     this.stopped ??= reason;
   }
@@ -58,7 +100,7 @@ export class CommitQueue {
   }
 
   /** Runs `op` alone once every request queued before it is committed; nothing is persisted meanwhile. */
-  exclusive<T>(op: () => Promise<T>): Promise<T> {
+  exclusive<T>(op: () => T | Promise<T>): Promise<T> {
     if (this.stopped) return Promise.reject(this.readOnlyError());
     return new Promise<T>((resolve, reject) => this.push({ texts: [], run: op, resolve: resolve as (r: CommittedAppend) => void, reject }));
   }
@@ -69,6 +111,7 @@ export class CommitQueue {
     await new Promise<void>((resolve) => this.push({ texts: [], resolve: () => resolve(), reject: () => resolve() }));
   }
 
+  /** Resolves once every queued request is committed or failed. */
   async drain(): Promise<void> {
     while (this.flushing) await this.flushing;
   }
@@ -79,7 +122,9 @@ export class CommitQueue {
   }
 
   private async flush(): Promise<void> {
-    await Promise.resolve(); // requests of the same tick join the first batch
+    // Yield once: `flushing` must be set before this can finish, and requests of the same tick
+    // join the first batch.
+    await Promise.resolve();
     try {
       while (this.queue.length > 0) {
         const batch = this.take();
@@ -88,6 +133,7 @@ export class CommitQueue {
           await this.runExclusive(batch[0] as Pending, op);
           continue;
         }
+        // settled promises ignore a second settlement
         await this.commit(batch).catch((err: unknown) => batch.forEach((p) => p.reject(this.failure(err))));
       }
     } finally {
@@ -95,37 +141,54 @@ export class CommitQueue {
     }
   }
 
+  /** The next requests to commit together: all queued ones up to maxBatchText (at least one), stopping before an exclusive one. */
   private take(): Pending[] {
     if (this.queue[0]?.run) return this.queue.splice(0, 1);
     let bytes = 0;
     let n = 0;
     while (n < this.queue.length && !this.queue[n]?.run) {
-      bytes += (this.queue[n] as Pending).texts.reduce((sum, t) => sum + t.length, 0);
-      if (n > 0 && bytes > MAX_BATCH_TEXT) break;
+      bytes += (this.queue[n] as Pending).texts.reduce((sum, t) => sum + t.length, 0); // plans add only small turn records
+      if (n > 0 && bytes > this.maxBatchText) break;
       n += 1;
     }
     return this.queue.splice(0, n);
   }
 
-  private async runExclusive(p: Pending, op: () => Promise<unknown>): Promise<void> {
+  private async runExclusive(p: Pending, op: () => unknown): Promise<void> {
+    // Queued behind a commit whose outcome is unknown: after that nothing is written, ever.
     if (this.stopped) return p.reject(this.readOnlyError());
+    let fenced: StoreError | undefined;
+    try {
+      fenced = this.sink.fence?.(); // a writer that lost its lease may not compact or write state either
+    } catch (err) {
+      const errno = (err as { code?: unknown } | null)?.code;
+      return p.reject(new StoreError('NotWritten', `the lease could not be checked (${typeof errno === 'string' ? errno : 'I/O error'}); nothing changed`, {
+        stage: 'preCommit', ...(typeof errno === 'string' ? { errno } : {}),
+      }));
+    }
+    if (fenced) {
+      this.stopped = fenced.message;
+      return p.reject(new StoreError(fenced.kind, fenced.message, { ...fenced.details, stage: 'preCommit' }));
+    }
     try {
       p.resolve((await op()) as CommittedAppend);
     } catch (err) {
-      p.reject(this.failure(err));
+      // An operation maps its own errors; only a StoreError can say the outcome is unknown.
+      p.reject(err instanceof StoreError || err instanceof FailStop ? this.failure(err) : err);
     }
   }
 
   private async commit(batch: Pending[]): Promise<void> {
     if (this.stopped) return batch.forEach((p) => p.reject(this.readOnlyError()));
     const ts = new Date(this.sink.clock()).toISOString();
-    const recs: SealedRecord[] = [];
+    const sealed: S[] = [];
     const accepted: Array<{ p: Pending; c: CommittedAppend }> = [];
-    let seq = this.lastSeq;
-    let state = this.state;
+    const view = this.sink.committed();
+    let seq = view.lastSeq;
+    let state = view.state;
     for (const p of batch) {
       if (p.texts.length === 0 && !p.plan) {
-        accepted.push({ p, c: { firstSeq: seq + 1, lastSeq: seq, ts } }); // a barrier
+        accepted.push({ p, c: { firstSeq: seq + 1, lastSeq: seq, ts } }); // a barrier: answered with its batch
         continue;
       }
       const laid = layOutRequest(p, seq, state);
@@ -133,32 +196,33 @@ export class CommitQueue {
         p.reject(laid.refused);
         continue;
       }
-      const rule = this.sink.gate(laid.texts);
-      if (rule) {
-        p.reject(finalGateError(rule));
+      const own = this.sink.seal(laid.texts, seq + 1, ts);
+      if ('rule' in own) {
+        p.reject(finalGateError(own.rule));
         continue;
       }
-      laid.texts.forEach((text, i) => recs.push({ seq: seq + 1 + i, ts, kind: kindOf(text), text }));
+      sealed.push(own.sealed);
       accepted.push({ p, c: { firstSeq: seq + 1, lastSeq: seq + laid.texts.length, ts } });
       seq += laid.texts.length;
       state = laid.state;
     }
-    if (recs.length > 0) {
+    if (sealed.length > 0) {
       try {
-        await this.sink.persist(recs, this.lastSeq, state);
+        await this.sink.persist(sealed, { lastSeq: seq, after: state, ts });
       } catch (err) {
         const e = this.failure(err);
         return accepted.forEach(({ p }) => p.reject(e));
       }
-      this.lastSeq = seq;
-      this.state = state;
-      this.lastTs = ts;
     }
     for (const { p, c } of accepted) p.resolve(c);
   }
 
   /** Unknown outcomes stop the queue; every error leaves here as a StoreError. */
   private failure(err: unknown): unknown {
+    if (err instanceof FailStop) {
+      this.stopped ??= err.reason;
+      return err.error;
+    }
     if (!(err instanceof StoreError)) {
       this.stopped ??= 'an unexpected error during a commit';
       return new StoreError('Uncertain', 'the commit failed unexpectedly; the session is read-only in this process');
@@ -172,15 +236,4 @@ export class CommitQueue {
   private readOnlyError(): StoreError {
     return new StoreError('ReadOnly', `session is read-only in this process after ${this.stopped}; reopen it in a new process`, { reason: 'failStop' });
   }
-}
-
-/**
- * The kind of a laid-out record's text: read from its start when it begins with `{"kind":"..."`
- * or `{"turnId":"...","kind":"..."` (every prepared record does), parsed otherwise.
- */
-export function kindOf(text: string): string {
-  const m = /^\{(?:"turnId":"[0-9A-Za-z]*",)?"kind":("(?:[^"\\]|\\.)*")/.exec(text); // auto mode puts turnId first (autoTurns.ts)
-  const kind = m ? (JSON.parse(m[1] as string) as unknown) : (JSON.parse(text) as { kind?: unknown }).kind;
-  if (typeof kind !== 'string') throw new StoreError('InvalidArgument', 'a record has no kind', { path: 'records' });
-  return kind;
 }

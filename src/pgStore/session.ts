@@ -1,6 +1,7 @@
 import type { PostgresBackend } from '../backends/postgres/backend.js';
 import type { Fence, SealedRecord, SessionRow, Snapshot } from '../backend/port.js';
-import { CommitQueue } from '../engine/commitQueue.js';
+import type { CommitQueue } from '../engine/commitQueue.js';
+import { recordQueue } from '../engine/recordSink.js';
 import type { PlanState } from '../engine/layOut.js';
 import type { FsLayer } from '../durable/fsLayer.js';
 import type { StoreLayout } from '../store/layout.js';
@@ -45,7 +46,7 @@ export function summariesOf(recs: readonly SealedRecord[]): string[] {
  * view (lastSeq, turn, counters) is advanced only after the transaction's COMMIT returned.
  */
 export class PgSession {
-  readonly queue: CommitQueue | undefined;
+  readonly queue: CommitQueue<SealedRecord[]> | undefined;
   private toolRuns: ToolRuns | undefined;
   firstMessage: string | undefined;
   lastMessage: string | undefined;
@@ -71,7 +72,7 @@ export class PgSession {
     this.lastMessage = row.snapshot.lastMessage ?? undefined;
     const id = header.sessionId;
     this.queue = mode === 'write' && fence
-      ? new CommitQueue({
+      ? recordQueue({
         clock,
         gate,
         persist: async (recs, lastSeq, after) => {
@@ -82,7 +83,7 @@ export class PgSession {
           this.firstMessage = first;
           this.lastMessage = last;
         },
-      }, row.lastSeq, stateOfRow(row), row.lastTs ?? undefined)
+      }, row.lastSeq, stateOfRow(row))
       : undefined;
   }
 

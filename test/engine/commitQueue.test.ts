@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SealedRecord } from '../../src/backend/port.js';
-import { CommitQueue, kindOf } from '../../src/engine/commitQueue.js';
+import { kindOf, recordQueue } from '../../src/engine/recordSink.js';
 import type { PlanState } from '../../src/engine/layOut.js';
 import { StoreError } from '../../src/store/errors.js';
 import { NO_RUNTIME } from '../../src/store/runtime/counters.js';
@@ -39,7 +39,7 @@ function sink() {
 describe('engine commit queue', () => {
   it('appends sent while a persist runs share the next one (group commit), with arrival-order gapless seqs', async () => {
     const s = sink();
-    const q = new CommitQueue(s, 0, START, undefined);
+    const q = recordQueue(s, 0, START);
     s.holdNext();
     const first = q.append({ texts: [rec(1)] });
     await new Promise((r) => setImmediate(r)); // the first persist is in flight
@@ -54,7 +54,7 @@ describe('engine commit queue', () => {
 
   it('a request refused by expectedLastSeq or the final gate fails alone; the others of its batch commit', async () => {
     const s = sink();
-    const q = new CommitQueue(s, 5, START, undefined);
+    const q = recordQueue(s, 5, START);
     const ok = q.append({ texts: [rec(1)], expectedLastSeq: 5 });
     const stale = q.append({ texts: [rec(2)], expectedLastSeq: 5 });
     const secret = q.append({ texts: [JSON.stringify({ kind: 'event', v: 'SECRET-VALUE' })] });
@@ -68,7 +68,7 @@ describe('engine commit queue', () => {
 
   it('a failed persist fails its whole batch and leaves the committed view; a certain failure keeps the queue writable', async () => {
     const s = sink();
-    const q = new CommitQueue(s, 0, START, undefined);
+    const q = recordQueue(s, 0, START);
     s.failNext(new StoreError('Unavailable', 'the database cannot be reached', { outcome: 'notWritten', retryable: true, retryAfterMs: 1000 }));
     const a = q.append({ texts: [rec(1)] });
     const b = q.append({ texts: [rec(2)] });
@@ -80,7 +80,7 @@ describe('engine commit queue', () => {
 
   it('an unknown outcome (Unavailable during COMMIT) stops the queue for good', async () => {
     const s = sink();
-    const q = new CommitQueue(s, 0, START, undefined);
+    const q = recordQueue(s, 0, START);
     s.failNext(new StoreError('Unavailable', 'the connection broke during COMMIT', { outcome: 'unknown', retryable: true, retryAfterMs: 1000 }));
     await expect(q.append({ texts: [rec(1)] })).rejects.toMatchObject({ kind: 'Unavailable', details: { outcome: 'unknown' } });
     expect(q.stoppedReason).toBeDefined();
