@@ -26,6 +26,7 @@ export default defineConfig({
   test: {
     include: [
       'test/durable/**/*.test.ts',
+      'test/engine/commitQueue.test.ts',
       'test/store/appendFaults.test.ts',
       'test/store/compactionCrash.test.ts',
       'test/store/lineageCrash.test.ts',

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SealedRecord } from '../../src/backend/port.js';
+import { CommitQueue, type CommitSink, FailStop } from '../../src/engine/commitQueue.js';
 import { kindOf, recordQueue } from '../../src/engine/recordSink.js';
 import type { PlanState } from '../../src/engine/layOut.js';
 import { StoreError } from '../../src/store/errors.js';
@@ -86,6 +87,54 @@ describe('engine commit queue', () => {
     expect(q.stoppedReason).toBeDefined();
     await expect(q.append({ texts: [rec(2)] })).rejects.toMatchObject({ kind: 'ReadOnly', details: { reason: 'failStop' } });
     expect(s.batches).toEqual([]);
+  });
+
+  it('a FailStop from persist answers its error and stops the queue; exclusive operations behind it are refused', async () => {
+    const view = { lastSeq: 0, state: START };
+    let persisted = 0;
+    let fail: unknown;
+    const s: CommitSink<string[]> = {
+      committed: () => view,
+      clock: () => 0,
+      seal: (texts) => ({ sealed: texts }),
+      async persist(batch, next) {
+        if (fail) throw fail;
+        persisted += batch.flat().length;
+        view.lastSeq = next.lastSeq;
+      },
+    };
+    const q = new CommitQueue(s, 1 << 20);
+    await expect(q.append({ texts: [rec(1)] })).resolves.toMatchObject({ firstSeq: 1, lastSeq: 1 });
+    fail = new FailStop(new StoreError('Conflict', 'changed underneath', { reason: 'journalChanged' }), 'the journal was changed by another writer');
+    const failed = q.append({ texts: [rec(2)] });
+    const op = q.exclusive(() => 'ran');
+    await expect(failed).rejects.toMatchObject({ kind: 'Conflict', details: { reason: 'journalChanged' } });
+    await expect(op).rejects.toMatchObject({ kind: 'ReadOnly', details: { reason: 'failStop' } });
+    expect(q.stoppedReason).toBe('the journal was changed by another writer');
+    expect(persisted).toBe(1);
+    expect(q.lastSeq).toBe(1);
+  });
+
+  it('an exclusive operation runs only behind the fence: fenced is refused preCommit and stops the queue; a failed check changes nothing', async () => {
+    let fence: () => StoreError | undefined = () => { throw Object.assign(new Error('lstat failed'), { code: 'EIO' }); };
+    const s: CommitSink<string[]> = {
+      committed: () => ({ lastSeq: 0, state: START }), clock: () => 0, seal: (texts) => ({ sealed: texts }), persist: async () => undefined,
+      fence: () => fence(),
+    };
+    const q = new CommitQueue(s, 1 << 20);
+    let ran = 0;
+    await expect(q.exclusive(() => ++ran)).rejects.toMatchObject({ kind: 'NotWritten', details: { stage: 'preCommit', errno: 'EIO' } });
+    expect(q.stoppedReason).toBeUndefined();
+    fence = () => undefined;
+    await expect(q.exclusive(() => ++ran)).resolves.toBe(1);
+    // an operation's own non-store error passes through and does not stop the queue
+    const raw = new Error('raw');
+    await expect(q.exclusive(() => { throw raw; })).rejects.toBe(raw);
+    expect(q.stoppedReason).toBeUndefined();
+    fence = () => new StoreError('LeaseLost', 'lost', { sessionId: 'S' });
+    await expect(q.exclusive(() => ++ran)).rejects.toMatchObject({ kind: 'LeaseLost', details: { stage: 'preCommit' } });
+    expect(ran).toBe(1);
+    await expect(q.append({ texts: [rec(1)] })).rejects.toMatchObject({ kind: 'ReadOnly' });
   });
 
   it('kindOf reads the kind of a prepared text and of an auto-mode text with its turnId first', () => {
