@@ -130,7 +130,7 @@ export function fsyncDir(fsl: FsLayer, dir: string): void {
  * acknowledged, so removing them is safe). A failed fdatasync is never retried: the kernel
  * may have dropped the dirty pages and cleared the error, so a second fsync could lie.
  */
-export async function appendDurably(fsl: FsLayer, fd: number, buf: Buffer, position: number): Promise<void> {
+export async function appendDurably(fsl: FsLayer, fd: number, buf: Buffer, position: number, opts: { alone?: boolean } = {}): Promise<void> {
   let written = 0;
   try {
     while (written < buf.length) {
@@ -143,12 +143,22 @@ export async function appendDurably(fsl: FsLayer, fd: number, buf: Buffer, posit
     if (written === 0 && (err as { refusedBeforeWrite?: boolean } | null)?.refusedBeforeWrite === true) throw err;
     throw rollBack(fsl, fd, position, written, err);
   }
+  // Alone (nothing queued behind it) and no other sync of this process in the thread pool: sync
+  // on this thread. Otherwise off-thread, so that requests arriving meanwhile — for this session
+  // or any other — are read and grouped into the next write.
+  const inline = opts.alone === true && syncsInFlight === 0;
+  if (!inline) syncsInFlight += 1;
   try {
-    await fsl.fdatasync(fd);
+    await fsl.fdatasync(fd, inline);
   } catch (err) {
     throw new AppendFailure('uncertain', errnoOf(err));
+  } finally {
+    if (!inline) syncsInFlight -= 1;
   }
 }
+
+/** fdatasyncs of appends this process has running in the thread pool. */
+let syncsInFlight = 0;
 
 function rollBack(fsl: FsLayer, fd: number, position: number, written: number, cause: unknown): AppendFailure {
   try {

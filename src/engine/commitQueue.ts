@@ -41,10 +41,11 @@ export interface CommitSink<S> {
   seal(texts: string[], firstSeq: number, ts: string): { sealed: S } | { rule: string };
   /**
    * Persists the sealed requests of one batch, in order, durably and all or nothing, then
-   * advances the committed view to `after` at seq `lastSeq`. Throws a StoreError (or a FailStop
+   * advances the committed view to `after` at seq `lastSeq`. `alone`: the batch is one request and
+   * nothing is queued behind it (a sink may then skip overlapping work). Throws a StoreError (or a FailStop
    * when this queue must never persist again); nothing of the batch is acknowledged then.
    */
-  persist(batch: S[], view: { lastSeq: number; after: PlanState; ts: string }): Promise<void>;
+  persist(batch: S[], view: { lastSeq: number; after: PlanState; ts: string; alone: boolean }): Promise<void>;
   /** Checked before an exclusive operation runs: an error when this process may no longer write. */
   fence?(): StoreError | undefined;
   clock(): number;
@@ -208,7 +209,8 @@ export class CommitQueue<S> {
     }
     if (sealed.length > 0) {
       try {
-        await this.sink.persist(sealed, { lastSeq: seq, after: state, ts });
+        // alone: one request and nothing queued behind it (a serial client): no group to wait for
+        await this.sink.persist(sealed, { lastSeq: seq, after: state, ts, alone: batch.length === 1 && this.queue.length === 0 });
       } catch (err) {
         const e = this.failure(err);
         return accepted.forEach(({ p }) => p.reject(e));

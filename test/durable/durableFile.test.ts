@@ -292,6 +292,35 @@ describe('appendDurably', () => {
     fs.closeSync(t.fd);
   });
 
+  it('syncs inline only when alone and no other append sync of the process is in the thread pool', async () => {
+    const t = target();
+    const seen: Array<boolean | undefined> = [];
+    let holdNext = false;
+    let release = () => undefined as void;
+    const { fsl } = layer({
+      fdatasync: async (fd, inline) => {
+        seen.push(inline);
+        if (holdNext) {
+          holdNext = false;
+          await new Promise<void>((resolve) => { release = resolve; });
+        }
+        return nodeFs.fdatasync(fd, inline);
+      },
+    });
+    await appendDurably(fsl, t.fd, BUF, t.position, { alone: true });
+    await appendDurably(fsl, t.fd, BUF, t.position + BUF.length);
+    holdNext = true;
+    const slow = appendDurably(fsl, t.fd, BUF, t.position + 2 * BUF.length); // held in the "thread pool"
+    await appendDurably(fsl, t.fd, BUF, t.position + 3 * BUF.length, { alone: true }); // another session's, meanwhile: not inline
+    release();
+    await slow;
+    await appendDurably(fsl, t.fd, BUF, t.position + 4 * BUF.length, { alone: true });
+    expect(seen).toEqual([true, false, false, false, true]);
+    // nodeFs itself: an inline sync failing is a rejection like any other (EBADF on a closed fd)
+    fs.closeSync(t.fd);
+    await expect(nodeFs.fdatasync(t.fd, true)).rejects.toMatchObject({ code: 'EBADF' });
+  });
+
   it('a failed fdatasync → uncertain, and it is not retried', async () => {
     const t = target();
     const { fsl, calls } = layer({ fdatasync: async () => { throw eio(); } });

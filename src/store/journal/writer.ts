@@ -68,7 +68,7 @@ function journalSink(
         }), 'the journal was changed by another writer');
       }
       try {
-        await appendDurably(fsl, file.fd, buf, position.bytes);
+        await appendDurably(fsl, file.fd, buf, position.bytes, { alone: next.alone });
       } catch (err) {
         throw failure(err);
       }
