@@ -6,7 +6,8 @@
  * come from its own client address — as a sidecar on another machine would.
  *
  * Needs root and `ip` (iproute2) and `unshare` (util-linux). `netnsAvailability()` says why
- * not, and the caller falls back (and prints that reason). Nothing is installed here.
+ * not, and the caller falls back (and prints that reason); SESSION_SIDECAR_TEST_NO_NETNS=1
+ * forces the fallback (to run it on a machine that has namespaces). Nothing is installed here.
  * Every namespace and link made here is removed by `removeMachines` (a veth pair disappears
  * with its namespace; the host end is deleted explicitly too).
  */
@@ -32,6 +33,7 @@ function ip(args: string[]): void {
 
 /** null when namespaces can be made here; otherwise why not (and the fallback is used). */
 export function netnsAvailability(): string | null {
+  if (process.env.SESSION_SIDECAR_TEST_NO_NETNS) return 'SESSION_SIDECAR_TEST_NO_NETNS is set';
   if (process.getuid?.() !== 0) return 'not root: network namespaces need CAP_NET_ADMIN';
   for (const tool of ['ip', 'unshare']) {
     if (spawnSync(tool, ['-V']).error) return `no \`${tool}\` on this machine (iproute2 / util-linux)`;
