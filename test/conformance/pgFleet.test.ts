@@ -16,9 +16,11 @@
  *    and B in seq order, once, equal to what the database holds — live, through LISTEN/NOTIFY:
  *    on namespaces, C's connections are seen to run no query at all while it waits.
  * 2. Stalled holder: A is SIGSTOPped with an append written to its stdin; B takes the lease
- *    over once A's heartbeat is older than --lease-stale-ms; A is SIGCONTed: that append, run
- *    the moment A wakes, is LeaseLost and nothing of it is stored (the fencing token is checked
- *    inside the commit's transaction).
+ *    over once A's heartbeat is older than --lease-stale-ms, and writes nothing yet; A is
+ *    SIGCONTed: that append, run the moment A wakes, still matches the session's last seq, so
+ *    only the fencing token checked inside the commit's transaction refuses it: LeaseLost, and
+ *    nothing of it is stored. (With that check removed from the append commit, this test fails:
+ *    A's records land after the takeover.)
  */
 import os from 'node:os';
 import pg from 'pg';
@@ -134,13 +136,15 @@ async function stalledHolder(f: Fleet): Promise<void> {
     const locked: SidecarError[] = [];
     await retryWhile(['SessionLocked'], () => b.open({ sessionId }), (e) => locked.push(e));
     for (const e of locked) expect(e.data?.holder).toMatchObject({ hostname: f.hostname(0), pid: a.child.pid });
-    expect(await b.append({ sessionId, records: batch('takeover', 1, 0) })).toEqual({ firstSeq: 2, lastSeq: 2 });
   } finally {
     a.child.kill('SIGCONT');
   }
+  // B has not written yet, so A's append still matches the session's last seq: only the fence
+  // inside A's commit stands between it and the database.
   const lost = await lateAppend;
   expect(lost).toBeInstanceOf(SidecarError);
   expect((lost as SidecarError).kind, (lost as SidecarError).message).toBe('LeaseLost');
+  expect(await b.append({ sessionId, records: batch('takeover', 1, 0) })).toEqual({ firstSeq: 2, lastSeq: 2 });
   const again = await a.append({ sessionId, records: batch('again', 1, 0) }).catch((e: unknown) => e);
   expect(['LeaseLost', 'ReadOnly']).toContain((again as SidecarError).kind);
   const stored = await readAll(b, sessionId);
