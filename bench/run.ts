@@ -13,6 +13,10 @@
  *   --cold-starts N      spawns timed for the cold start (default 10)
  *   --quick              every size shrunk so the whole run takes well under a minute
  *   --dir DIR            where the data goes (default: a temp dir under ./bench/out, removed at the end)
+ *   --only A,B           run only the scenarios whose step name starts with one of these (the
+ *                        limit row always runs: ratios need it), e.g. `--only backends`;
+ *                        `secrets` names the secret-safety table. The table then holds only
+ *                        those rows, and bench/results.json (a full run's) is left alone.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,6 +25,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { rawLimit, sidecarAppends } from './appends.js';
 import { appendFileNoSync } from './appendFile.js';
+import { backendRows } from './backends.js';
 import { coldStart } from './coldStart.js';
 import { compaction } from './compact.js';
 import { listAll } from './list.js';
@@ -36,9 +41,12 @@ const { values } = parseArgs({
   options: {
     records: { type: 'string' }, 'replay-mb': { type: 'string' }, 'open-sizes': { type: 'string' }, 'compact-mb': { type: 'string' },
     'list-sessions': { type: 'string' }, 'cold-starts': { type: 'string' }, quick: { type: 'boolean', default: false }, dir: { type: 'string' },
+    only: { type: 'string' },
   },
 });
 const quick = values.quick === true;
+const only = values.only?.split(',').map((s) => s.trim()).filter(Boolean);
+const selected = (what: string) => !only || what === 'limit' || only.some((o) => what.startsWith(o));
 const num = (v: string | undefined, full: number, small: number): number => {
   const n = Number(v ?? (quick ? small : full));
   if (!Number.isFinite(n) || n <= 0) throw new Error(`not a positive number: ${v}`);
@@ -69,10 +77,11 @@ const machine = {
   cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'cpu', kernel: os.release(), node: process.version, filesystem: filesystem(work),
   memoryGB: Math.round(os.totalmem() / (1 << 30)), loadAverageAtStart: Number(os.loadavg()[0]!.toFixed(2)),
 };
-const params = { records: N, replayMB, openSizesMB: openSizes, compactMB, listSessions, coldStarts, quick };
+const params = { records: N, replayMB, openSizesMB: openSizes, compactMB, listSessions, coldStarts, quick, ...(only ? { only } : {}) };
 
 const rows: Row[] = [];
 const step = async (what: string, f: () => Row | Row[] | Promise<Row | Row[]>) => {
+  if (!selected(what)) return;
   const t = performance.now();
   let r: Row | Row[];
   try {
@@ -99,11 +108,14 @@ try {
   await step('list', () => listAll(work, listSessions));
   await step('compact', () => compaction(work, compactMB));
   await step('cold start', () => coldStart(work, coldStarts));
-  secretRows = await secretBench(work);
-  await step('secret gate', () => {
-    secretRows.push(...secretGateBench());
-    return [];
-  });
+  await step('backends', () => backendRows(work, N, limit));
+  if (selected('secrets')) {
+    secretRows = await secretBench(work);
+    await step('secrets: gate', () => {
+      secretRows.push(...secretGateBench());
+      return [];
+    });
+  }
 } finally {
   fs.rmSync(work, { recursive: true, force: true });
 }
@@ -120,13 +132,10 @@ const lines = [
   '| --- | ---: | ---: | ---: | ---: | ---: | --- |',
   ...rows.map((r) => `| ${r.scenario} | ${fmt(r.value)} ${r.unit} | ${r.ratio === undefined ? '' : `${r.ratio.toFixed(2)} × ${r.ratioTo}`} `
     + `| ${r.p50Us === undefined ? '' : group(r.p50Us)} | ${r.p99Us === undefined ? '' : group(r.p99Us)} | ${r.peakRssMB === undefined ? '' : group(r.peakRssMB)} | ${r.note ?? ''} |`),
-  '',
-  '| secret safety | measured |',
-  '| --- | --- |',
-  ...secretRows.map((r) => `| ${r.scenario} | ${r.value} |`),
+  ...(secretRows.length > 0 ? ['', '| secret safety | measured |', '| --- | --- |', ...secretRows.map((r) => `| ${r.scenario} | ${r.value} |`)] : []),
   '',
   `Whole run: ${seconds.toFixed(0)} s`,
 ];
 process.stdout.write(`${lines.join('\n')}\n`);
 const results = { date: new Date().toISOString(), machine, params, seconds, rows, secrets: secretRows };
-fs.writeFileSync(path.join(benchDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+if (!only) fs.writeFileSync(path.join(benchDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);

@@ -36,7 +36,15 @@ export interface PgCluster {
   /** TCP URL (127.0.0.1) of a throwaway cluster. */
   tcpUrl?: string;
   /** Present for a throwaway cluster this run controls (stop/start for crash tests). */
-  local?: { binDir: string; dataDir: string; socketDir: string; port: number; baseDir: string };
+  local?: { binDir: string; dataDir: string; socketDir: string; port: number; baseDir: string; listen?: string[] };
+}
+
+/** A private cluster reachable from more addresses (the fleet test's network namespaces). */
+export interface ClusterNetwork {
+  /** Addresses to listen on besides 127.0.0.1 (must exist on this host when the server starts). */
+  listen: string[];
+  /** Client networks (CIDR) allowed in with trust auth over TCP, e.g. 10.200.7.0/30. */
+  trustNetworks: string[];
 }
 
 function findBinDir(): string | undefined {
@@ -90,7 +98,7 @@ async function freePort(): Promise<number> {
 }
 
 /** initdb + start a new cluster under baseDir (created, and owned by postgres when root). */
-export async function startThrowawayCluster(baseDir?: string): Promise<PgCluster> {
+export async function startThrowawayCluster(baseDir?: string, network?: ClusterNetwork): Promise<PgCluster> {
   const binDir = findBinDir();
   if (!binDir) throw new Error('no PostgreSQL binaries');
   const base = baseDir ?? fs.mkdtempSync(path.join(clusterTmpRoot(), 'ss-pg-'));
@@ -101,11 +109,16 @@ export async function startThrowawayCluster(baseDir?: string): Promise<PgCluster
   if (asRoot()) execFileSync('chown', ['-R', 'postgres:', base]);
   fs.chmodSync(base, 0o755);
   runAsOwner(path.join(binDir, 'initdb'), ['-D', dataDir, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--no-locale', '--no-sync']);
+  if (network) {
+    // Only the given private networks get in (trust, like the loopback lines initdb wrote).
+    const lines = network.trustNetworks.map((n) => `host all all ${n} trust\n`).join('');
+    fs.appendFileSync(path.join(dataDir, 'pg_hba.conf'), lines);
+  }
   const port = await freePort();
   const cluster: PgCluster = {
     url: `postgres://postgres@/postgres?host=${socketDir}&port=${port}`,
     tcpUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    local: { binDir, dataDir, socketDir, port, baseDir: base },
+    local: { binDir, dataDir, socketDir, port, baseDir: base, ...(network ? { listen: network.listen } : {}) },
   };
   startCluster(cluster);
   return cluster;
@@ -118,7 +131,7 @@ export function startCluster(c: PgCluster): void {
 
 function serverOptions(l: NonNullable<PgCluster['local']>): string {
   return [
-    `-p ${l.port}`, `-c listen_addresses=127.0.0.1`, `-c unix_socket_directories=${l.socketDir}`,
+    `-p ${l.port}`, `-c listen_addresses=${['127.0.0.1', ...(l.listen ?? [])].join(',')}`, `-c unix_socket_directories=${l.socketDir}`,
     '-c fsync=on', '-c synchronous_commit=on', '-c max_connections=200', '-c shared_buffers=32MB',
   ].join(' ');
 }

@@ -1,0 +1,114 @@
+/**
+ * Rows 9: the file backend and the PostgreSQL backend side by side, in one run, on the same
+ * appends of ~1 KB message records through the real binary over stdio:
+ *   - serial: one session, one append in flight;
+ *   - 8 sessions × 8 in flight (64 appends in flight in one sidecar);
+ *   - 4 sidecar processes at once, each appending serially to its own session.
+ * PostgreSQL is a throwaway cluster this run starts (test/pg/pgServer.ts: initdb + pg_ctl as the
+ * postgres user, fsync=on, synchronous_commit=on, unix socket, data on the same disk as the file
+ * rows) and removes at the end; without PostgreSQL binaries its rows are skipped with the reason
+ * printed. File rows are compared with the disk's limit (row 1), PostgreSQL rows with the file
+ * row of the same shape. Peak RSS of a multi-process row is the largest of its processes.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { SidecarClient, type SpawnOptions } from '../dist/src/client/index.js';
+import { destroyCluster, pgAvailability, startThrowawayCluster, type PgCluster } from '../test/pg/pgServer.js';
+import { appendRecord } from './appends.js';
+import { percentile, type Row, stopSidecar } from './util.js';
+
+interface Target {
+  name: 'file' | 'PostgreSQL';
+  /** How to spawn a sidecar on store `tag` (processes of one scenario share the tag). */
+  spawn(tag: string): SpawnOptions;
+}
+
+interface Shape {
+  label: string;
+  processes: number;
+  sessions: number;
+  inFlight: number;
+}
+
+const SHAPES: Shape[] = [
+  { label: 'serial, 1 in flight', processes: 1, sessions: 1, inFlight: 1 },
+  { label: '8 sessions × 8 in flight', processes: 1, sessions: 8, inFlight: 8 },
+  { label: '4 sidecar processes × 1 session each, serial', processes: 4, sessions: 1, inFlight: 1 },
+];
+
+/** n appends spread over the shape's processes, sessions and lanes; returns throughput and latencies. */
+async function runShape(target: Target, tag: string, n: number, shape: Shape): Promise<{ opsPerSec: number; lat: number[]; rss?: number }> {
+  const clients = await Promise.all(Array.from({ length: shape.processes }, () => SidecarClient.start(target.spawn(tag))));
+  const ids: string[][] = [];
+  for (const c of clients) {
+    const mine: string[] = [];
+    for (let s = 0; s < shape.sessions; s++) mine.push((await c.create({ title: 'bench' })).sessionId);
+    ids.push(mine);
+  }
+  const lat: number[] = [];
+  let next = 0;
+  const lane = async (p: number, session: string) => {
+    while (next < n) {
+      next += 1;
+      const t = performance.now();
+      await clients[p]!.append({ sessionId: session, records: [appendRecord] });
+      lat.push((performance.now() - t) * 1000);
+    }
+  };
+  const lanes: Array<Promise<void>> = [];
+  const t0 = performance.now();
+  clients.forEach((_, p) => ids[p]!.forEach((id) => {
+    for (let k = 0; k < shape.inFlight; k++) lanes.push(lane(p, id));
+  }));
+  await Promise.all(lanes).catch((err: unknown) => {
+    throw new Error(`${target.name}, ${shape.label}: ${String(err)}; stderr: ${clients.map((c) => c.stderr.slice(-1500)).join('\n')}`);
+  });
+  const ms = performance.now() - t0;
+  const rss = Math.max(...(await Promise.all(clients.map((c) => stopSidecar(c)))).map((r) => r ?? 0));
+  lat.sort((a, b) => a - b);
+  return { opsPerSec: (n * 1000) / ms, lat, ...(rss > 0 ? { rss } : {}) };
+}
+
+export async function backendRows(work: string, n: number, limit: number): Promise<Row[]> {
+  const targets: Target[] = [{ name: 'file', spawn: (tag) => ({ store: path.join(work, `backends-${tag}`) }) }];
+  const skip = (() => {
+    try {
+      return process.env.SESSION_SIDECAR_TEST_PG ? null : pgAvailability();
+    } catch (err) {
+      return (err as Error).message;
+    }
+  })();
+  let cluster: PgCluster | undefined;
+  let url = process.env.SESSION_SIDECAR_TEST_PG;
+  if (!skip && !url) {
+    cluster = await startThrowawayCluster(fs.mkdtempSync(path.join('/tmp', 'ss-bench-pg-')));
+    url = cluster.url;
+  }
+  const workspace = path.join(work, 'pg-workspace'); // tool scratch dirs only; must exist
+  fs.mkdirSync(workspace, { recursive: true });
+  const version = cluster ? `PostgreSQL ${/postgresql\/(\d+)\//.exec(cluster.local!.binDir)?.[1] ?? ''}`.trim() : 'the PostgreSQL server of SESSION_SIDECAR_TEST_PG';
+  const pgNote = cluster ? `local throwaway ${version} on the same disk, unix socket, fsync=on, synchronous_commit=on` : version;
+  if (url) targets.push({ name: 'PostgreSQL', spawn: (tag) => ({ store: url, args: ['serve', '--workspace', workspace, '--pg-schema', `bench_${tag}`] }) });
+  else process.stderr.write(`bench: PostgreSQL rows skipped: ${skip}\n`);
+  const rows: Row[] = [];
+  try {
+    for (const [i, shape] of SHAPES.entries()) {
+      let fileOps = 0;
+      for (const target of targets) {
+        const tag = `${i}_${Date.now().toString(36)}`;
+        const r = await runShape(target, tag, n, shape);
+        if (target.name === 'file') fileOps = r.opsPerSec;
+        rows.push({
+          scenario: `backends: ${target.name}, ${shape.label}`, value: r.opsPerSec, unit: 'appends/s',
+          ...(target.name === 'file' ? { ratio: r.opsPerSec / limit, ratioTo: 'limit' } : { ratio: r.opsPerSec / fileOps, ratioTo: 'file backend' }),
+          p50Us: percentile(r.lat, 0.5), p99Us: percentile(r.lat, 0.99), ...(r.rss ? { peakRssMB: r.rss } : {}),
+          ...(target.name === 'PostgreSQL' ? { note: pgNote } : {}),
+        });
+        if (target.name === 'file') fs.rmSync(path.join(work, `backends-${tag}`), { recursive: true, force: true });
+      }
+    }
+  } finally {
+    if (cluster) destroyCluster(cluster);
+  }
+  return rows;
+}
