@@ -27,7 +27,7 @@ export function splitCommand(argv: string[]): { command: Command | 'help'; rest:
       args: argv, strict: false, allowPositionals: true, tokens: true,
       options: {
         store: { type: 'string' }, workspace: { type: 'string' }, framing: { type: 'string' }, 'max-message-bytes': { type: 'string' },
-        'log-level': { type: 'string' }, 'lease-stale-ms': { type: 'string' },
+        'log-level': { type: 'string' }, 'lease-stale-ms': { type: 'string' }, 'pg-schema': { type: 'string' },
       },
     }));
   } catch {
