@@ -61,6 +61,8 @@ import {
 } from './sessions.js';
 import type { ArchivedGeneration, Fence, LeaseHolder, SealedHeader, SealedRecord, SessionRow, Snapshot } from './types.js';
 import { parsePostgresUrl } from './url.js';
+import { exportSession, importSession, leaseHeld, sessionIds } from './transfer.js';
+import type { SessionBundle } from '../../backend/port.js';
 import { verifyStore, type VerifyOptions, type VerifyReport } from './verify.js';
 
 export const DEFAULT_PG_SCHEMA = 'session_sidecar';
@@ -194,6 +196,14 @@ export class PostgresBackend {
   reserveToolSeq(fence: Fence, floor: number): Promise<number> {
     return reserveToolSeq(this.conns, fence, floor);
   }
+
+  /** Whole sessions, for `migrate` (transfer.ts): export, import in one transaction, ids, live lease. */
+  readonly transfer = {
+    ids: () => sessionIds(this.conns),
+    export: (sessionId: string) => exportSession(this.conns, sessionId),
+    import: (bundle: SessionBundle, snapshot: Snapshot, toolSeq: number) => importSession(this.conns, this.channel, bundle, snapshot, toolSeq),
+    leaseHeld: (sessionId: string) => leaseHeld(this.conns, sessionId, this.leases.staleMs),
+  };
 
   /** Read-only check of the whole store (the CLI's `verify`): see verify.ts. */
   verify(o: VerifyOptions = {}): Promise<VerifyReport> {
