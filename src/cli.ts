@@ -26,7 +26,7 @@ Usage:
   session-sidecar <command> [args]    inspect a store (read-only; safe while it is served)
   session-sidecar --help | --version
 
-Commands (each takes --store DIR / --workspace DIR; 'session-sidecar <command> --help'):
+Commands (each takes --store DIR|URL / --workspace DIR; 'session-sidecar <command> --help'):
 ${commandList()}
 
 Options (serve):

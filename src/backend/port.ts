@@ -78,3 +78,26 @@ export interface ArchivedGeneration {
   records: number;
   storedBytes: number;
 }
+
+/**
+ * One whole session as `session-sidecar migrate` moves it from one backend to another: exported
+ * by the source, imported by the destination in one atomic step, exported again from there and
+ * compared. Texts are exactly as stored (the header without any journal envelope; records and
+ * state values as the secret gate checked them); no backend rewrites them.
+ */
+export interface SessionBundle {
+  header: SealedHeader;
+  /** In the trash (deleted, not purged). */
+  trashed: boolean;
+  /** Oldest first; the last is the active generation, the others archived (compaction history). */
+  generations: BundleGeneration[];
+  /** State values, by key, as stored (`{"value":...}\n`). */
+  state: Array<{ key: string; text: string }>;
+}
+
+export interface BundleGeneration {
+  generation: number;
+  /** Archived generations: the seq the next generation's checkpoint stands for. */
+  throughSeq?: number;
+  records: SealedRecord[];
+}

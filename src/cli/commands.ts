@@ -3,13 +3,14 @@ import type { Command } from './common.js';
 import { conformanceCommand } from './conformance/index.js';
 import { exportCommand } from './export.js';
 import { listCommand } from './list.js';
+import { migrateCommand } from './migrate.js';
 import { showCommand } from './show.js';
 import { statsCommand } from './stats.js';
 import { tailCommand } from './tail.js';
 import { verifyCommand } from './verify.js';
 
 /** The inspection subcommands and `conformance`, next to `serve` (which src/cli.ts runs itself). */
-export const COMMANDS: readonly Command[] = [listCommand, showCommand, tailCommand, verifyCommand, exportCommand, statsCommand, conformanceCommand];
+export const COMMANDS: readonly Command[] = [listCommand, showCommand, tailCommand, verifyCommand, exportCommand, statsCommand, migrateCommand, conformanceCommand];
 
 export function findCommand(name: string): Command | undefined {
   return COMMANDS.find((c) => c.name === name);
@@ -27,7 +28,8 @@ export function splitCommand(argv: string[]): { command: Command | 'help'; rest:
       args: argv, strict: false, allowPositionals: true, tokens: true,
       options: {
         store: { type: 'string' }, workspace: { type: 'string' }, framing: { type: 'string' }, 'max-message-bytes': { type: 'string' },
-        'log-level': { type: 'string' }, 'lease-stale-ms': { type: 'string' },
+        'log-level': { type: 'string' }, 'lease-stale-ms': { type: 'string' }, 'pg-schema': { type: 'string' }, from: { type: 'string' }, to: { type: 'string' },
+        'from-pg-schema': { type: 'string' }, 'to-pg-schema': { type: 'string' },
       },
     }));
   } catch {

@@ -3,9 +3,10 @@ import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { StoreError } from '../store/errors.js';
 import { FileSessionStore } from '../store/fileStore.js';
-import type { OpenedSession, SessionSummary } from '../store/types.js';
+import type { OpenedSession, SessionStore, SessionSummary } from '../store/types.js';
 import { err } from './output.js';
 import { readOnlyFs } from './readOnlyFs.js';
+import { openReadOnlyPgStore, type StoreTarget, targetOf } from './storeTarget.js';
 
 /** A command-line mistake: one line on stderr, exit code 2. */
 export class UsageError extends Error {
@@ -35,20 +36,27 @@ export interface Command {
 export const STORE_OPTIONS = {
   store: { type: 'string' },
   workspace: { type: 'string' },
+  'pg-schema': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
-export const STORE_HELP = `  --store DIR              the store (default: <workspace>/.session-sidecar, or
-                           $SESSION_SIDECAR_STORE when set)
+export const STORE_HELP = `  --store DIR|URL          the store (default: <workspace>/.session-sidecar, or
+                           $SESSION_SIDECAR_STORE when set): a directory, or a PostgreSQL
+                           database postgres://user:pass@host:port/db (also postgresql://,
+                           ?sslmode=..., a unix socket with ?host=/dir); the password is
+                           never printed
+  --pg-schema NAME         the PostgreSQL schema of the store (default session_sidecar);
+                           it must exist: inspection never creates or upgrades it
   --workspace DIR          the workspace whose .session-sidecar/ is the store (default: cwd)
   -h, --help               this help`;
 
-/** The store root: --store, then --workspace DIR/.session-sidecar, then $SESSION_SIDECAR_STORE, then cwd. */
-export function storeRoot(store: string | undefined, workspace: string | undefined): string {
+/** The store: --store, then --workspace DIR/.session-sidecar, then $SESSION_SIDECAR_STORE, then cwd. */
+export function storeTargetOf(store: string | undefined, workspace: string | undefined, schema: string | undefined): StoreTarget {
   if (store !== undefined && workspace !== undefined) throw new UsageError('--store and --workspace exclude each other');
-  if (store !== undefined) return path.resolve(store);
-  if (workspace === undefined && process.env.SESSION_SIDECAR_STORE) return path.resolve(process.env.SESSION_SIDECAR_STORE);
-  return path.resolve(workspace ?? process.cwd(), '.session-sidecar');
+  const usage = (m: string) => new UsageError(m);
+  if (store !== undefined) return targetOf(store, schema, usage);
+  if (workspace === undefined && process.env.SESSION_SIDECAR_STORE) return targetOf(process.env.SESSION_SIDECAR_STORE, schema, usage);
+  return targetOf(path.resolve(workspace ?? process.cwd(), '.session-sidecar'), schema, usage);
 }
 
 /**
@@ -58,7 +66,9 @@ export function storeRoot(store: string | undefined, workspace: string | undefin
 export interface Parsed {
   values: Record<string, string | boolean | undefined>;
   positionals: string[];
+  /** What may be printed of the store: its directory, or its URL without the password. */
   root: string;
+  target: StoreTarget;
 }
 
 export function parseCommand(
@@ -75,8 +85,13 @@ export function parseCommand(
   const n = parsed.positionals.length;
   if (n < positionals.min) throw new UsageError(`missing ${positionals.names}`, command.name);
   if (n > positionals.max) throw new UsageError(`unexpected argument '${parsed.positionals[positionals.max]}'`, command.name);
-  const root = storeRoot(values.store as string | undefined, values.workspace as string | undefined);
-  return { values, positionals: parsed.positionals, root };
+  let target: StoreTarget;
+  try {
+    target = storeTargetOf(values.store as string | undefined, values.workspace as string | undefined, values['pg-schema'] as string | undefined);
+  } catch (e) {
+    throw e instanceof UsageError ? new UsageError(e.message, command.name) : e;
+  }
+  return { values, positionals: parsed.positionals, root: target.display, target };
 }
 
 /** parseArgs' messages are long and sometimes multi-line: keep the first sentence. */
@@ -107,11 +122,18 @@ function storeWarning(message: string): void {
 
 /**
  * Opens an existing store for inspection. Nothing is created: a missing store is an error.
- * The store is read-only (`readOnly`: no folders created, no index refresh, every write
+ * A directory store is read-only (`readOnly`: no folders created, no index refresh, every write
  * refused; sessions are opened in read mode: no writer lease, no recovery) and so is its file
- * system (see readOnlyFs), so a running `serve` is never disturbed.
+ * system (see readOnlyFs), so a running `serve` is never disturbed. A PostgreSQL store is
+ * read-only at the server (default_transaction_read_only on every connection), never migrated
+ * (a missing schema is an error) and takes no lease.
  */
-export function openStore(root: string): FileSessionStore {
+export async function openStore(target: StoreTarget): Promise<SessionStore> {
+  if (target.kind === 'postgres') return openReadOnlyPgStore(target, (m) => new CliError(m), storeWarning);
+  return openFileStore(target.root);
+}
+
+function openFileStore(root: string): FileSessionStore {
   const st = fs.lstatSync(root, { throwIfNoEntry: false });
   if (!st) throw new CliError(`no session store at ${root} (use --store DIR or --workspace DIR)`);
   if (!st.isDirectory()) throw new CliError(`${root} is not a session store (not a directory)`);
@@ -122,7 +144,7 @@ export function openStore(root: string): FileSessionStore {
 }
 
 /** Every session of the store, most recently updated first. */
-export async function listAll(store: FileSessionStore): Promise<SessionSummary[]> {
+export async function listAll(store: SessionStore): Promise<SessionSummary[]> {
   const all: SessionSummary[] = [];
   let cursor: string | undefined;
   do {
@@ -137,7 +159,7 @@ export async function listAll(store: FileSessionStore): Promise<SessionSummary[]
 export interface Listing {
   root: string;
   json: boolean;
-  store: FileSessionStore;
+  store: SessionStore;
   sessions: SessionSummary[];
 }
 
@@ -145,7 +167,7 @@ export interface Listing {
 export async function listingOf(command: Command, argv: string[]): Promise<Listing | undefined> {
   const p = parseCommand(command, argv, { json: { type: 'boolean' } }, { min: 0, max: 0, names: '' });
   if (!p) return undefined;
-  const store = openStore(p.root);
+  const store = await openStore(p.target);
   return { root: p.root, json: p.values.json === true, store, sessions: await listAll(store) };
 }
 
@@ -153,7 +175,7 @@ export async function listingOf(command: Command, argv: string[]): Promise<Listi
  * Opens a session for reading, by its id or by a unique prefix of it (ULIDs are long):
  * `show 01M8K1` works when a single session id starts so.
  */
-export async function openSession(store: FileSessionStore, idOrPrefix: string): Promise<OpenedSession> {
+export async function openSession(store: SessionStore, idOrPrefix: string): Promise<OpenedSession> {
   try {
     return await store.open(idOrPrefix, 'read');
   } catch (e) {

@@ -26,7 +26,7 @@ ${STORE_HELP}
     const format = p.values.format;
     if (format === undefined) throw new UsageError('--format is required (jsonl or markdown)');
     if (format !== 'jsonl' && format !== 'markdown' && format !== 'md') throw new UsageError('--format must be jsonl or markdown');
-    const store = openStore(p.root);
+    const store = await openStore(p.target);
     const session = await openSession(store, p.positionals[0] as string);
     if (format === 'jsonl') {
       for await (const { record, superseded } of fullHistory(store, session.sessionId)) {

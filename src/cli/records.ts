@@ -1,10 +1,9 @@
-import type { FileSessionStore } from '../store/fileStore.js';
-import type { StoredRecord } from '../store/types.js';
+import type { StoredRecord, SessionStore } from '../store/types.js';
 
 const PAGE = 1000;
 
 /** The records of a session's active journal (or of an archived generation) after `afterSeq`, page by page. */
-export async function* recordsOf(store: FileSessionStore, id: string, opts: { afterSeq?: number; generation?: number } = {}): AsyncGenerator<StoredRecord> {
+export async function* recordsOf(store: SessionStore, id: string, opts: { afterSeq?: number; generation?: number } = {}): AsyncGenerator<StoredRecord> {
   let afterSeq = opts.afterSeq ?? 0;
   for (;;) {
     const page = await store.read(id, { afterSeq, limit: PAGE, ...(opts.generation !== undefined ? { generation: opts.generation } : {}) });
@@ -20,7 +19,7 @@ export async function* recordsOf(store: FileSessionStore, id: string, opts: { af
  * archive is `superseded` (it marks where a compaction happened); one whose archive is gone
  * stands for the records it summarized.
  */
-export async function* fullHistory(store: FileSessionStore, id: string): AsyncGenerator<{ record: StoredRecord; superseded: boolean }> {
+export async function* fullHistory(store: SessionStore, id: string): AsyncGenerator<{ record: StoredRecord; superseded: boolean }> {
   let cursor = 0;
   const generations = await store.history(id);
   const sources = [...generations.map((g) => g.generation), undefined];

@@ -1,5 +1,4 @@
-import type { FileSessionStore } from '../store/fileStore.js';
-import type { StoredRecord } from '../store/types.js';
+import type { StoredRecord, SessionStore } from '../store/types.js';
 import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError } from './common.js';
 import { out, stdoutStyle } from './output.js';
 import { fullHistory, recordsOf } from './records.js';
@@ -28,7 +27,7 @@ ${STORE_HELP}
     }, { min: 1, max: 1, names: 'session id' });
     if (!p) return out(this.usage), 0;
     if (p.values.json && p.values.raw) throw new UsageError('--json and --raw exclude each other');
-    const store = openStore(p.root);
+    const store = await openStore(p.target);
     const session = await openSession(store, p.positionals[0] as string);
     const id = session.sessionId;
     const renderer = new TranscriptRenderer({ style: stdoutStyle(), full: p.values.full === true });
@@ -69,7 +68,7 @@ async function* withoutSuperseded(
   }
 }
 
-async function archivedNote(store: FileSessionStore, id: string): Promise<string[]> {
+async function archivedNote(store: SessionStore, id: string): Promise<string[]> {
   const history = await store.history(id);
   if (history.length === 0) return [];
   const last = history[history.length - 1];

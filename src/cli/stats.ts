@@ -1,5 +1,4 @@
-import type { FileSessionStore } from '../store/fileStore.js';
-import type { SessionSummary } from '../store/types.js';
+import type { SessionSummary, SessionStore } from '../store/types.js';
 import { type Command, listingOf, STORE_HELP } from './common.js';
 import { humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
 
@@ -38,7 +37,7 @@ ${STORE_HELP}
 type Row = SessionSummary & { archivedGenerations: number; archivedBytes: number; totalBytes: number };
 type Totals = ReturnType<typeof totalsOf>;
 
-async function withArchives(store: FileSessionStore, sessions: SessionSummary[]): Promise<Row[]> {
+async function withArchives(store: SessionStore, sessions: SessionSummary[]): Promise<Row[]> {
   const rows: Row[] = [];
   for (const s of sessions) {
     let archived = { generations: 0, bytes: 0 };

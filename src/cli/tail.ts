@@ -1,5 +1,4 @@
-import type { FileSessionStore } from '../store/fileStore.js';
-import type { OpenedSession, StoredRecord } from '../store/types.js';
+import type { OpenedSession, StoredRecord, SessionStore } from '../store/types.js';
 import { CliError, type Command, openSession, openStore, parseCommand, positiveInt, STORE_HELP } from './common.js';
 import { out, stdoutStyle } from './output.js';
 import { recordsOf } from './records.js';
@@ -27,7 +26,7 @@ ${STORE_HELP}
     }, { min: 1, max: 1, names: 'session id' });
     if (!p) return out(this.usage), 0;
     const n = positiveInt(p.values.lines as string | undefined, '-n', 20, 0);
-    const store = openStore(p.root);
+    const store = await openStore(p.target);
     const session = await openSession(store, p.positionals[0] as string);
     const renderer = new TranscriptRenderer({ style: stdoutStyle(), full: p.values.full === true });
     const print = (r: StoredRecord) => out(p.values.raw ? `${JSON.stringify(r)}\n` : renderer.record(r));
@@ -41,7 +40,7 @@ ${STORE_HELP}
 };
 
 /** Prints the last `n` records of the session; returns the seq to follow from. */
-async function printLast(store: FileSessionStore, session: OpenedSession, n: number, print: (r: StoredRecord) => void): Promise<number> {
+async function printLast(store: SessionStore, session: OpenedSession, n: number, print: (r: StoredRecord) => void): Promise<number> {
   let cursor = Math.max(0, session.lastSeq - n);
   if (n > 0) {
     for await (const r of recordsOf(store, session.sessionId, { afterSeq: cursor })) {
@@ -53,7 +52,7 @@ async function printLast(store: FileSessionStore, session: OpenedSession, n: num
 }
 
 /** Prints every record appended after `cursor` until a signal (exit 0) or the session can no longer be read (exit 1). */
-function follow(store: FileSessionStore, id: string, cursor: number, print: (r: StoredRecord) => void): Promise<number> {
+function follow(store: SessionStore, id: string, cursor: number, print: (r: StoredRecord) => void): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     const keepAlive = setInterval(() => {}, 1 << 30); // the store's poll timer does not keep the process alive
     let watch: { stop(): void } | undefined;

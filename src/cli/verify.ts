@@ -4,6 +4,7 @@ import { type Finding, type SessionReport, type VerifyProgress, type VerifyRepor
 import { CliError, type Command, parseCommand, STORE_HELP } from './common.js';
 import { humanBytes, out, stdoutStyle, type Style } from './output.js';
 import { readOnlyFs } from './readOnlyFs.js';
+import { verifyPostgres } from './verifyPg.js';
 
 /** A progress bar is drawn (on a terminal stderr) only for stores at least this large. */
 const LARGE_SESSIONS = 200;
@@ -23,6 +24,13 @@ store it also lists blobs nothing references and temp files of unfinished blob w
 Read-only: nothing is repaired (a torn tail is reported, never cut) and a running sidecar is
 not disturbed.
 
+On a PostgreSQL store (--store postgres://...) it checks, read-only at the server: every
+session's header checksum; every record of every generation (archived ones included): its
+checksum, seqs following one by one, the session's lastSeq and record count; state value
+checksums; every blob's sha256 and size, the blobs records reference (present, of the size
+referenced) and the blobs nothing references; leases (a live holder or a stale one is named:
+host, pid, sidecar id).
+
 Prints one line per session (OK, or its problems), the store's own findings and a summary.
 Exit code 0 when no errors were found, 1 otherwise (warnings too with --strict).
 
@@ -38,6 +46,10 @@ ${STORE_HELP}
       json: { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean', short: 'v' },
     }, { min: 0, max: 1, names: 'session id' });
     if (!p) return out(this.usage), 0;
+    if (p.target.kind === 'postgres') {
+      const report = await verifyPostgres(p.target, p.positionals[0]);
+      return finish(report, p.values);
+    }
     if (!fs.lstatSync(p.root, { throwIfNoEntry: false })?.isDirectory()) throw new CliError(`no session store at ${p.root} (use --store DIR or --workspace DIR)`);
     const bar = progressBar();
     let report: VerifyReport;
@@ -46,12 +58,16 @@ ${STORE_HELP}
     } finally {
       bar.clear();
     }
-    const failed = !report.ok || (p.values.strict === true && report.totals.warnings > 0);
-    if (p.values.json) out(`${JSON.stringify(report, null, 2)}\n`);
-    else out(renderReport(report, stdoutStyle(), p.values.verbose === true));
-    return failed ? 1 : 0;
+    return finish(report, p.values);
   },
 };
+
+function finish(report: VerifyReport, values: Record<string, string | boolean | undefined>): number {
+  const failed = !report.ok || (values.strict === true && report.totals.warnings > 0);
+  if (values.json) out(`${JSON.stringify(report, null, 2)}\n`);
+  else out(renderReport(report, stdoutStyle(), values.verbose === true));
+  return failed ? 1 : 0;
+}
 
 function renderReport(r: VerifyReport, s: Style, verbose: boolean): string {
   const lines: string[] = [];

@@ -56,6 +56,7 @@ export class PgLineageStore extends PgReadStore {
 
   async delete(sessionId: string, purge = false): Promise<void> {
     checkSessionId(sessionId);
+    this.refuseIfReadOnly('delete a session');
     const row = await pg(() => this.db.load(sessionId));
     if (row.trashed && !purge) {
       throw new StoreError('Conflict', `session ${sessionId} is already in the trash: restore or purge it`, { reason: 'inTrash', sessionId });
@@ -76,6 +77,7 @@ export class PgLineageStore extends PgReadStore {
 
   async restore(sessionId: string): Promise<void> {
     checkSessionId(sessionId);
+    this.refuseIfReadOnly('restore a session');
     const row = await pg(() => this.db.load(sessionId));
     // One row per session here: a session not in the trash has nothing to restore.
     if (!row.trashed) throw new StoreError('SessionNotFound', `session ${sessionId} is not in the trash`, { sessionId });

@@ -41,6 +41,11 @@ export interface PostgresStoreOptions {
   warn?: (message: string) => void;
   vocabulary?: readonly string[];
   env?: NodeJS.ProcessEnv;
+  /**
+   * Inspection only (the CLI): every write and every writable open is refused (ReadOnly,
+   * reason readOnlyStore) before the backend is asked; the backend should be read-only too.
+   */
+  readOnly?: boolean;
 }
 
 /** Sessions open in this instance, how they are opened, leased and written. */
@@ -57,9 +62,11 @@ export class PgStoreCore {
   protected readonly opening = new Map<string, Promise<unknown>>();
   protected readonly failStopped = new Set<string>();
   protected readonly scratch: { fsl: FsLayer; layout: StoreLayout; ensure(): void };
+  protected readonly readOnly: boolean;
 
   constructor(readonly db: PostgresBackend, opts: PostgresStoreOptions) {
     this.root = db.display;
+    this.readOnly = opts.readOnly ?? false;
     this.clock = opts.clock ?? Date.now;
     this.maxRecordBytes = opts.maxRecordBytes ?? 32 << 20;
     this.warn = opts.warn ?? (() => {});
@@ -87,8 +94,13 @@ export class PgStoreCore {
     return this.createWith(input, secretsInput, []);
   }
 
+  protected refuseIfReadOnly(what: string): void {
+    if (this.readOnly) throw new StoreError('ReadOnly', `cannot ${what}: the store is open for inspection only`, { reason: 'readOnlyStore' });
+  }
+
   /** A new session holding `initial` records (a fork's copies), opened for writing; all or nothing. */
   protected async createWith(input: SessionHeaderInput, secretsInput: SecretsInput, initial: SealedRecord[]): Promise<CreatedSession> {
+    this.refuseIfReadOnly('create a session');
     const { set, status } = resolveSecrets({ apiKeyEnv: input.llm?.apiKeyEnv, input: secretsInput }, this.env, this.vocabulary);
     const now = this.clock();
     const sessionId = newSessionId(now);
@@ -135,6 +147,7 @@ export class PgStoreCore {
   }
 
   private async openNow(sessionId: string, mode: OpenMode, secretsInput: SecretsInput): Promise<OpenedSession> {
+    if (mode === 'write') this.refuseIfReadOnly('open a session for writing');
     if (mode === 'write' && this.failStopped.has(sessionId)) {
       throw new StoreError('ReadOnly', `session ${sessionId} is read-only in this process after a failed write; open it in a new process`, { sessionId, reason: 'failStop' });
     }

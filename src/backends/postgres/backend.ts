@@ -53,7 +53,7 @@ import { AppendQueue, confirmBatch, type AppendExpect } from './append.js';
 import { ChangeListener, channelOf } from './changes.js';
 import { PgBackendError } from './errors.js';
 import { Leases } from './leases.js';
-import { migrate, type MigrationResult } from './migrations.js';
+import { inspectSchema, migrate, type MigrationResult } from './migrations.js';
 import { checkSchemaName, PgConnections } from './pool.js';
 import { blobSize, deleteState, getState, putBlob, readBlob, reserveToolSeq, setState, stateKeys } from './runtime.js';
 import {
@@ -61,7 +61,9 @@ import {
 } from './sessions.js';
 import type { ArchivedGeneration, Fence, LeaseHolder, SealedHeader, SealedRecord, SessionRow, Snapshot } from './types.js';
 import { parsePostgresUrl } from './url.js';
-import { verifyStore, type VerifyReport } from './verify.js';
+import { exportSession, importSession, leaseHeld, sessionIds } from './transfer.js';
+import type { SessionBundle } from '../../backend/port.js';
+import { verifyStore, type VerifyOptions, type VerifyReport } from './verify.js';
 
 export const DEFAULT_PG_SCHEMA = 'session_sidecar';
 
@@ -79,6 +81,12 @@ export interface PostgresBackendOptions {
   connectTimeoutMs?: number;
   /** application_name of every connection (default session-sidecar): shows in pg_stat_activity. */
   applicationName?: string;
+  /**
+   * Inspection only (the CLI): no migration (a missing or outdated schema is UnsafeStore,
+   * reasons noSchema / schemaOlder / schemaNewer), every connection read-only at the server
+   * (default_transaction_read_only), no lease ever acquired.
+   */
+  readOnly?: boolean;
   /** Background failures (idle connection lost, heartbeat failed): mapped, text-free. */
   onError?: (err: PgBackendError) => void;
   /** A held lease was found taken over (by the heartbeat). */
@@ -107,9 +115,10 @@ export class PostgresBackend {
     const schema = checkSchemaName(o.schema ?? DEFAULT_PG_SCHEMA);
     const onError = o.onError ?? (() => undefined);
     const conns = await PgConnections.open({ target, schema, max: o.poolMax ?? 8, connectTimeoutMs: o.connectTimeoutMs ?? 5000, onError,
+      ...(o.readOnly ? { readOnly: true } : {}),
       ...(o.applicationName !== undefined ? { applicationName: o.applicationName } : {}) });
     try {
-      const migration = await migrate(conns, schema);
+      const migration = o.readOnly ? await inspectSchema(conns, schema) : await migrate(conns, schema);
       const channel = channelOf(schema);
       const staleMs = o.leaseStaleMs ?? 15_000;
       const holder: LeaseHolder = { host: o.holder?.host ?? os.hostname(), pid: o.holder?.pid ?? process.pid, sidecarId: o.holder?.sidecarId ?? randomUUID() };
@@ -118,7 +127,7 @@ export class PostgresBackend {
         // A new liveness connection: re-assert held leases under it before anyone sees them as orphaned.
         await leases?.heartbeat().catch(onError);
       }, onError);
-      leases = new Leases(conns, holder, () => listener.current(), staleMs, o.onLeaseLost);
+      leases = new Leases(conns, holder, () => listener.current(), staleMs, o.onLeaseLost, o.readOnly === true);
       await listener.start();
       const b = new PostgresBackend(target.display, schema, migration, conns, listener, leases, channel);
       b.heartbeatTimer = setInterval(() => void leases!.heartbeat().catch(onError), o.heartbeatMs ?? Math.max(100, Math.floor(staleMs / 3)));
@@ -188,9 +197,17 @@ export class PostgresBackend {
     return reserveToolSeq(this.conns, fence, floor);
   }
 
+  /** Whole sessions, for `migrate` (transfer.ts): export, import in one transaction, ids, live lease. */
+  readonly transfer = {
+    ids: () => sessionIds(this.conns),
+    export: (sessionId: string) => exportSession(this.conns, sessionId),
+    import: (bundle: SessionBundle, snapshot: Snapshot, toolSeq: number) => importSession(this.conns, this.channel, bundle, snapshot, toolSeq),
+    leaseHeld: (sessionId: string) => leaseHeld(this.conns, sessionId, this.leases.staleMs),
+  };
+
   /** Read-only check of the whole store (the CLI's `verify`): see verify.ts. */
-  verify(): Promise<VerifyReport> {
-    return verifyStore(this.conns);
+  verify(o: VerifyOptions = {}): Promise<VerifyReport> {
+    return verifyStore(this.conns, { staleMs: this.leases.staleMs, ...o });
   }
 
   /** Group-commit transactions so far, and LISTEN connections made (tests, stats). */

@@ -55,9 +55,12 @@ export class Leases {
     private readonly identity: () => ConnIdentity,
     readonly staleMs: number,
     private readonly onLost: (sessionId: string) => void = () => undefined,
+    private readonly readOnly = false,
   ) {}
 
   async acquire(sessionId: string): Promise<Fence> {
+    // A read-only backend (inspection) never leases: refused here before the server would.
+    if (this.readOnly) throw new PgBackendError('UnsafeStore', 'the store is open for inspection only; no lease is taken', { reason: 'readOnlyStore', sessionId });
     const me = this.identity();
     const token = await this.conns.transaction(async (tx) => {
       await tx.query(

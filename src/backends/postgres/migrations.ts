@@ -47,3 +47,21 @@ export async function migrate(conns: PgConnections, schema: string, migrations: 
     return { applied, version: known };
   });
 }
+
+/**
+ * For a read-only store (the CLI's inspection commands): the schema must exist and be at a
+ * version this sidecar knows. Nothing is created or upgraded: a missing schema is UnsafeStore
+ * with reason `noSchema` (so `list` against a mistyped schema never creates one).
+ */
+export async function inspectSchema(conns: PgConnections, schema: string, migrations: readonly Migration[] = MIGRATIONS): Promise<MigrationResult> {
+  const exists = await conns.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [`"${schema}".schema_migrations`]);
+  if (!exists[0]?.t) throw new PgBackendError('UnsafeStore', 'there is no session store in this PostgreSQL schema', { reason: 'noSchema' });
+  const rows = await conns.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
+  const known = Math.max(0, ...migrations.map((m) => m.version));
+  const newest = Math.max(0, ...rows.map((r) => r.version));
+  if (newest > known) {
+    throw new PgBackendError('UnsafeStore', `the store schema is at version ${newest}, newer than this sidecar knows (${known})`, { reason: 'schemaNewer' });
+  }
+  if (newest < known) throw new PgBackendError('UnsafeStore', `the store schema is at version ${newest}: start a sidecar (serve) once to upgrade it`, { reason: 'schemaOlder' });
+  return { applied: [], version: newest };
+}

@@ -25,6 +25,11 @@ export interface PgConnectOptions {
   /** Lock waits longer than this fail as Unavailable/lockTimeout (default 10 s). */
   lockTimeoutMs?: number;
   applicationName?: string;
+  /**
+   * Inspection (the CLI): every connection starts with default_transaction_read_only = on, so
+   * the server itself refuses any write, whatever a caller tries (LISTEN is still allowed).
+   */
+  readOnly?: boolean;
   onError?: (err: PgBackendError) => void;
 }
 
@@ -59,6 +64,7 @@ function clientConfig(o: PgConnectOptions) {
       `-c search_path=${checkSchemaName(o.schema)}`,
       `-c idle_in_transaction_session_timeout=${o.idleInTransactionMs ?? 30_000}`,
       `-c lock_timeout=${o.lockTimeoutMs ?? 10_000}`,
+      ...(o.readOnly ? ['-c default_transaction_read_only=on'] : []),
     ].join(' '),
   };
 }

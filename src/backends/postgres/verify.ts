@@ -25,40 +25,93 @@ export interface VerifyReport {
   stateValues: number;
   leases: number;
   issues: VerifyIssue[];
+  /** Each session verified: where it is, its active generation, and what was read of it. */
+  sessionsSeen: SessionSeen[];
+  /** Every lease row, with whether its holder is live (the CLI lists them). */
+  leaseRows: LeaseSeen[];
+  /** Every blob: its address and size (digests checked; damage is in issues). */
+  blobRows: Array<{ sha256: string; size: number }>;
+}
+
+export interface SessionSeen {
+  sessionId: string;
+  trashed: boolean;
+  generation: number;
+  firstSeq: number;
+  lastSeq: number;
+  /** Records read in all generations, and their UTF-8 bytes of text. */
+  records: number;
+  bytes: number;
+  archives: number;
+}
+
+/**
+ * A lease row. `held`: not released and its holder's liveness connection is alive and its
+ * heartbeat fresh (a writer is there now); `stale`: not released but the holder is gone or
+ * silent past `staleMs` (the next writer takes it over); `released`: given up.
+ */
+export interface LeaseSeen {
+  sessionId: string;
+  state: 'held' | 'stale' | 'released';
+  token: number;
+  holder: { host: string; pid: number; sidecarId: string };
+}
+
+export interface VerifyOptions {
+  /** Only this session (its state values and lease too); blobs are then not listed. */
+  sessionId?: string;
+  /** Every verified record and state value text, handed over uninterpreted (the CLI finds blob references in them). */
+  onText?: (sessionId: string, text: string) => void;
+  /** A lease whose heartbeat is older than this is stale (default 15000). */
+  staleMs?: number;
 }
 
 const PAGE = 1000;
 
-export async function verifyStore(conns: PgConnections): Promise<VerifyReport> {
-  const report: VerifyReport = { sessions: 0, records: 0, blobs: 0, stateValues: 0, leases: 0, issues: [] };
+export async function verifyStore(conns: PgConnections, o: VerifyOptions = {}): Promise<VerifyReport> {
+  const report: VerifyReport = { sessions: 0, records: 0, blobs: 0, stateValues: 0, leases: 0, issues: [], sessionsSeen: [], leaseRows: [], blobRows: [] };
+  const only = o.sessionId;
   let after = '';
   for (;;) {
-    const ids = await conns.query<{ session_id: string }>('SELECT session_id FROM sessions WHERE session_id > $1 ORDER BY session_id LIMIT 200', [after]);
+    const ids = only !== undefined
+      ? (after === '' ? await conns.query<{ session_id: string }>('SELECT session_id FROM sessions WHERE session_id = $1', [only]) : [])
+      : await conns.query<{ session_id: string }>('SELECT session_id FROM sessions WHERE session_id > $1 ORDER BY session_id LIMIT 200', [after]);
     if (ids.length === 0) break;
     for (const { session_id: id } of ids) {
       report.sessions++;
-      await verifySession(conns, id, report);
+      await verifySession(conns, id, report, o.onText);
     }
     after = ids[ids.length - 1]!.session_id;
   }
-  const states = await conns.query<{ session_id: string; key: string; text: string; crc: string }>('SELECT session_id, key, text, crc FROM state_values');
+  const states = await conns.query<{ session_id: string; key: string; text: string; crc: string }>(
+    `SELECT session_id, key, text, crc FROM state_values ${only !== undefined ? 'WHERE session_id = $1' : ''} ORDER BY session_id, key`, only !== undefined ? [only] : []);
   for (const s of states) {
     report.stateValues++;
     if (s.crc !== textCrc(`${s.session_id}\n${s.key}`, s.text)) report.issues.push({ problem: 'stateChecksum', sessionId: s.session_id });
+    else o.onText?.(s.session_id, s.text);
   }
-  const shas = await conns.query<{ sha256: string }>('SELECT sha256 FROM blobs ORDER BY sha256');
+  const shas = only !== undefined ? [] : await conns.query<{ sha256: string }>('SELECT sha256 FROM blobs ORDER BY sha256');
   for (const { sha256 } of shas) {
     report.blobs++;
     const rows = await conns.query<{ bytes: Buffer; size: string }>('SELECT bytes, size FROM blobs WHERE sha256 = $1', [sha256]);
     const row = rows[0];
+    if (row) report.blobRows.push({ sha256, size: Number(row.size) });
     if (row && (createHash('sha256').update(row.bytes).digest('hex') !== sha256 || row.bytes.length !== Number(row.size))) {
       report.issues.push({ problem: 'blobChecksum', sha256 });
     }
   }
-  const leases = await conns.query<{ session_id: string; token: string; released: boolean; holder_host: string; sidecar_id: string }>(
-    'SELECT session_id, token, released_at IS NOT NULL AS released, holder_host, sidecar_id FROM leases');
+  const leases = await conns.query<{ session_id: string; token: string; released: boolean; holder_host: string; holder_pid: number; sidecar_id: string; live: boolean }>(
+    `SELECT session_id, token, released_at IS NOT NULL AS released, holder_host, holder_pid, sidecar_id,
+            EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = l.conn_pid AND a.backend_start = l.conn_start)
+              AND heartbeat_at >= now() - make_interval(secs => $1::double precision / 1000) AS live
+       FROM leases l ${only !== undefined ? 'WHERE session_id = $2' : ''} ORDER BY session_id`,
+    [o.staleMs ?? 15_000, ...(only !== undefined ? [only] : [])]);
   for (const l of leases) {
     report.leases++;
+    report.leaseRows.push({
+      sessionId: l.session_id, state: l.released ? 'released' : l.live ? 'held' : 'stale', token: Number(l.token),
+      holder: { host: l.holder_host, pid: l.holder_pid, sidecarId: l.sidecar_id },
+    });
     // A held lease names its holder and has been acquired at least once.
     if (Number(l.token) < 0 || (!l.released && (Number(l.token) < 1 || l.holder_host === '' || l.sidecar_id === ''))) {
       report.issues.push({ problem: 'leaseInvalid', sessionId: l.session_id });
@@ -67,7 +120,7 @@ export async function verifyStore(conns: PgConnections): Promise<VerifyReport> {
   return report;
 }
 
-async function verifySession(conns: PgConnections, id: string, report: VerifyReport): Promise<void> {
+async function verifySession(conns: PgConnections, id: string, report: VerifyReport, onText?: VerifyOptions['onText']): Promise<void> {
   let row;
   try {
     row = await loadSession(conns, id);
@@ -76,6 +129,8 @@ async function verifySession(conns: PgConnections, id: string, report: VerifyRep
     throw err;
   }
   const gens = await conns.query<{ generation: number }>('SELECT generation FROM archived_generations WHERE session_id = $1 ORDER BY generation', [id]);
+  const seen: SessionSeen = { sessionId: id, trashed: row.trashed, generation: row.generation, firstSeq: row.firstSeq, lastSeq: row.lastSeq, records: 0, bytes: 0, archives: gens.length };
+  report.sessionsSeen.push(seen);
   for (const generation of [...gens.map((g) => g.generation), row.generation]) {
     let afterSeq = 0;
     let count = 0;
@@ -84,6 +139,10 @@ async function verifySession(conns: PgConnections, id: string, report: VerifyRep
       for (;;) {
         const page = await readRange(conns, id, { generation, afterSeq, limit: PAGE });
         count += page.records.length;
+        for (const r of page.records) {
+          seen.bytes += Buffer.byteLength(r.text, 'utf8');
+          onText?.(id, r.text);
+        }
         if (page.records.length > 0) last = page.records[page.records.length - 1]!.seq;
         if (page.records.length < PAGE) break;
         afterSeq = last;
@@ -94,6 +153,7 @@ async function verifySession(conns: PgConnections, id: string, report: VerifyRep
       continue;
     }
     report.records += count;
+    seen.records += count;
     if (generation === row.generation) {
       // Rows past the session's lastSeq are invisible to reads; verify looks for them too.
       const agg = await conns.query<{ max: string | null; n: string }>(

@@ -1,0 +1,104 @@
+import { parseArgs } from 'node:util';
+import { protocolVocabulary } from '../../protocol/vocabulary.js';
+import { nodeFs } from '../durable/fsLayer.js';
+import { fileEnd, pgEnd, type TransferEnd } from '../migrate/ends.js';
+import { migrateStores } from '../migrate/migrate.js';
+import { CliError, type Command, UsageError } from './common.js';
+import { err, humanBytes, out } from './output.js';
+import { readOnlyFs } from './readOnlyFs.js';
+import { type StoreTarget, targetOf } from './storeTarget.js';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export const migrateCommand: Command = {
+  name: 'migrate',
+  summary: 'copy every session of a store into another (directory <-> PostgreSQL), verified',
+  usage: `Usage: session-sidecar migrate --from DIR|URL --to URL|DIR [options]
+
+Copies every session of one store into another — a directory store into a PostgreSQL
+database (postgres://user:pass@host:port/db, also postgresql://, ?sslmode=..., ?host=/dir) or
+back — with its header, every record of its active journal, its archived generations
+(compaction history), its state values and the blobs it references; deleted sessions (in the
+trash) stay deleted. Seqs, timestamps and record texts are kept byte for byte (a directory
+store written from PostgreSQL has each record as its own batch: batch boundaries are not
+kept there).
+
+Every record is checked again by the secret gate (the session's registered secrets, from its
+secretEnv and llm.apiKeyEnv in this environment, and the credential rules): a session holding
+one is refused, not copied. Each session is copied in one atomic step (one transaction on
+PostgreSQL; a staged directory renamed into place in a directory store), read back from the
+destination and compared byte for byte with the source. A session a live writer holds in the
+source is refused (close it or stop its sidecar first). A session already in the destination
+is skipped when identical (a rerun after an interruption completes the job) and refused when
+it differs. The source is only read (PostgreSQL: read-only connections, no lease).
+
+Prints one line per session and a summary (sessions, records, bytes, blobs). Exit code 0 when
+every session was copied or already there, 1 when any was refused or failed, 2 for usage.
+
+Options:
+  --from DIR|URL           the source store (a directory, or a PostgreSQL URL)
+  --to URL|DIR             the destination store (created when missing; a PostgreSQL schema
+                           is created or upgraded as by serve)
+  --pg-schema NAME         the PostgreSQL schema of the PostgreSQL side(s) (default
+                           session_sidecar)
+  --from-pg-schema NAME    the source's schema, when both sides are PostgreSQL
+  --to-pg-schema NAME      the destination's schema, when both sides are PostgreSQL
+  -h, --help               this help
+`,
+  async run(argv) {
+    let values;
+    try {
+      ({ values } = parseArgs({
+        args: argv, allowPositionals: false, strict: true,
+        options: {
+          from: { type: 'string' }, to: { type: 'string' }, 'pg-schema': { type: 'string' }, 'from-pg-schema': { type: 'string' },
+          'to-pg-schema': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        },
+      }));
+    } catch (e) {
+      throw new UsageError(String((e as Error).message).split(/\.\s|\n/)[0] ?? 'invalid arguments', 'migrate');
+    }
+    if (values.help) return out(this.usage), 0;
+    const usage = (m: string) => new UsageError(m, 'migrate');
+    if (values.from === undefined || values.to === undefined) throw usage('--from and --to are required');
+    if (values['pg-schema'] !== undefined && (values['from-pg-schema'] !== undefined || values['to-pg-schema'] !== undefined)) {
+      throw usage('--pg-schema excludes --from-pg-schema and --to-pg-schema');
+    }
+    const pgFrom = /^postgres(ql)?:\/\//i.test(values.from);
+    const pgTo = /^postgres(ql)?:\/\//i.test(values.to);
+    const schemaOf = (isPg: boolean, own: string | undefined) => (isPg ? own ?? values['pg-schema'] : own);
+    const from = targetOf(values.from, schemaOf(pgFrom, values['from-pg-schema']), usage);
+    const to = targetOf(values.to, schemaOf(pgTo, values['to-pg-schema']), usage);
+    if (from.display === to.display) throw usage('--from and --to name the same store');
+    return migrate(from, to);
+  },
+};
+
+async function openEnd(t: StoreTarget, source: boolean): Promise<TransferEnd> {
+  if (t.kind === 'postgres') return pgEnd(t.url, t.schema, t.display, source);
+  if (source) {
+    if (!fs.lstatSync(path.join(t.root, 'sessions'), { throwIfNoEntry: false })?.isDirectory()) {
+      throw new CliError(`no session store at ${t.root} (it has no sessions/ directory)`);
+    }
+    return fileEnd(t.root, readOnlyFs());
+  }
+  return fileEnd(t.root, nodeFs);
+}
+
+async function migrate(fromT: StoreTarget, toT: StoreTarget): Promise<number> {
+  const from = await openEnd(fromT, true);
+  let to: TransferEnd | undefined;
+  try {
+    to = await openEnd(toT, false);
+    out(`migrating ${from.display} -> ${to.display}\n`);
+    const s = await migrateStores(from, to, {
+      env: process.env, vocabulary: protocolVocabulary(), progress: (line) => out(`${line}\n`), refuse: (line) => err(`session-sidecar: migrate: ${line}`),
+    });
+    out(`\n${s.sessions} session${s.sessions === 1 ? '' : 's'} copied (${s.records} records, ${humanBytes(s.bytes)} of record text, `
+      + `${s.blobs} blob${s.blobs === 1 ? '' : 's'} ${humanBytes(s.blobBytes)}), ${s.alreadyThere} already there, ${s.refused} refused\n`);
+    return s.refused > 0 ? 1 : 0;
+  } finally {
+    await to?.close();
+    await from.close();
+  }
+}

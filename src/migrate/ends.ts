@@ -1,0 +1,110 @@
+/**
+ * The two ends of a `migrate`: a file store or a PostgreSQL store, each through its backend's
+ * own transfer primitives (src/store/transfer, src/backends/postgres/transfer.ts). The source
+ * end is read-only (the file store through a read-only FsLayer; PostgreSQL with
+ * default_transaction_read_only and no migration); the destination writes every byte through
+ * a secret gate holding the session's secrets.
+ */
+import { openPostgresBackend, type PostgresBackend } from '../backends/postgres/backend.js';
+import type { SessionBundle, Snapshot } from '../backend/port.js';
+import type { FsLayer } from '../durable/fsLayer.js';
+import { storeErrorOf } from '../pgStore/errors.js';
+import { blobSize, putBlob, readBlob } from '../store/blobs/blobFiles.js';
+import { StoreError } from '../store/errors.js';
+import { StoreLayout } from '../store/layout.js';
+import { gateFs } from '../store/secrets/finalGate.js';
+import type { SecretSet } from '../store/secrets/knownSecrets.js';
+import { DEFAULT_LEASE_STALE_MS } from '../store/leases.js';
+import { exportFileSession, fileLeaseHeld, fileSessionIds, placeOf } from '../store/transfer/exportFile.js';
+import { importFileSession } from '../store/transfer/importFile.js';
+
+export interface TransferEnd {
+  readonly display: string;
+  ids(): Promise<string[]>;
+  exists(id: string): Promise<boolean>;
+  /** Who holds the session's writer lease now (a live writer), or undefined. */
+  leaseHolder(id: string): Promise<string | undefined>;
+  export(id: string): Promise<SessionBundle>;
+  /** All or nothing; Conflict (reason exists) when the session is there already. */
+  import(b: SessionBundle, snapshot: Snapshot, toolSeq: number, secrets: SecretSet): Promise<void>;
+  /** The blob's bytes, verified against its digest; undefined when absent. */
+  blob(sha256: string): Promise<Buffer | undefined>;
+  hasBlob(sha256: string): Promise<boolean>;
+  putBlob(bytes: Buffer, secrets: SecretSet): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function fileEnd(root: string, fsl: FsLayer): TransferEnd {
+  const layout = new StoreLayout(root);
+  return {
+    display: root,
+    ids: async () => fileSessionIds(fsl, layout),
+    exists: async (id) => placeOf(fsl, layout, id) !== undefined,
+    leaseHolder: async (id) => {
+      const h = fileLeaseHeld(fsl, layout, id, DEFAULT_LEASE_STALE_MS);
+      return h ? `pid ${h.pid} on ${h.host}` : undefined;
+    },
+    export: async (id) => exportFileSession(fsl, layout, id),
+    import: async (b, _snapshot, _toolSeq, secrets) => importFileSession(gateFs(fsl, secrets), layout, b),
+    blob: async (sha) => (blobSize(fsl, layout, `sha256:${sha}`) === undefined ? undefined : readBlob(fsl, layout, `sha256:${sha}`).bytes),
+    hasBlob: async (sha) => blobSize(fsl, layout, `sha256:${sha}`) !== undefined,
+    putBlob: async (bytes, secrets) => {
+      layout.init(fsl);
+      putBlob(gateFs(fsl, secrets), layout, bytes);
+    },
+    close: async () => {},
+  };
+}
+
+async function pg<T>(op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (err) {
+    throw storeErrorOf(err);
+  }
+}
+
+/**
+ * A PostgreSQL end. `readOnly` (the source): no migration (a missing schema is an error) and
+ * every connection read-only at the server. The destination's schema is created or upgraded as
+ * by `serve`.
+ */
+export async function pgEnd(url: string, schema: string, display: string, readOnly: boolean): Promise<TransferEnd> {
+  const db: PostgresBackend = await pg(() => openPostgresBackend({ url, schema, readOnly, poolMax: 4, applicationName: 'session-sidecar-migrate' }));
+  const exists = async (id: string) => {
+    try {
+      await db.load(id);
+      return true;
+    } catch (err) {
+      if ((storeErrorOf(err) as StoreError).kind === 'SessionNotFound') return false;
+      throw storeErrorOf(err);
+    }
+  };
+  return {
+    display,
+    ids: () => pg(() => db.transfer.ids()),
+    exists,
+    leaseHolder: async (id) => {
+      const h = await pg(() => db.transfer.leaseHeld(id));
+      return h ? `pid ${h.pid} on ${h.host} (sidecar ${h.sidecarId})` : undefined;
+    },
+    export: (id) => pg(() => db.transfer.export(id)),
+    import: async (b, snapshot, toolSeq, secrets) => {
+      // The final gate before any byte leaves for the database, as for appends.
+      const texts = [b.header.text, ...b.generations.flatMap((g) => g.records.map((r) => r.text)), ...b.state.map((s) => s.text)];
+      for (const t of texts) {
+        const rule = secrets.findInBytes(Buffer.from(t, 'utf8'));
+        if (rule) throw new StoreError('SecretRejected', `a registered secret reached the final check (rule: ${rule}); nothing was written`, { rule });
+      }
+      await pg(() => db.transfer.import(b, snapshot, toolSeq));
+    },
+    blob: (sha) => pg(() => db.blobs.read(sha)),
+    hasBlob: async (sha) => (await pg(() => db.blobs.size(sha))) !== undefined,
+    putBlob: async (bytes, secrets) => {
+      const rule = secrets.findInBytes(bytes);
+      if (rule) throw new StoreError('SecretRejected', `a registered secret reached the final check (rule: ${rule}); nothing was written`, { rule });
+      await pg(() => db.blobs.put(bytes));
+    },
+    close: () => db.close(),
+  };
+}
