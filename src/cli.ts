@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { printOut } from './cliOutput.js';
@@ -94,6 +95,11 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
   const logLevel = values['log-level'] as LogLevel;
   if (!['error', 'warn', 'info', 'debug'].includes(logLevel)) throw new UsageError('--log-level must be error, warn, info or debug');
   const common = { framing, maxMessageBytes, logLevel, leaseStaleMs } as const;
+  // The workspace must exist: the store (or, with PostgreSQL, the tool scratch directories) goes
+  // inside it, and is never created with parents on a mistyped path.
+  if (values.workspace !== undefined && !fs.statSync(values.workspace, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new UsageError(`--workspace ${values.workspace}: no such directory`);
+  }
   if (url) {
     const localRoot = path.resolve(values.workspace ?? process.cwd(), '.session-sidecar');
     return { store: url, pg: { schema: values['pg-schema'] ?? DEFAULT_PG_SCHEMA, localRoot }, ...common };

@@ -83,5 +83,12 @@ describe('serve: store options', () => {
     expect(await initialize(['--framing', 'ndjson', '--store', dir], process.env)).toMatchObject({ store: { root: dir, backend: 'file' } });
     expect((await run(['serve', '--store', dir, '--pg-schema', 'x'])).code).toBe(2);
     expect((await run(['serve', '--store', 'postgres://u@localhost/db', '--pg-schema', 'Bad-Name'])).code).toBe(2);
+    // a mistyped workspace is refused at start, for either store (with PostgreSQL its scratch
+    // directories would otherwise fail every tool/allocateScratch as Internal)
+    for (const store of [[], ['--store', 'postgres://u@localhost/db']]) {
+      const r = await run(['serve', ...store, '--workspace', path.join(dir, 'missing')]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('no such directory');
+    }
   }, 60_000);
 });
