@@ -49,6 +49,7 @@ export function startServer(opts: ServerOptions): RunningServer {
     maxMessageBytes: opts.maxMessageBytes,
     diagnostic: (line) => log.error(line),
   });
+  store.setRequestsWaiting?.(() => transport.pending());
   const lifecycle = new Lifecycle({ ...opts, finish: stop });
   let connection: ReturnType<typeof createMessageConnection> | undefined;
   const subscriptions = subscriptionHandlers(store, (method, params) => connection?.sendNotification(method, params) ?? Promise.resolve());

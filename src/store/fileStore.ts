@@ -20,7 +20,7 @@ import { guardValue } from './secrets/gate.js';
 import { resolveSecrets } from './secrets/sessionSecrets.js';
 import type { Redaction } from './secrets/redact.js';
 import { prepareRecord } from './serialize.js';
-import { summarizeRecord } from './summary.js';
+import { batchSummaries } from './summary.js';
 import { ContextBuilder } from './turns/context.js';
 import { newTurnId } from './turns/ids.js';
 import { type TurnEvent } from './turns/turnState.js';
@@ -173,7 +173,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
         throw err;
       });
     tools.noteCommitted(batch.values);
-    session.noteCommitted(batch.values.map((v) => summarizeRecord(v)), committed.ts);
+    session.noteCommitted(batchSummaries(batch.values, session.handle.firstMessage === undefined), committed.ts);
     return appendResult(committed, batch, planned.recordSeqs());
   }
 

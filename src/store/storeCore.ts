@@ -74,6 +74,12 @@ export abstract class StoreCore {
   protected readonly watchers = new Map<string, Set<{ poke(): void }>>();
   /** Sessions whose writer stopped after an unknown outcome: read-only for the life of this instance. */
   protected readonly failStopped = new Set<string>();
+  /** Requests read and not yet answered by the server (SessionStore.setRequestsWaiting); unknown: many. */
+  private requestsWaiting: () => number = () => Infinity;
+
+  setRequestsWaiting(probe: () => number): void {
+    this.requestsWaiting = probe;
+  }
 
   constructor(root: string, opts: FileStoreOptions = {}) {
     this.root = path.resolve(root);
@@ -211,7 +217,7 @@ export abstract class StoreCore {
     const journal = this.layout.journal(id);
     const fence = () => lease?.check(id) ?? (this.fsl.lstatSync(journal)?.ino === handle.ino ? undefined : new StoreError('Conflict',
       'the journal was replaced by another program; nothing was written and the session is read-only in this process', { reason: 'journalChanged' }));
-    const writer = mode === 'write' ? new JournalWriter(this.fsl, handle, handle.position, this.clock, gate, fence) : undefined;
+    const writer = mode === 'write' ? new JournalWriter(this.fsl, handle, handle.position, this.clock, gate, fence, () => this.requestsWaiting() > 1) : undefined;
     const session = new OpenSession(this.fsl, this.layout, handle, mode, writer, this.warn, secrets, status, lease);
     this.sessions.set(handle.header.sessionId, session);
     return session;

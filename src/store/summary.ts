@@ -25,6 +25,27 @@ function textOf(content: unknown): string {
 
 function cut(s: string, max: number): string {
   if (s.length <= max) return s; // UTF-16 length bounds the code point count
+  // No surrogate in the first 2*max units: each of them is one code point, and there are more
+  // than max of them — cut by units (the common case, without splitting into code points).
+  if (!/[\uD800-\uDFFF]/.test(s.slice(0, max * 2))) return `${s.slice(0, max - 1)}…`;
   const chars = Array.from(s.slice(0, max * 2)); // by code point: never split a surrogate pair
   return chars.length <= max ? s : `${chars.slice(0, max - 1).join('')}…`;
+}
+
+/**
+ * The summaries a batch contributes to its session's first/last message: its last message's,
+ * and its first message's too when the session has none yet — in order. Records in between are
+ * never summarized (a batch of many records costs one or two summaries).
+ */
+export function batchSummaries(records: Array<Record<string, unknown>>, needFirst: boolean): string[] {
+  let last: string | undefined;
+  let lastAt = records.length;
+  while (last === undefined && lastAt > 0) last = summarizeRecord(records[--lastAt] as Record<string, unknown>);
+  if (last === undefined) return [];
+  if (!needFirst) return [last];
+  for (let i = 0; i < lastAt; i++) {
+    const first = summarizeRecord(records[i] as Record<string, unknown>);
+    if (first !== undefined) return [first, last];
+  }
+  return [last];
 }

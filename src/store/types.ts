@@ -131,6 +131,13 @@ export interface SessionStore {
   readonly root: string;
   /** Which persistence backend keeps the bytes (initialize's store.backend; file when absent). */
   readonly backend?: 'file' | 'postgres';
+  /**
+   * How many requests the server has read and not yet answered (the current one included). A
+   * store may commit a lone request without waiting for company when this is 1 (the file store
+   * then fdatasyncs on the main thread instead of the thread pool); above 1, more requests are
+   * coming and it groups them. Unset: never alone.
+   */
+  setRequestsWaiting?(probe: () => number): void;
   /** Creates a session durably and opens it for writing; no secret of `secrets` may be in the header. */
   create(header: SessionHeaderInput, secrets?: SecretsInput): Promise<CreatedSession>;
   /** Opens (or re-opens) a session; `write` repairs a torn tail and allows appends. Adds `secrets`. */

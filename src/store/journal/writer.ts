@@ -34,14 +34,21 @@ export class JournalWriter extends CommitQueue<Buffer[]> {
      * (its lease was lost, or its path names another file now).
      */
     fence: () => StoreError | undefined = () => undefined,
+    /**
+     * More requests are on their way (the server has read others it has not answered): a lone
+     * request then is not alone, and its sync goes to the thread pool so that they can group.
+     * The JSON-RPC connection dispatches each request in its own macrotask, so the queue alone
+     * cannot see them coming.
+     */
+    othersWaiting: () => boolean = () => true,
   ) {
-    super(journalSink(fsl, file, position, clock, gate, fence), MAX_COMMIT_BYTES);
+    super(journalSink(fsl, file, position, clock, gate, fence, othersWaiting), MAX_COMMIT_BYTES);
   }
 }
 
 function journalSink(
   fsl: FsLayer, file: { fd: number }, position: JournalPosition, clock: () => number,
-  gate: (bytes: Buffer) => string | undefined, fence: () => StoreError | undefined,
+  gate: (bytes: Buffer) => string | undefined, fence: () => StoreError | undefined, othersWaiting: () => boolean,
 ): CommitSink<Buffer[]> {
   return {
     committed: () => ({ lastSeq: position.lastSeq, state: stateOf(position) }),
@@ -68,7 +75,7 @@ function journalSink(
         }), 'the journal was changed by another writer');
       }
       try {
-        await appendDurably(fsl, file.fd, buf, position.bytes, { alone: next.alone });
+        await appendDurably(fsl, file.fd, buf, position.bytes, { alone: next.alone && !othersWaiting() });
       } catch (err) {
         throw failure(err);
       }
