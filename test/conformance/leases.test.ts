@@ -33,7 +33,7 @@ describe('writer leases across processes', () => {
     const err = await rejection(a.append({ sessionId, records: [msg('a2, after the stall')] }));
     expect(['LeaseLost', 'ReadOnly']).toContain(err.kind); // its own refresh timer may notice first: see the next test
     expect(await b.append({ sessionId, records: [msg('b2')] })).toEqual({ firstSeq: 2, lastSeq: 2 });
-    const records = (await b.read({ sessionId })).records.map((r) => (r.message as { content: string }).content);
+    const records = (await b.read({ sessionId })).records.map((r) => ((r as { message?: { content: string } }).message as { content: string }).content);
     expect(records).toEqual(['a1', 'b2']);
     await b.shutdown();
     await a.shutdown();
@@ -57,7 +57,7 @@ describe('writer leases across processes', () => {
     const err = await rejection(a.append({ sessionId, records: [msg('a2, under b\'s lease')] }));
     expect(err.kind).toBe('LeaseLost');
     expect(await b.append({ sessionId, records: [msg('b2')] })).toEqual({ firstSeq: 2, lastSeq: 2 });
-    const records = (await b.read({ sessionId })).records.map((r) => (r.message as { content: string }).content);
+    const records = (await b.read({ sessionId })).records.map((r) => ((r as { message?: { content: string } }).message as { content: string }).content);
     expect(records).toEqual(['a1', 'b2']);
     await b.shutdown();
     await a.shutdown();

@@ -101,7 +101,7 @@ describe.each(FRAMINGS)('session methods over %s', (framing) => {
     expect((await reader.open({ sessionId, mode: 'read' })).lastSeq).toBe(1);
     await writer.append({ sessionId, records: [msg('assistant', 'two'), msg('user', 'three')] });
     const page = await reader.read({ sessionId, afterSeq: 1 });
-    expect(page.records.map((r) => (r.message as { content: string }).content)).toEqual(['two', 'three']);
+    expect(page.records.map((r) => ((r as { message?: { content: string } }).message as { content: string }).content)).toEqual(['two', 'three']);
     expect((await reader.open({ sessionId, mode: 'read' })).lastSeq).toBe(3);
     const listed = (await reader.list()).sessions[0];
     expect(listed).toMatchObject({ sessionId, lastSeq: 3, lastMessage: 'user: three' });

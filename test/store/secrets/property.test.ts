@@ -75,7 +75,7 @@ function embedIn(base: Record<string, Json>, payload: Json, route: number[]): Re
   const root = structuredClone(base);
   let at: Json[] | Record<string, Json> = root;
   for (const r of route) {
-    const children = (Array.isArray(at) ? at : Object.values(at)).filter((c): c is Json[] | Record<string, Json> => c !== null && typeof c === 'object');
+    const children: Array<Json[] | Record<string, Json>> = (Array.isArray(at) ? at : Object.values(at)).filter((c): c is Json[] | Record<string, Json> => c !== null && typeof c === 'object');
     if (children.length === 0) break;
     at = children[r % children.length]!;
   }

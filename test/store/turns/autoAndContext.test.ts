@@ -475,7 +475,7 @@ describe('session context', () => {
     await s.append(id, [calls('e1'), tool('e1', content), calls('e2'), tool('e2', 'recent')]);
     const { messages } = await s.context(id, { keepRecentToolOutputs: 1, maxToolOutputChars: 10 });
     const cut = messages.find((m) => m.toolCallId === 'e1')!.content as string;
-    expect(cut.isWellFormed()).toBe(true);
+    expect((cut as string & { isWellFormed(): boolean }).isWellFormed()).toBe(true);
     expect(cut).toBe(`${'a'.repeat(9)}\n[… 52 characters pruned]`);
     // a cut right after the pair keeps it
     const after = await s.context(id, { keepRecentToolOutputs: 1, maxToolOutputChars: 11 });
