@@ -1,13 +1,14 @@
 import type { Readable, Writable } from 'node:stream';
 import {
   AbstractMessageReader, AbstractMessageWriter, type DataCallback, Disposable, type Message, type MessageReader,
-  type MessageWriter, StreamMessageWriter,
+  type MessageWriter,
 } from 'vscode-jsonrpc/node';
 import { JsonRpcErrorCode } from '../../protocol/errors.js';
 import type { FrameProblem } from './decodeMessage.js';
 import { type Framing, FrameDecoder } from './frameDecoder.js';
 import { RequestLedger } from './ledger.js';
 import { toConnectionId, toWireId } from './wireIds.js';
+import { FramingWriter } from './writers.js';
 
 export interface TransportOptions {
   framing: 'auto' | Framing;
@@ -58,25 +59,6 @@ class FrameReader extends AbstractMessageReader implements MessageReader {
   }
 }
 
-/** Newline-delimited JSON: one message per line (JSON.stringify never emits a raw newline). */
-class NdjsonWriter extends AbstractMessageWriter implements MessageWriter {
-  constructor(private readonly output: Writable) {
-    super();
-  }
-
-  write(msg: Message): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.output.write(`${JSON.stringify(msg)}\n`, 'utf8', (err) => {
-        if (!err) return resolve();
-        this.fireError(err, msg);
-        reject(err);
-      });
-    });
-  }
-
-  end(): void {}
-}
-
 /** Writes in the framing the input turned out to use. Nothing is written before that is known. */
 class FramedWriter extends AbstractMessageWriter implements MessageWriter {
   private target: MessageWriter | undefined;
@@ -91,7 +73,7 @@ class FramedWriter extends AbstractMessageWriter implements MessageWriter {
   }
 
   use(framing: Framing): void {
-    this.target = framing === 'lsp' ? new StreamMessageWriter(this.output, 'utf-8') : new NdjsonWriter(this.output);
+    this.target = new FramingWriter(this.output, framing);
     this.target.onError((e) => {
       if (!this.broken) this.fireError(e[0], e[1], e[2]);
       this.broken = true;

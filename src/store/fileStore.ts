@@ -7,7 +7,7 @@ import { errnoOf } from '../durable/errors.js';
 import { listHistory, sanitizeSummary } from './history.js';
 import { JOURNAL_FORMAT, JOURNAL_VERSION, sealLine } from './journal/format.js';
 import { catchUp, type JournalHandle, openJournal } from './journal/open.js';
-import { readPage, seekAfterSeq } from './journal/read.js';
+import { type Page, readPage, seekAfterSeq } from './journal/read.js';
 import { crcOf } from './journal/scan.js';
 import { JournalWriter } from './journal/writer.js';
 import { SessionLease } from './leases.js';
@@ -260,6 +260,15 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
   }
 
   async read(sessionId: string, opts: ReadOptions = {}): Promise<ReadPage> {
+    return this.readPageOf(sessionId, opts, false, (page) => (opts.inline ? this.inline(page.records) : page.records));
+  }
+
+  /** session/read without objects: each record's stored JSON text, as the server sends it on. */
+  async readText(sessionId: string, opts: Omit<ReadOptions, 'inline'> = {}): Promise<{ records: string[]; lastSeq: number; nextAfterSeq: number | null }> {
+    return this.readPageOf(sessionId, opts, true, (page) => page.texts);
+  }
+
+  private readPageOf<R>(sessionId: string, opts: ReadOptions, asText: boolean, take: (page: Page) => R[]) {
     return this.withReadHandle(sessionId, opts.generation, (handle) => {
       const { fd, dataStart, position } = handle;
       const afterSeq = Math.min(opts.afterSeq ?? 0, position.lastSeq);
@@ -267,11 +276,10 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
       const from = afterSeq === 0 ? dataStart : seekAfterSeq(this.fsl, fd, dataStart, end, afterSeq);
       const page = readPage(this.fsl, fd, {
         from, end, afterSeq, limit: opts.limit ?? DEFAULT_READ_LIMIT,
-        kinds: opts.kinds ? new Set(opts.kinds) : undefined, maxBytes: PAGE_BYTES, firstSeq: handle.firstSeq,
+        kinds: opts.kinds ? new Set(opts.kinds) : undefined, maxBytes: PAGE_BYTES, firstSeq: handle.firstSeq, asText,
       });
       const more = page.scannedSeq < position.lastSeq;
-      const records = opts.inline ? this.inline(page.records) : page.records;
-      return { records, lastSeq: position.lastSeq, nextAfterSeq: more ? page.scannedSeq : null };
+      return { records: take(page), lastSeq: position.lastSeq, nextAfterSeq: more ? page.scannedSeq : null };
     });
   }
 

@@ -146,6 +146,11 @@ export interface SessionStore {
   append(sessionId: string, records: RecordInput[], opts?: { expectedLastSeq?: number }): Promise<AppendResult>;
   /** Reads a page of records after `afterSeq`, verified, streamed from disk. */
   read(sessionId: string, opts?: ReadOptions): Promise<ReadPage>;
+  /**
+   * The same page with each record as its stored JSON text (never `inline`), for a server that
+   * passes the text on without building objects. Optional: a store without it is read with `read`.
+   */
+  readText?(sessionId: string, opts?: Omit<ReadOptions, 'inline'>): Promise<{ records: string[]; lastSeq: number; nextAfterSeq: number | null }>;
   /** Lists sessions, most recently updated first. */
   list(opts?: { limit?: number; cursor?: string }): Promise<ListPage>;
   /** Waits for in-flight appends, then closes the session in this store instance. */

@@ -2,6 +2,7 @@ import {
   sessionCompact, sessionHistory,
   DEFAULT_LIST_LIMIT, DEFAULT_READ_LIMIT, sessionAppend, sessionClose, sessionCreate, sessionList, sessionOpen, sessionRead,
 } from '../../../protocol/index.js';
+import { RawJson } from '../../framing/writers.js';
 import { StoreError } from '../../store/errors.js';
 import type { SessionStore } from '../../store/types.js';
 import { cancelled, handle, type RequestHandler } from '../dispatch.js';
@@ -15,8 +16,13 @@ export function sessionHandlers(store: SessionStore): RequestHandler[] {
       if (token.isCancellationRequested) throw cancelled();
       return store.append(p.sessionId, p.records, { expectedLastSeq: p.expectedLastSeq });
     }),
-    handle(sessionRead, async (p) =>
-      store.read(p.sessionId, { generation: p.generation, afterSeq: p.afterSeq, limit: p.limit ?? DEFAULT_READ_LIMIT, kinds: p.kinds, inline: p.inline })),
+    handle(sessionRead, async (p) => {
+      const opts = { generation: p.generation, afterSeq: p.afterSeq, limit: p.limit ?? DEFAULT_READ_LIMIT, kinds: p.kinds };
+      if (p.inline || !store.readText) return store.read(p.sessionId, { ...opts, inline: p.inline });
+      // The records' stored JSON text goes out as it is: no objects built, none re-serialized.
+      const page = await store.readText(p.sessionId, opts);
+      return new RawJson(`{"records":[${page.records.join(',')}],"lastSeq":${page.lastSeq},"nextAfterSeq":${page.nextAfterSeq}}`);
+    }),
     handle(sessionCompact, async ({ _meta, sessionId, ...req }) => store.compact(sessionId, req)),
     handle(sessionHistory, async (p) => ({ generations: await store.history(p.sessionId) })),
     handle(sessionList, async (p) => store.list({ limit: p.limit ?? DEFAULT_LIST_LIMIT, cursor: p.cursor })),

@@ -32,10 +32,14 @@ export function encodeRecordLine(seq: number, ts: string, batchEnd: number | und
   return sealLine(`{"seq":${seq},"ts":${JSON.stringify(ts)}${batch},${recordText.slice(1)}`);
 }
 
-export type DecodedLine = { ok: true; value: Record<string, unknown> } | { ok: false; reason: string };
+export type DecodedLine = { ok: true; value: Record<string, unknown>; text: string } | { ok: false; reason: string };
 
-/** Verifies and parses one line (without its newline). Never throws. */
-export function decodeLine(line: Buffer): DecodedLine {
+/**
+ * Verifies and parses one line (without its newline). Never throws. `canonical: false` skips
+ * the re-encoding check (duplicate keys, stray whitespace): for a reader that passes the line's
+ * text on as it is (session/read), where the checksum, the JSON parse and the seq suffice.
+ */
+export function decodeLine(line: Buffer, canonical = true): DecodedLine {
   if (line.length < CRC_SUFFIX_LENGTH + 2) return { ok: false, reason: 'too short' };
   const bodyEnd = line.length - CRC_SUFFIX_LENGTH;
   const suffix = line.toString('latin1', bodyEnd);
@@ -49,9 +53,18 @@ export function decodeLine(line: Buffer): DecodedLine {
     return { ok: false, reason: 'not JSON' };
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, reason: 'not an object' };
-  if (JSON.stringify(value) !== text) return { ok: false, reason: 'not canonical (duplicate keys or re-encoded)' };
+  if (canonical && JSON.stringify(value) !== text) return { ok: false, reason: 'not canonical (duplicate keys or re-encoded)' };
   delete (value as Record<string, unknown>).crc;
-  return { ok: true, value: value as Record<string, unknown> };
+  return { ok: true, value: value as Record<string, unknown>, text };
+}
+
+/**
+ * The stored record's JSON text from its line's text: the line without its checksum member and
+ * without `batchEnd` (which follows `ts` in the envelope), as session/read returns records.
+ */
+export function recordTextOfLine(lineText: string, batchEnd: unknown): string {
+  const body = `${lineText.slice(0, lineText.length - CRC_SUFFIX_LENGTH)}}`;
+  return batchEnd === undefined ? body : body.replace(`,"batchEnd":${String(batchEnd)}`, '');
 }
 
 /** Whether a line (without its newline) carries the checksum of its bytes. */

@@ -1,6 +1,6 @@
 import type { FsLayer } from '../../durable/fsLayer.js';
 import type { StoredRecord } from '../types.js';
-import { checksumOk, decodeLine, peekKind, peekSeq } from './format.js';
+import { checksumOk, decodeLine, peekKind, peekSeq, recordTextOfLine } from './format.js';
 import { nextLineStart, readPrefix, scanLines } from './lines.js';
 import { corrupt } from './scan.js';
 
@@ -39,10 +39,14 @@ export interface PageRequest {
   maxBytes: number;
   /** Seq of the journal's first record line (greater than 1 after a compaction). */
   firstSeq: number;
+  /** Return each record's JSON text (in `texts`) instead of objects (in `records`). */
+  asText?: boolean;
 }
 
 export interface Page {
   records: StoredRecord[];
+  /** With `asText`: each record's stored JSON text (checksum, JSON and seq verified). */
+  texts: string[];
   /** Seq of the last line examined (returned or filtered out). */
   scannedSeq: number;
 }
@@ -55,6 +59,7 @@ function skippable(line: Buffer, kinds: ReadonlySet<string>): boolean {
 /** Reads verified records after `afterSeq`; every returned line passed its checksum. */
 export function readPage(fsl: FsLayer, fd: number, req: PageRequest): Page {
   const records: StoredRecord[] = [];
+  const texts: string[] = [];
   let scannedSeq = Math.max(req.afterSeq, req.firstSeq - 1);
   const lineOf = (seq: number) => 2 + seq - req.firstSeq;
   let bytes = 0;
@@ -73,15 +78,20 @@ export function readPage(fsl: FsLayer, fd: number, req: PageRequest): Page {
       if (skipped >= SKIP_BUDGET_PAGES * req.maxBytes) break; // one call never blocks on a whole huge journal
       continue;
     }
-    const decoded = line.terminated ? decodeLine(line.bytes) : ({ ok: false, reason: 'unterminated' } as const);
+    const decoded = line.terminated ? decodeLine(line.bytes, !req.asText) : ({ ok: false, reason: 'unterminated' } as const);
     if (!decoded.ok) throw corrupt(lineOf(expected), decoded.reason, { seq: expected });
     const rec = decoded.value as StoredRecord;
     if (rec.seq !== expected) throw corrupt(lineOf(expected), `seq ${String(rec.seq)} where ${expected} was expected`);
-    delete (rec as Record<string, unknown>).batchEnd;
     scannedSeq = rec.seq;
     bytes += line.bytes.length;
-    if (!req.kinds || req.kinds.has(rec.kind)) records.push(rec);
-    if (records.length >= req.limit || bytes >= req.maxBytes) break;
+    if (!req.kinds || req.kinds.has(rec.kind)) {
+      if (req.asText) texts.push(recordTextOfLine(decoded.text, (rec as { batchEnd?: unknown }).batchEnd));
+      else {
+        delete (rec as Record<string, unknown>).batchEnd;
+        records.push(rec);
+      }
+    }
+    if (records.length + texts.length >= req.limit || bytes >= req.maxBytes) break;
   }
-  return { records, scannedSeq };
+  return { records, texts, scannedSeq };
 }
