@@ -14,7 +14,7 @@ export class PgLineageStore extends PgReadStore {
     const s = this.writable(sessionId);
     const summary = sanitizeSummary(req.summary);
     const extra = { summary, ...(req.provider ? { provider: req.provider } : {}), ...(req.model ? { model: req.model } : {}) };
-    return this.commit(s, () => s.queue.exclusive(async () => {
+    return this.commitInOrder(s, () => s.queue.exclusive(async () => {
       const lastSeq = s.queue.lastSeq;
       if (req.expectedLastSeq !== undefined && req.expectedLastSeq !== lastSeq) {
         throw new StoreError('Conflict', `expectedLastSeq ${req.expectedLastSeq} does not match lastSeq ${lastSeq}; nothing was compacted`, {

@@ -22,7 +22,7 @@ import type { PgSession } from './session.js';
 export class PostgresSessionStore extends PgLineageStore implements SessionStore {
   async allocateScratch(sessionId: string, _requestId: string, keep?: KeepScratch): Promise<{ toolSeq: number; dir: string; tmpDir: string }> {
     const s = this.writable(sessionId);
-    return this.commit(s, () => s.queue.exclusive(async () => {
+    return this.commitInOrder(s, () => s.queue.exclusive(async () => {
       const committed = s.queue.state.runtime.toolSeq;
       const tools = s.tools();
       const reserved = await pg(() => this.db.reserveToolSeq(s.fence, Math.max(tools.issued, committed)));
@@ -47,7 +47,7 @@ export class PostgresSessionStore extends PgLineageStore implements SessionStore
     const { text, redactions } = prepareStateValue(key, value, this.allSecrets);
     const rule = this.gate([text]);
     if (rule) throw new StoreError('SecretRejected', `a registered secret reached the final check (rule: ${rule}); nothing was written`, { path: 'value', rule });
-    await this.commit(s, () => s.queue.exclusive(() => pg(() => this.db.state.set(s.fence, key, text))));
+    await this.commitInOrder(s, () => s.queue.exclusive(() => pg(() => this.db.state.set(s.fence, key, text))));
     return { redactions };
   }
 
@@ -63,7 +63,7 @@ export class PostgresSessionStore extends PgLineageStore implements SessionStore
   async deleteState(sessionId: string, key: string): Promise<boolean> {
     const s = this.writable(sessionId);
     checkStateKey(key);
-    return this.commit(s, () => s.queue.exclusive(() => pg(() => this.db.state.delete(s.fence, key))));
+    return this.commitInOrder(s, () => s.queue.exclusive(() => pg(() => this.db.state.delete(s.fence, key))));
   }
 
   async getBlob(sessionId: string, ref: string, offset = 0, length = 1 << 20): Promise<{ bytes: Buffer; offset: number; size: number }> {

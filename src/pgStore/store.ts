@@ -211,21 +211,39 @@ export class PgStoreCore {
     }
   }
 
+  /**
+   * `commit(s, run)` after every write of this session called before it has reached the commit
+   * queue (see PgSession.inOrder): writes that enqueue at once (turn events, state, scratch,
+   * compaction) never overtake an append still preparing.
+   */
+  protected commitInOrder<T>(s: ReturnType<PgStoreCore['writable']>, run: () => Promise<T>): Promise<T> {
+    return s.inOrder(async () => {
+      const committing = this.commit(s, run);
+      committing.catch(() => undefined); // awaited by the caller; not an unhandled rejection meanwhile
+      return { committing };
+    }).then(({ committing }) => committing);
+  }
+
   /** Watchers in this process learn of a commit at once (others through NOTIFY). */
   protected poked(_sessionId: string): void {}
 
   async append(sessionId: string, records: RecordInput[], opts: { expectedLastSeq?: number } = {}): Promise<AppendResult> {
     const s = this.writable(sessionId);
-    const blobs = await this.blobSinkFor(s, records);
-    const batch = prepareBatch(records, this.allSecrets, this.maxRecordBytes, blobs.sink);
-    await blobs.flush(); // blobs are stored before the records that reference them
-    const tools = s.tools();
-    const planned = planBatch(batch, s.header.turns === 'auto', tools);
-    const committed = await this.commit(s, () => s.queue.append({ texts: batch.texts, expectedLastSeq: opts.expectedLastSeq, plan: planned.plan }))
-      .catch((err: unknown) => {
-        if (wroteNothing(err)) planned.giveBack();
-        throw err;
-      });
+    // Everything up to the enqueue runs in call order (blob lookups wait for the database).
+    const { batch, planned, tools, committing } = await s.inOrder(async () => {
+      const blobs = await this.blobSinkFor(s, records);
+      const batch = prepareBatch(records, this.allSecrets, this.maxRecordBytes, blobs.sink);
+      await blobs.flush(); // blobs are stored before the records that reference them
+      const tools = s.tools();
+      const planned = planBatch(batch, s.header.turns === 'auto', tools);
+      const committing = this.commit(s, () => s.queue.append({ texts: batch.texts, expectedLastSeq: opts.expectedLastSeq, plan: planned.plan }));
+      committing.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
+      return { batch, planned, tools, committing };
+    });
+    const committed = await committing.catch((err: unknown) => {
+      if (wroteNothing(err)) planned.giveBack();
+      throw err;
+    });
     tools.noteCommitted(batch.values);
     return appendResult(committed, batch, planned.recordSeqs());
   }
@@ -248,7 +266,7 @@ export class PgStoreCore {
   private async writeTurnEvent(sessionId: string, event: TurnEvent): Promise<void> {
     const s = this.writable(sessionId);
     const [text] = prepareBatch([event as unknown as RecordInput], this.allSecrets, this.maxRecordBytes).texts;
-    await this.commit(s, () => s.queue.append({ texts: [], plan: turnEventPlan(text as string, JSON.parse(text as string) as TurnEvent) }));
+    await this.commitInOrder(s, () => s.queue.append({ texts: [], plan: turnEventPlan(text as string, JSON.parse(text as string) as TurnEvent) }));
   }
 
   async getTurn(sessionId: string) {

@@ -150,6 +150,36 @@ eachBackend('sessions', (setup) => {
     }
   });
 
+  // Regression (PostgreSQL): an append whose records reference a blob waited for the database
+  // before it reached the commit queue, so appends, turn events and state writes called after
+  // it were committed first (seqs out of call order), and close released the lease under it.
+  it('pipelined writes of every sort take effect in call order, also behind an append that references a blob', async () => {
+    const f = await setup();
+    const { sessionId: id } = await f.store.create({ blobThreshold: 1024 });
+    await f.store.append(id, [user('x'.repeat(5000))]);
+    const ref = (await f.store.read(id)).records[0]!.message as Record<string, unknown>;
+    const results = await Promise.all([
+      f.store.append(id, [{ kind: 'event', type: 'again', payload: ref.content }, note(1)]),
+      f.store.append(id, [note(2)]),
+      f.store.startTurn(id, 'user'),
+      f.store.append(id, [{ kind: 'event', type: 'again', payload: ref.content }]),
+      f.store.setState(id, 'k', 'v'),
+      f.store.append(id, [note(3)], { expectedLastSeq: 6 }),
+      f.store.read(id),
+    ]);
+    expect(results[0]).toEqual({ firstSeq: 2, lastSeq: 3 });
+    expect(results[1]).toEqual({ firstSeq: 4, lastSeq: 4 });
+    expect(results[3]).toEqual({ firstSeq: 6, lastSeq: 6 });
+    expect(results[5]).toEqual({ firstSeq: 7, lastSeq: 7 });
+    expect((results[6] as { lastSeq: number }).lastSeq).toBe(7); // a read sees every write called before it
+    const recs = await readAll(f.store, id);
+    expect(recs.map((r) => [r.seq, r.kind])).toEqual([[1, 'message'], [2, 'event'], [3, 'note'], [4, 'note'], [5, 'turn'], [6, 'event'], [7, 'note']]);
+    expect(recs[5]!.turnId).toBe(recs[4]!.turnId);
+    const closing = [f.store.append(id, [{ kind: 'event', type: 'last', payload: ref.content }]), f.store.close(id)];
+    await Promise.all(closing);
+    expect((await f.store.read(id, { afterSeq: 7 })).records.map((r) => r.kind)).toEqual(['event']);
+  });
+
   it('close waits for the appends sent before it; the session is then read-only in that instance until opened again', async () => {
     const f = await setup();
     const { sessionId: id } = await f.store.create({});
