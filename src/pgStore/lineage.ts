@@ -11,7 +11,7 @@ import { PgReadStore } from './reads.js';
 /** Compaction (one transaction: rotate), fork, and delete/restore/purge over PostgreSQL. */
 export class PgLineageStore extends PgReadStore {
   async compact(sessionId: string, req: CompactRequest): Promise<{ generation: number; checkpointSeq: number; archived: { generation: number; records: number; bytes: number } }> {
-    const s = this.writable(sessionId);
+    const s = this.writable(sessionId) ?? await this.notWritable(sessionId);
     const summary = sanitizeSummary(req.summary);
     const extra = { summary, ...(req.provider ? { provider: req.provider } : {}), ...(req.model ? { model: req.model } : {}) };
     return this.commitInOrder(s, () => s.queue.exclusive(async () => {

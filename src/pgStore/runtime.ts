@@ -21,7 +21,7 @@ import type { PgSession } from './session.js';
  */
 export class PostgresSessionStore extends PgLineageStore implements SessionStore {
   async allocateScratch(sessionId: string, _requestId: string, keep?: KeepScratch): Promise<{ toolSeq: number; dir: string; tmpDir: string }> {
-    const s = this.writable(sessionId);
+    const s = this.writable(sessionId) ?? await this.notWritable(sessionId);
     return this.commitInOrder(s, () => s.queue.exclusive(async () => {
       const committed = s.queue.state.runtime.toolSeq;
       const tools = s.tools();
@@ -43,7 +43,7 @@ export class PostgresSessionStore extends PgLineageStore implements SessionStore
   }
 
   async setState(sessionId: string, key: string, value: unknown): Promise<{ redactions: Redaction[] }> {
-    const s = this.writable(sessionId);
+    const s = this.writable(sessionId) ?? await this.notWritable(sessionId);
     const { text, redactions } = prepareStateValue(key, value, this.allSecrets);
     const rule = this.gate([text]);
     if (rule) throw new StoreError('SecretRejected', `a registered secret reached the final check (rule: ${rule}); nothing was written`, { path: 'value', rule });
@@ -61,7 +61,7 @@ export class PostgresSessionStore extends PgLineageStore implements SessionStore
   }
 
   async deleteState(sessionId: string, key: string): Promise<boolean> {
-    const s = this.writable(sessionId);
+    const s = this.writable(sessionId) ?? await this.notWritable(sessionId);
     checkStateKey(key);
     return this.commitInOrder(s, () => s.queue.exclusive(() => pg(() => this.db.state.delete(s.fence, key))));
   }

@@ -48,6 +48,9 @@ export interface PostgresStoreOptions {
   readOnly?: boolean;
 }
 
+/** A session open for writing in this instance (it holds the lease and a commit queue). */
+export type WritableSession = PgSession & { queue: NonNullable<PgSession['queue']>; fence: NonNullable<PgSession['fence']> };
+
 /** Sessions open in this instance, how they are opened, leased and written. */
 export class PgStoreCore {
   readonly root: string;
@@ -191,16 +194,27 @@ export class PgStoreCore {
     return { lastSeq: row.lastSeq, turn: stateOfRow(row).turn };
   }
 
-  protected writable(sessionId: string): PgSession & { queue: NonNullable<PgSession['queue']>; fence: NonNullable<PgSession['fence']> } {
+  /** The session open for writing in this instance, or undefined (see notWritable). */
+  protected writable(sessionId: string): WritableSession | undefined {
     checkSessionId(sessionId);
     const s = this.sessions.get(sessionId);
-    if (s?.queue && s.fence) return s as ReturnType<PgStoreCore['writable']>;
+    return s?.queue && s.fence ? (s as WritableSession) : undefined;
+  }
+
+  /**
+   * Why a write is refused when `writable` found no writer: SessionNotFound when there is no
+   * live session with this id (as on the file backend), else ReadOnly notOpen/openedReadOnly.
+   * Only reached on the refusal path, so a write that proceeds never waits here.
+   */
+  protected async notWritable(sessionId: string): Promise<never> {
+    const s = this.sessions.get(sessionId);
+    if (!s) await this.loadLive(sessionId);
     throw new StoreError('ReadOnly', `session ${sessionId} is not open for writing; call session/open with mode "write" first`, {
       sessionId, reason: s ? 'openedReadOnly' : 'notOpen',
     });
   }
 
-  protected async commit<T>(s: ReturnType<PgStoreCore['writable']>, run: () => Promise<T>): Promise<T> {
+  protected async commit<T>(s: WritableSession, run: () => Promise<T>): Promise<T> {
     try {
       return await run();
     } catch (err) {
@@ -216,7 +230,7 @@ export class PgStoreCore {
    * queue (see PgSession.inOrder): writes that enqueue at once (turn events, state, scratch,
    * compaction) never overtake an append still preparing.
    */
-  protected commitInOrder<T>(s: ReturnType<PgStoreCore['writable']>, run: () => Promise<T>): Promise<T> {
+  protected commitInOrder<T>(s: WritableSession, run: () => Promise<T>): Promise<T> {
     return s.inOrder(async () => {
       const committing = this.commit(s, run);
       committing.catch(() => undefined); // awaited by the caller; not an unhandled rejection meanwhile
@@ -228,7 +242,7 @@ export class PgStoreCore {
   protected poked(_sessionId: string): void {}
 
   async append(sessionId: string, records: RecordInput[], opts: { expectedLastSeq?: number } = {}): Promise<AppendResult> {
-    const s = this.writable(sessionId);
+    const s = this.writable(sessionId) ?? await this.notWritable(sessionId);
     // Everything up to the enqueue runs in call order (blob lookups wait for the database).
     const { batch, planned, tools, committing } = await s.inOrder(async () => {
       const blobs = await this.blobSinkFor(s, records);
@@ -264,7 +278,7 @@ export class PgStoreCore {
   }
 
   private async writeTurnEvent(sessionId: string, event: TurnEvent): Promise<void> {
-    const s = this.writable(sessionId);
+    const s = this.writable(sessionId) ?? await this.notWritable(sessionId);
     const [text] = prepareBatch([event as unknown as RecordInput], this.allSecrets, this.maxRecordBytes).texts;
     await this.commitInOrder(s, () => s.queue.append({ texts: [], plan: turnEventPlan(text as string, JSON.parse(text as string) as TurnEvent) }));
   }
