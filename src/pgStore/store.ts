@@ -187,7 +187,7 @@ export class PgStoreCore {
   /** lastSeq and turn: the writer's committed view (after the requests sent before), or the database's. */
   protected async view(s: PgSession | undefined, sessionId?: string): Promise<{ lastSeq: number; turn: ReturnType<typeof stateOfRow>['turn'] }> {
     if (s?.queue) {
-      await s.queue.barrier();
+      await s.settled(); // every write called before this one has committed or failed
       return { lastSeq: s.queue.lastSeq, turn: s.queue.state.turn };
     }
     const row = await this.loadLive(s?.id ?? (sessionId as string));
