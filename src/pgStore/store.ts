@@ -93,7 +93,7 @@ export class PgStoreCore {
     this.allSecrets.size === 0 ? undefined : this.allSecrets.findInBytes(Buffer.from(texts.join('\n'), 'utf8'));
 
   async create(input: SessionHeaderInput, secretsInput: SecretsInput = {}): Promise<CreatedSession> {
-    if (input.parent) await pg(() => this.db.load(checkSessionId(input.parent!.sessionId)));
+    if (input.parent) await this.loadLive(checkSessionId(input.parent.sessionId)); // a parent in the trash is not found, as on the file backend
     return this.createWith(input, secretsInput, []);
   }
 
