@@ -11,10 +11,10 @@ import { PgReadStore } from './reads.js';
 /** Compaction (one transaction: rotate), fork, and delete/restore/purge over PostgreSQL. */
 export class PgLineageStore extends PgReadStore {
   async compact(sessionId: string, req: CompactRequest): Promise<{ generation: number; checkpointSeq: number; archived: { generation: number; records: number; bytes: number } }> {
-    const s = this.writable(sessionId);
+    const s = this.writable(sessionId) ?? await this.notWritable(sessionId);
     const summary = sanitizeSummary(req.summary);
     const extra = { summary, ...(req.provider ? { provider: req.provider } : {}), ...(req.model ? { model: req.model } : {}) };
-    return this.commit(s, () => s.queue.exclusive(async () => {
+    return this.commitInOrder(s, () => s.queue.exclusive(async () => {
       const lastSeq = s.queue.lastSeq;
       if (req.expectedLastSeq !== undefined && req.expectedLastSeq !== lastSeq) {
         throw new StoreError('Conflict', `expectedLastSeq ${req.expectedLastSeq} does not match lastSeq ${lastSeq}; nothing was compacted`, {

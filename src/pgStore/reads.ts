@@ -42,7 +42,7 @@ export class PgReadStore extends PgStoreCore {
   /** Committed records after the requests sent before this call (read-your-writes). */
   protected async settled(sessionId: string): Promise<void> {
     checkSessionId(sessionId);
-    await this.sessions.get(sessionId)?.queue?.barrier();
+    await this.sessions.get(sessionId)?.settled();
   }
 
   async read(sessionId: string, opts: ReadOptions = {}): Promise<ReadPage> {

@@ -21,8 +21,8 @@ import type { PgSession } from './session.js';
  */
 export class PostgresSessionStore extends PgLineageStore implements SessionStore {
   async allocateScratch(sessionId: string, _requestId: string, keep?: KeepScratch): Promise<{ toolSeq: number; dir: string; tmpDir: string }> {
-    const s = this.writable(sessionId);
-    return this.commit(s, () => s.queue.exclusive(async () => {
+    const s = this.writable(sessionId) ?? await this.notWritable(sessionId);
+    return this.commitInOrder(s, () => s.queue.exclusive(async () => {
       const committed = s.queue.state.runtime.toolSeq;
       const tools = s.tools();
       const reserved = await pg(() => this.db.reserveToolSeq(s.fence, Math.max(tools.issued, committed)));
@@ -43,11 +43,11 @@ export class PostgresSessionStore extends PgLineageStore implements SessionStore
   }
 
   async setState(sessionId: string, key: string, value: unknown): Promise<{ redactions: Redaction[] }> {
-    const s = this.writable(sessionId);
+    const s = this.writable(sessionId) ?? await this.notWritable(sessionId);
     const { text, redactions } = prepareStateValue(key, value, this.allSecrets);
     const rule = this.gate([text]);
     if (rule) throw new StoreError('SecretRejected', `a registered secret reached the final check (rule: ${rule}); nothing was written`, { path: 'value', rule });
-    await this.commit(s, () => s.queue.exclusive(() => pg(() => this.db.state.set(s.fence, key, text))));
+    await this.commitInOrder(s, () => s.queue.exclusive(() => pg(() => this.db.state.set(s.fence, key, text))));
     return { redactions };
   }
 
@@ -61,9 +61,9 @@ export class PostgresSessionStore extends PgLineageStore implements SessionStore
   }
 
   async deleteState(sessionId: string, key: string): Promise<boolean> {
-    const s = this.writable(sessionId);
+    const s = this.writable(sessionId) ?? await this.notWritable(sessionId);
     checkStateKey(key);
-    return this.commit(s, () => s.queue.exclusive(() => pg(() => this.db.state.delete(s.fence, key))));
+    return this.commitInOrder(s, () => s.queue.exclusive(() => pg(() => this.db.state.delete(s.fence, key))));
   }
 
   async getBlob(sessionId: string, ref: string, offset = 0, length = 1 << 20): Promise<{ bytes: Buffer; offset: number; size: number }> {

@@ -53,6 +53,8 @@ export class PgSession {
   generation: number;
   /** toolSeqs reserved in the database by any process (a toolStart never takes one again). */
   private readonly reservedToolSeq: number;
+  /** The preparation of the last write handed to `inOrder` (settled, never rejected). */
+  private intake: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly backend: PostgresBackend,
@@ -107,7 +109,26 @@ export class PgSession {
     return { ...shown, mode, lastSeq, secrets: this.status, turn };
   }
 
+  /**
+   * Runs a write's preparation (which may wait for the database: blob lookups and uploads)
+   * after the preparation of every write called before it, so writes reach the commit queue —
+   * and take their seqs — in call order, as the protocol promises ("per session, requests take
+   * effect in arrival order"). `prepare` must enqueue synchronously once its awaits are done.
+   */
+  inOrder<T>(prepare: () => Promise<T>): Promise<T> {
+    const run = this.intake.then(prepare);
+    this.intake = run.then(() => undefined, () => undefined);
+    return run;
+  }
+
+  /** Resolves once every write called before it has committed or failed. */
+  async settled(): Promise<void> {
+    await this.intake;
+    await this.queue?.barrier();
+  }
+
   async close(): Promise<void> {
+    await this.intake; // the writes called before close reach the queue first, then drain
     await this.queue?.drain();
     await this.toolRuns?.cleanup();
     if (this.fence) await this.backend.leases.release(this.fence).catch(() => undefined); // a lease not released goes stale

@@ -48,6 +48,9 @@ export interface PostgresStoreOptions {
   readOnly?: boolean;
 }
 
+/** A session open for writing in this instance (it holds the lease and a commit queue). */
+export type WritableSession = PgSession & { queue: NonNullable<PgSession['queue']>; fence: NonNullable<PgSession['fence']> };
+
 /** Sessions open in this instance, how they are opened, leased and written. */
 export class PgStoreCore {
   readonly root: string;
@@ -90,7 +93,7 @@ export class PgStoreCore {
     this.allSecrets.size === 0 ? undefined : this.allSecrets.findInBytes(Buffer.from(texts.join('\n'), 'utf8'));
 
   async create(input: SessionHeaderInput, secretsInput: SecretsInput = {}): Promise<CreatedSession> {
-    if (input.parent) await pg(() => this.db.load(checkSessionId(input.parent!.sessionId)));
+    if (input.parent) await this.loadLive(checkSessionId(input.parent.sessionId)); // a parent in the trash is not found, as on the file backend
     return this.createWith(input, secretsInput, []);
   }
 
@@ -184,23 +187,34 @@ export class PgStoreCore {
   /** lastSeq and turn: the writer's committed view (after the requests sent before), or the database's. */
   protected async view(s: PgSession | undefined, sessionId?: string): Promise<{ lastSeq: number; turn: ReturnType<typeof stateOfRow>['turn'] }> {
     if (s?.queue) {
-      await s.queue.barrier();
+      await s.settled(); // every write called before this one has committed or failed
       return { lastSeq: s.queue.lastSeq, turn: s.queue.state.turn };
     }
     const row = await this.loadLive(s?.id ?? (sessionId as string));
     return { lastSeq: row.lastSeq, turn: stateOfRow(row).turn };
   }
 
-  protected writable(sessionId: string): PgSession & { queue: NonNullable<PgSession['queue']>; fence: NonNullable<PgSession['fence']> } {
+  /** The session open for writing in this instance, or undefined (see notWritable). */
+  protected writable(sessionId: string): WritableSession | undefined {
     checkSessionId(sessionId);
     const s = this.sessions.get(sessionId);
-    if (s?.queue && s.fence) return s as ReturnType<PgStoreCore['writable']>;
+    return s?.queue && s.fence ? (s as WritableSession) : undefined;
+  }
+
+  /**
+   * Why a write is refused when `writable` found no writer: SessionNotFound when there is no
+   * live session with this id (as on the file backend), else ReadOnly notOpen/openedReadOnly.
+   * Only reached on the refusal path, so a write that proceeds never waits here.
+   */
+  protected async notWritable(sessionId: string): Promise<never> {
+    const s = this.sessions.get(sessionId);
+    if (!s) await this.loadLive(sessionId);
     throw new StoreError('ReadOnly', `session ${sessionId} is not open for writing; call session/open with mode "write" first`, {
       sessionId, reason: s ? 'openedReadOnly' : 'notOpen',
     });
   }
 
-  protected async commit<T>(s: ReturnType<PgStoreCore['writable']>, run: () => Promise<T>): Promise<T> {
+  protected async commit<T>(s: WritableSession, run: () => Promise<T>): Promise<T> {
     try {
       return await run();
     } catch (err) {
@@ -211,21 +225,39 @@ export class PgStoreCore {
     }
   }
 
+  /**
+   * `commit(s, run)` after every write of this session called before it has reached the commit
+   * queue (see PgSession.inOrder): writes that enqueue at once (turn events, state, scratch,
+   * compaction) never overtake an append still preparing.
+   */
+  protected commitInOrder<T>(s: WritableSession, run: () => Promise<T>): Promise<T> {
+    return s.inOrder(async () => {
+      const committing = this.commit(s, run);
+      committing.catch(() => undefined); // awaited by the caller; not an unhandled rejection meanwhile
+      return { committing };
+    }).then(({ committing }) => committing);
+  }
+
   /** Watchers in this process learn of a commit at once (others through NOTIFY). */
   protected poked(_sessionId: string): void {}
 
   async append(sessionId: string, records: RecordInput[], opts: { expectedLastSeq?: number } = {}): Promise<AppendResult> {
-    const s = this.writable(sessionId);
-    const blobs = await this.blobSinkFor(s, records);
-    const batch = prepareBatch(records, this.allSecrets, this.maxRecordBytes, blobs.sink);
-    await blobs.flush(); // blobs are stored before the records that reference them
-    const tools = s.tools();
-    const planned = planBatch(batch, s.header.turns === 'auto', tools);
-    const committed = await this.commit(s, () => s.queue.append({ texts: batch.texts, expectedLastSeq: opts.expectedLastSeq, plan: planned.plan }))
-      .catch((err: unknown) => {
-        if (wroteNothing(err)) planned.giveBack();
-        throw err;
-      });
+    const s = this.writable(sessionId) ?? await this.notWritable(sessionId);
+    // Everything up to the enqueue runs in call order (blob lookups wait for the database).
+    const { batch, planned, tools, committing } = await s.inOrder(async () => {
+      const blobs = await this.blobSinkFor(s, records);
+      const batch = prepareBatch(records, this.allSecrets, this.maxRecordBytes, blobs.sink);
+      await blobs.flush(); // blobs are stored before the records that reference them
+      const tools = s.tools();
+      const planned = planBatch(batch, s.header.turns === 'auto', tools);
+      const committing = this.commit(s, () => s.queue.append({ texts: batch.texts, expectedLastSeq: opts.expectedLastSeq, plan: planned.plan }));
+      committing.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
+      return { batch, planned, tools, committing };
+    });
+    const committed = await committing.catch((err: unknown) => {
+      if (wroteNothing(err)) planned.giveBack();
+      throw err;
+    });
     tools.noteCommitted(batch.values);
     return appendResult(committed, batch, planned.recordSeqs());
   }
@@ -246,9 +278,9 @@ export class PgStoreCore {
   }
 
   private async writeTurnEvent(sessionId: string, event: TurnEvent): Promise<void> {
-    const s = this.writable(sessionId);
+    const s = this.writable(sessionId) ?? await this.notWritable(sessionId);
     const [text] = prepareBatch([event as unknown as RecordInput], this.allSecrets, this.maxRecordBytes).texts;
-    await this.commit(s, () => s.queue.append({ texts: [], plan: turnEventPlan(text as string, JSON.parse(text as string) as TurnEvent) }));
+    await this.commitInOrder(s, () => s.queue.append({ texts: [], plan: turnEventPlan(text as string, JSON.parse(text as string) as TurnEvent) }));
   }
 
   async getTurn(sessionId: string) {

@@ -1,0 +1,184 @@
+/**
+ * The store contract kit: the two SessionStore backends, each able to give a second instance on
+ * the same data (a restart, or another machine), so one test body runs against both.
+ *
+ * - `file`: FileSessionStore on a temporary directory, writer leases on (as `serve` runs it).
+ * - `postgres`: PostgresSessionStore on a fresh schema of the shared test cluster
+ *   (test/pg/pgServer.ts). Without PostgreSQL it is skipped with the printed reason; under
+ *   CI=true pgAvailability() throws instead, so CI cannot pass by skipping.
+ *
+ * Every instance a test makes is closed after the test (closeAll), crashed ones excepted.
+ */
+import { randomUUID } from 'node:crypto';
+import pgLib from 'pg';
+import { afterAll, afterEach, describe, expect } from 'vitest';
+import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
+import { PostgresSessionStore } from '../../src/pgStore/runtime.js';
+import { StoreError, type StoreErrorKind } from '../../src/store/errors.js';
+import { FileSessionStore } from '../../src/store/fileStore.js';
+import type { RecordInput, SessionStore, StoredRecord } from '../../src/store/types.js';
+import { tempDir } from '../helpers.js';
+import { freshSchema, pgAvailability, releaseSharedCluster, sharedCluster } from '../pg/pgServer.js';
+
+export type BackendName = 'file' | 'postgres';
+
+/** Options every instance of a test's store shares (what a sidecar's command line would give). */
+export interface StoreOpts {
+  env?: NodeJS.ProcessEnv;
+  vocabulary?: readonly string[];
+  maxRecordBytes?: number;
+  readOnly?: boolean;
+}
+
+/** One store's data (a directory, or a schema) and the instances opened on it. */
+export interface StoreFixture {
+  backend: BackendName;
+  /** The first instance. */
+  store: SessionStore;
+  /** Another instance on the same data: a restarted sidecar, or one on another machine. */
+  reopen(opts?: StoreOpts): Promise<SessionStore>;
+  /**
+   * Drops an instance as a SIGKILL would: nothing closed, its writer leases takeable at once
+   * (file: abandon(); postgres: its connections closed without releasing, and gone from the
+   * server). The instance must not be used again.
+   */
+  crash(s: SessionStore): Promise<void>;
+}
+
+export interface Backend {
+  name: BackendName;
+  /** null when it can run, else why not (printed). */
+  skip: string | null;
+  make(opts?: StoreOpts): Promise<StoreFixture>;
+}
+
+const live: SessionStore[] = [];
+afterEach(async () => {
+  for (const s of live.splice(0).reverse()) await s.closeAll().catch(() => undefined);
+});
+afterAll(() => releaseSharedCluster());
+
+const fileBackend: Backend = {
+  name: 'file',
+  skip: null,
+  async make(opts = {}) {
+    const root = tempDir('contract-file-');
+    const open = (o: StoreOpts) => {
+      const s = new FileSessionStore(root, { leases: true, ...o });
+      live.push(s);
+      return s;
+    };
+    return {
+      backend: 'file',
+      store: open(opts),
+      reopen: async (o = opts) => open(o),
+      crash: async (s) => {
+        (s as FileSessionStore).abandon();
+        live.splice(live.indexOf(s), 1);
+      },
+    };
+  },
+};
+
+let pgSkip: string | null | undefined;
+const postgresBackend: Backend = {
+  name: 'postgres',
+  get skip() {
+    pgSkip ??= pgAvailability();
+    return pgSkip;
+  },
+  async make(opts = {}) {
+    const { url } = await sharedCluster();
+    const schema = freshSchema('contract');
+    const localRoot = tempDir('contract-pg-local-');
+    const open = async (o: StoreOpts) => {
+      // A name of its own, to see in pg_stat_activity when its connections are gone (crash).
+      const applicationName = `contract-${randomUUID()}`;
+      const db = await openPostgresBackend({ url, schema, applicationName, ...(o.readOnly ? { readOnly: true } : {}) });
+      const s = new PostgresSessionStore(db, { localRoot, ...o });
+      live.push(s);
+      names.set(s, applicationName);
+      return s;
+    };
+    const names = new Map<SessionStore, string>();
+    return {
+      backend: 'postgres',
+      store: await open(opts),
+      reopen: (o = opts) => open(o),
+      crash: async (s) => {
+        live.splice(live.indexOf(s), 1);
+        await (s as PostgresSessionStore).db.close();
+        // The server ends a backend shortly after its client went: wait until none is left, as a
+        // takeover after a real kill would find it.
+        const c = new pgLib.Client({ connectionString: url });
+        await c.connect();
+        try {
+          for (let i = 0; i < 500; i++) {
+            const r = await c.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [names.get(s)]);
+            if (r.rows[0].n === 0) return;
+            await new Promise((res) => setTimeout(res, 10));
+          }
+          throw new Error('the crashed instance\'s connections did not go away');
+        } finally {
+          await c.end();
+        }
+      },
+    };
+  },
+};
+
+export const BACKENDS: Backend[] = [fileBackend, postgresBackend];
+
+/**
+ * describe() once per backend; the body gets a `setup` that makes a fresh store fixture.
+ * A backend that cannot run here is skipped with its reason printed.
+ */
+export function eachBackend(title: string, body: (setup: (opts?: StoreOpts) => Promise<StoreFixture>, name: BackendName) => void): void {
+  for (const b of BACKENDS) {
+    const skip = b.skip;
+    describe.skipIf(skip !== null)(`${title} [${b.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => body((o) => b.make(o), b.name));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// record helpers shared by the contract tests
+
+export type Msg = Record<string, unknown> & { role: string };
+export const msg = (m: Msg): RecordInput => ({ kind: 'message', message: m });
+export const user = (content: string) => msg({ role: 'user', content });
+export const final = (content: string) => msg({ role: 'assistant', content });
+export const call = (id: string, name = 'bash', args = '{"cmd":"ls"}') => ({ id, name, arguments: args });
+export const calls = (...ids: string[]) => msg({ role: 'assistant', content: null, toolCalls: ids.map((id) => call(id)) });
+export const tool = (id: string, content: string, name = 'bash') => msg({ role: 'tool', toolCallId: id, name, content });
+export const note = (i: number, extra: Record<string, unknown> = {}): RecordInput => ({ kind: 'note', i, ...extra });
+
+export type Rec = StoredRecord & Record<string, unknown>;
+
+/** Every record of the active generation (paged through). */
+export async function readAll(s: SessionStore, id: string, opts: { generation?: number; inline?: boolean } = {}): Promise<Rec[]> {
+  const out: Rec[] = [];
+  for (let after = 0; ;) {
+    const page = await s.read(id, { ...opts, afterSeq: after, limit: 1000 });
+    out.push(...(page.records as Rec[]));
+    if (page.nextAfterSeq === null) return out;
+    after = page.nextAfterSeq;
+  }
+}
+
+/** Awaits `p` and returns the StoreError it rejects with, asserting its kind. */
+export async function storeError(p: Promise<unknown> | (() => unknown), kind: StoreErrorKind): Promise<StoreError> {
+  let err: unknown;
+  try {
+    await (typeof p === 'function' ? p() : p);
+  } catch (e) {
+    err = e;
+  }
+  expect(err, `expected StoreError ${kind}`).toBeInstanceOf(StoreError);
+  expect((err as StoreError).kind, (err as Error).message).toBe(kind);
+  return err as StoreError;
+}
+
+/** What a client can observe of a session: its records (all fields), turn and lastSeq. */
+export async function observe(s: SessionStore, id: string): Promise<{ records: Rec[]; turn: unknown }> {
+  return { records: await readAll(s, id), turn: await s.getTurn(id) };
+}
