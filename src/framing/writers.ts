@@ -3,25 +3,29 @@ import { AbstractMessageWriter, type Message, type MessageWriter } from 'vscode-
 import type { Framing } from './frameDecoder.js';
 
 /**
- * A result whose JSON text is already known (session/read's records are stored as JSON text):
- * the writer splices it into the response instead of building and re-serializing objects.
- * `text` must be one valid JSON value. `toJSON` keeps any other serializer correct.
+ * A result whose JSON is already known as UTF-8 bytes (session/read's records are stored as
+ * JSON): the writer splices the parts into the response instead of building and re-serializing
+ * objects. Their concatenation must be one valid JSON value without raw newlines (JSON.stringify
+ * output is). `toJSON` keeps any other serializer correct.
  */
 export class RawJson {
-  constructor(readonly text: string) {}
+  constructor(readonly parts: Buffer[]) {}
 
   toJSON(): unknown {
-    return JSON.parse(this.text);
+    return JSON.parse(Buffer.concat(this.parts).toString('utf8'));
   }
 }
 
-/** The JSON text of a message; a RawJson result is spliced in as it is. */
-export function serialize(msg: Message): string {
+/** The UTF-8 bytes of a message, in parts (a RawJson result's parts are spliced in, never copied). */
+export function serialize(msg: Message): Buffer[] {
   const result = (msg as { result?: unknown }).result;
-  if (!(result instanceof RawJson)) return JSON.stringify(msg);
+  if (!(result instanceof RawJson)) return [Buffer.from(JSON.stringify(msg), 'utf8')];
   const { result: _raw, ...envelope } = msg as unknown as Record<string, unknown>;
-  return `${JSON.stringify(envelope).slice(0, -1)},"result":${result.text}}`;
+  return [Buffer.from(`${JSON.stringify(envelope).slice(0, -1)},"result":`), ...result.parts, CLOSE];
 }
+
+const CLOSE = Buffer.from('}');
+const NEWLINE = Buffer.from('\n');
 
 /**
  * Writes messages in one framing: NDJSON (one message per line: JSON.stringify never emits a raw
@@ -38,9 +42,15 @@ export class FramingWriter extends AbstractMessageWriter implements MessageWrite
 
   write(msg: Message): Promise<void> {
     const body = serialize(msg);
-    const frame = this.framing === 'ndjson' ? `${body}\n` : `Content-Length: ${Buffer.byteLength(body, 'utf8')}\r\n\r\n${body}`;
+    const frame = this.framing === 'ndjson'
+      ? [...body, NEWLINE]
+      : [Buffer.from(`Content-Length: ${body.reduce((n, b) => n + b.length, 0)}\r\n\r\n`), ...body];
+    // The parts of one frame are written back to back (the caller corks the stream for the tick,
+    // so they leave in one writev); the stream keeps them in order with every other frame.
+    const last = frame.pop() as Buffer;
+    for (const part of frame) this.output.write(part);
     return new Promise((resolve, reject) => {
-      this.output.write(frame, 'utf8', (err) => {
+      this.output.write(last, (err) => {
         if (!err) return resolve();
         this.fireError(err, msg);
         reject(err);

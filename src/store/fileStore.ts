@@ -7,7 +7,7 @@ import { errnoOf } from '../durable/errors.js';
 import { listHistory, sanitizeSummary } from './history.js';
 import { JOURNAL_FORMAT, JOURNAL_VERSION, sealLine } from './journal/format.js';
 import { catchUp, type JournalHandle, openJournal } from './journal/open.js';
-import { type Page, readPage, seekAfterSeq } from './journal/read.js';
+import { type Page, readPage, type RecordBytes, seekAfterSeq } from './journal/read.js';
 import { crcOf } from './journal/scan.js';
 import { JournalWriter } from './journal/writer.js';
 import { SessionLease } from './leases.js';
@@ -263,8 +263,8 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     return this.readPageOf(sessionId, opts, false, (page) => (opts.inline ? this.inline(page.records) : page.records));
   }
 
-  /** session/read without objects: each record's stored JSON text, as the server sends it on. */
-  async readText(sessionId: string, opts: Omit<ReadOptions, 'inline'> = {}): Promise<{ records: string[]; lastSeq: number; nextAfterSeq: number | null }> {
+  /** session/read without objects: each record's stored JSON bytes, as the server sends them on. */
+  async readText(sessionId: string, opts: Omit<ReadOptions, 'inline'> = {}): Promise<{ records: RecordBytes[]; lastSeq: number; nextAfterSeq: number | null }> {
     return this.readPageOf(sessionId, opts, true, (page) => page.texts);
   }
 

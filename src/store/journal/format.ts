@@ -32,14 +32,10 @@ export function encodeRecordLine(seq: number, ts: string, batchEnd: number | und
   return sealLine(`{"seq":${seq},"ts":${JSON.stringify(ts)}${batch},${recordText.slice(1)}`);
 }
 
-export type DecodedLine = { ok: true; value: Record<string, unknown>; text: string } | { ok: false; reason: string };
+export type DecodedLine = { ok: true; value: Record<string, unknown> } | { ok: false; reason: string };
 
-/**
- * Verifies and parses one line (without its newline). Never throws. `canonical: false` skips
- * the re-encoding check (duplicate keys, stray whitespace): for a reader that passes the line's
- * text on as it is (session/read), where the checksum, the JSON parse and the seq suffice.
- */
-export function decodeLine(line: Buffer, canonical = true): DecodedLine {
+/** Verifies and parses one line (without its newline). Never throws. */
+export function decodeLine(line: Buffer): DecodedLine {
   if (line.length < CRC_SUFFIX_LENGTH + 2) return { ok: false, reason: 'too short' };
   const bodyEnd = line.length - CRC_SUFFIX_LENGTH;
   const suffix = line.toString('latin1', bodyEnd);
@@ -53,18 +49,27 @@ export function decodeLine(line: Buffer, canonical = true): DecodedLine {
     return { ok: false, reason: 'not JSON' };
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, reason: 'not an object' };
-  if (canonical && JSON.stringify(value) !== text) return { ok: false, reason: 'not canonical (duplicate keys or re-encoded)' };
+  if (JSON.stringify(value) !== text) return { ok: false, reason: 'not canonical (duplicate keys or re-encoded)' };
   delete (value as Record<string, unknown>).crc;
-  return { ok: true, value: value as Record<string, unknown>, text };
+  return { ok: true, value: value as Record<string, unknown> };
 }
 
+const ENVELOPE = /^\{"seq":(\d{1,16}),"ts":"[^"\\]{1,40}",("batchEnd":\d{1,16},)?/;
+
 /**
- * The stored record's JSON text from its line's text: the line without its checksum member and
- * without `batchEnd` (which follows `ts` in the envelope), as session/read returns records.
+ * The stored record's JSON bytes from a line whose checksum was verified: the line without its
+ * checksum member and without `batchEnd` (which follows `ts` in the envelope), as session/read
+ * returns records — as slices of the line, less its closing brace (the caller adds it). Undefined
+ * when the envelope is not the writer's (then the caller parses the line).
  */
-export function recordTextOfLine(lineText: string, batchEnd: unknown): string {
-  const body = `${lineText.slice(0, lineText.length - CRC_SUFFIX_LENGTH)}}`;
-  return batchEnd === undefined ? body : body.replace(`,"batchEnd":${String(batchEnd)}`, '');
+export function recordBytesOfLine(line: Buffer): { seq: number; parts: Buffer[] } | undefined {
+  const m = ENVELOPE.exec(line.toString('latin1', 0, Math.min(line.length, 96)));
+  if (!m) return undefined;
+  const end = line.length - CRC_SUFFIX_LENGTH;
+  const seq = Number(m[1]);
+  if (!m[2]) return { seq, parts: [line.subarray(0, end)] };
+  const cut = m[0].length - m[2].length;
+  return { seq, parts: [line.subarray(0, cut - 1), line.subarray(m[0].length - 1, end)] }; // drops `,"batchEnd":M`
 }
 
 /** Whether a line (without its newline) carries the checksum of its bytes. */

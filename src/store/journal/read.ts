@@ -1,6 +1,6 @@
 import type { FsLayer } from '../../durable/fsLayer.js';
 import type { StoredRecord } from '../types.js';
-import { checksumOk, decodeLine, peekKind, peekSeq, recordTextOfLine } from './format.js';
+import { checksumOk, decodeLine, peekKind, peekSeq, recordBytesOfLine } from './format.js';
 import { nextLineStart, readPrefix, scanLines } from './lines.js';
 import { corrupt } from './scan.js';
 
@@ -39,16 +39,28 @@ export interface PageRequest {
   maxBytes: number;
   /** Seq of the journal's first record line (greater than 1 after a compaction). */
   firstSeq: number;
-  /** Return each record's JSON text (in `texts`) instead of objects (in `records`). */
+  /** Return each record's stored JSON bytes (in `texts`) instead of objects (in `records`). */
   asText?: boolean;
 }
 
+/** One record's JSON as slices of its journal line (their concatenation is the record). */
+export type RecordBytes = Buffer[];
+
 export interface Page {
   records: StoredRecord[];
-  /** With `asText`: each record's stored JSON text (checksum, JSON and seq verified). */
-  texts: string[];
+  /** With `asText`: each record's stored JSON bytes, its line's checksum and seq verified. */
+  texts: RecordBytes[];
   /** Seq of the last line examined (returned or filtered out). */
   scannedSeq: number;
+}
+
+const CLOSE = Buffer.from('}');
+
+/** A line's record bytes when its checksum holds and its envelope is the writer's; else undefined (parse it). */
+function asStored(line: Buffer): { seq: number; parts: RecordBytes } | undefined {
+  if (!checksumOk(line)) return undefined; // the parse path reports the damage
+  const r = recordBytesOfLine(line);
+  return r && { seq: r.seq, parts: [...r.parts, CLOSE] };
 }
 
 function skippable(line: Buffer, kinds: ReadonlySet<string>): boolean {
@@ -59,7 +71,7 @@ function skippable(line: Buffer, kinds: ReadonlySet<string>): boolean {
 /** Reads verified records after `afterSeq`; every returned line passed its checksum. */
 export function readPage(fsl: FsLayer, fd: number, req: PageRequest): Page {
   const records: StoredRecord[] = [];
-  const texts: string[] = [];
+  const texts: RecordBytes[] = [];
   let scannedSeq = Math.max(req.afterSeq, req.firstSeq - 1);
   const lineOf = (seq: number) => 2 + seq - req.firstSeq;
   let bytes = 0;
@@ -78,17 +90,25 @@ export function readPage(fsl: FsLayer, fd: number, req: PageRequest): Page {
       if (skipped >= SKIP_BUDGET_PAGES * req.maxBytes) break; // one call never blocks on a whole huge journal
       continue;
     }
-    const decoded = line.terminated ? decodeLine(line.bytes, !req.asText) : ({ ok: false, reason: 'unterminated' } as const);
-    if (!decoded.ok) throw corrupt(lineOf(expected), decoded.reason, { seq: expected });
-    const rec = decoded.value as StoredRecord;
-    if (rec.seq !== expected) throw corrupt(lineOf(expected), `seq ${String(rec.seq)} where ${expected} was expected`);
-    scannedSeq = rec.seq;
-    bytes += line.bytes.length;
-    if (!req.kinds || req.kinds.has(rec.kind)) {
-      if (req.asText) texts.push(recordTextOfLine(decoded.text, (rec as { batchEnd?: unknown }).batchEnd));
-      else {
-        delete (rec as Record<string, unknown>).batchEnd;
-        records.push(rec);
+    const passed = req.asText && line.terminated && (!req.kinds || peekKind(line.bytes) !== undefined) ? asStored(line.bytes) : undefined;
+    if (passed) {
+      // Passed on as stored: the checksum proves these are the bytes a writer wrote, and every
+      // line a position covers was parsed and checked canonical when it was written or scanned.
+      if (passed.seq !== expected) throw corrupt(lineOf(expected), `seq ${passed.seq} where ${expected} was expected`);
+      scannedSeq = expected;
+      bytes += line.bytes.length;
+      texts.push(passed.parts); // a kind not wanted was skipped above
+    } else {
+      const decoded = line.terminated ? decodeLine(line.bytes) : ({ ok: false, reason: 'unterminated' } as const);
+      if (!decoded.ok) throw corrupt(lineOf(expected), decoded.reason, { seq: expected });
+      const rec = decoded.value as StoredRecord;
+      if (rec.seq !== expected) throw corrupt(lineOf(expected), `seq ${String(rec.seq)} where ${expected} was expected`);
+      scannedSeq = rec.seq;
+      bytes += line.bytes.length;
+      delete (rec as Record<string, unknown>).batchEnd;
+      if (!req.kinds || req.kinds.has(rec.kind)) {
+        if (req.asText) texts.push([Buffer.from(JSON.stringify(rec))]);
+        else records.push(rec);
       }
     }
     if (records.length + texts.length >= req.limit || bytes >= req.maxBytes) break;
