@@ -1,12 +1,12 @@
 import { StoreError } from '../store/errors.js';
-import type { ListPage, SessionSummary } from '../store/types.js';
+import type { SessionSummary } from '../store/types.js';
 
 /**
  * session/list's order and cursor, once for every backend: most recently updated first (ties:
  * newer id first); the cursor names the last summary returned, so a page after it is stable
  * while sessions are added or updated.
  */
-export function pageOf(all: SessionSummary[], opts: { limit?: number; cursor?: string }): ListPage {
+export function pageOf<T extends CursorKey = SessionSummary>(all: T[], opts: { limit?: number; cursor?: string }): { sessions: T[]; nextCursor?: string } {
   const after = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor);
   all.sort(newestFirst);
   const start = after ? all.findIndex((s) => newestFirst(s, after) > 0) : 0;

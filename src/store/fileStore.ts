@@ -293,7 +293,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
         live.delete(id); // listed from its index or journal like a closed session (or left out, with a warning)
       }
     }
-    const page = await listSessions(this.fsl, this.layout, live, opts, this.warn);
+    const page = await listSessions(this.fsl, this.layout, live, this.listCache, opts, this.warn);
     return withoutSecretSummaries(page, this.allSecrets);
   }
 

@@ -37,6 +37,8 @@ export class OpenSession {
     private secretsStatus: SecretsStatus,
     /** The cross-process writer lease (write mode). */
     readonly lease?: SessionLease,
+    /** Told every entry written (the list cache, listCache.ts). */
+    private readonly onIndexWritten: (entry: IndexEntry) => void = () => {},
   ) {
     this.updatedAt = latest(handle.position.lastTs, handle.header.createdAt);
   }
@@ -104,7 +106,7 @@ export class OpenSession {
   private async writeIndexLoop(): Promise<void> {
     this.indexDirty = false;
     try {
-      await writeIndexEntry(this.fsl, this.layout, this.indexEntry());
+      this.onIndexWritten(await writeIndexEntry(this.fsl, this.layout, this.indexEntry()));
     } catch {
       this.warn(`index entry of session ${this.id} not written; it will be rebuilt from the journal`);
     } finally {

@@ -47,12 +47,14 @@ export function readIndexEntry(fsl: FsLayer, layout: StoreLayout, id: string): I
   }
 }
 
-export async function writeIndexEntry(fsl: FsLayer, layout: StoreLayout, entry: IndexEntry): Promise<void> {
+/** Writes the entry; returns it as written (without its summaries when the secret gate refused them). */
+export async function writeIndexEntry(fsl: FsLayer, layout: StoreLayout, entry: IndexEntry): Promise<IndexEntry> {
   const st = fsl.lstatSync(layout.indexEntry(entry.sessionId));
   // Refused rather than replaced (replaceAtomically refuses it too): an unsafe entry is left for verify to report.
   if (st && !st.isFile()) throw new Error('index entry is not a regular file');
   try {
     await replaceAtomically(fsl, layout.indexEntry(entry.sessionId), `${JSON.stringify(entry)}\n`, false);
+    return entry;
   } catch (err) {
     if (!isGateRefusal(err)) throw err;
     // The summaries are derived text (whitespace folded, parts joined, cut): they can rebuild a
@@ -60,6 +62,7 @@ export async function writeIndexEntry(fsl: FsLayer, layout: StoreLayout, entry: 
     // secret was registered. The entry is then written without them; it vouches for the same bytes.
     const { title: _t, firstMessage: _f, lastMessage: _l, ...bare } = entry;
     await replaceAtomically(fsl, layout.indexEntry(entry.sessionId), `${JSON.stringify(bare)}\n`, false);
+    return bare;
   }
 }
 

@@ -9,6 +9,7 @@ import { catchUp, type JournalHandle, openJournal } from './journal/open.js';
 import { type AppendRequest, JournalWriter } from './journal/writer.js';
 import { StoreLayout } from './layout.js';
 import { DEFAULT_LEASE_STALE_MS, SessionLease } from './leases.js';
+import { ListCache } from './listCache.js';
 import { readIndexEntry } from './sessionIndex.js';
 import { OpenSession } from './openSession.js';
 import { gateFs } from './secrets/finalGate.js';
@@ -74,6 +75,8 @@ export abstract class StoreCore {
   protected readonly watchers = new Map<string, Set<{ poke(): void }>>();
   /** Sessions whose writer stopped after an unknown outcome: read-only for the life of this instance. */
   protected readonly failStopped = new Set<string>();
+  /** session/list's summary table (listCache.ts): loaded at the first list, saved at closeAll. */
+  protected readonly listCache: ListCache;
   /** Requests read and not yet answered by the server (SessionStore.setRequestsWaiting); unknown: many. */
   private requestsWaiting: () => number = () => Infinity;
 
@@ -86,6 +89,7 @@ export abstract class StoreCore {
     // Every write of this store passes the final secret gate (secrets/finalGate.ts).
     this.fsl = gateFs(opts.fs ?? nodeFs, this.allSecrets);
     this.layout = new StoreLayout(this.root);
+    this.listCache = new ListCache(this.fsl, this.layout);
     this.clock = opts.clock ?? Date.now;
     this.maxRecordBytes = opts.maxRecordBytes ?? 32 << 20;
     this.warn = opts.warn ?? (() => {});
@@ -218,7 +222,7 @@ export abstract class StoreCore {
     const fence = () => lease?.check(id) ?? (this.fsl.lstatSync(journal)?.ino === handle.ino ? undefined : new StoreError('Conflict',
       'the journal was replaced by another program; nothing was written and the session is read-only in this process', { reason: 'journalChanged' }));
     const writer = mode === 'write' ? new JournalWriter(this.fsl, handle, handle.position, this.clock, gate, fence, () => this.requestsWaiting() > 1) : undefined;
-    const session = new OpenSession(this.fsl, this.layout, handle, mode, writer, this.warn, secrets, status, lease);
+    const session = new OpenSession(this.fsl, this.layout, handle, mode, writer, this.warn, secrets, status, lease, (e) => this.listCache.noteEntry(e));
     this.sessions.set(handle.header.sessionId, session);
     return session;
   }
@@ -293,6 +297,7 @@ export abstract class StoreCore {
     const all = [...this.sessions.values()];
     this.sessions.clear();
     await Promise.all(all.map((s) => s.close()));
+    if (!this.readOnly) await this.listCache.save();
   }
 }
 

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { LIST_CACHE_FILE } from '../listCache.js';
 import { isSessionId } from './common.js';
 import type { FileChecks } from './permissions.js';
 import type { Finding, Location } from './report.js';
@@ -63,6 +64,7 @@ export function orphans(fc: FileChecks, live: ReadonlySet<string>): Finding[] {
   for (const name of fc.list(layout.indexDir)) {
     const p = path.join(layout.indexDir, name);
     const m = /^(.+)\.json$/.exec(name);
+    if (name === LIST_CACHE_FILE || (name.startsWith(`${LIST_CACHE_FILE}.`) && name.endsWith('.tmp'))) continue; // the list cache: no session's
     if (m && isSessionId(m[1] as string)) {
       if (!live.has(m[1] as string)) out.push({ severity: 'warning', check: 'index', message: 'index entry of a session that does not exist (ignored)', file: fc.rel(p) });
     } else if (!/\.json\.\d+$/.test(name) && !/\.json\.[0-9a-f]+$/.test(name)) {

@@ -1,0 +1,188 @@
+import path from 'node:path';
+import { readPrivateSmall, replaceAtomically } from '../durable/durableFile.js';
+import type { FsLayer } from '../durable/fsLayer.js';
+import { checkSessionId } from './ids.js';
+import type { StoreLayout } from './layout.js';
+import { type IndexEntry, summaryOf } from './sessionIndex.js';
+import type { SessionSummary } from './types.js';
+
+/**
+ * The summary table behind session/list (protocol/STORAGE.md, "The list cache"): one row per
+ * session — the journal's inode and length the row describes, and the session's summary — kept
+ * in memory for the life of the store instance and saved as `index/list.cache` when the
+ * instance closes, so a fresh process lists from one file instead of one entry per session.
+ *
+ * Trust: a row is used only while the journal's inode and length (one lstat, on every list)
+ * are still the ones it names — the same check list.ts applies to an index entry, so a row is
+ * never trusted beyond an entry. A row whose journal changed is dropped for that list and the
+ * session is summarized from its entry or journal, so a session appended, created or deleted by
+ * another process shows on the next list. Rows come only from index entries (read from disk, or
+ * written by this instance's writers), never from a reader's scan: the saved file vouches for
+ * nothing an entry did not. It is a cache of a cache: written atomically, not fsynced, never
+ * read by opens, and rebuilt from the entries and journals when absent, damaged or stale.
+ */
+export interface CacheRow {
+  ino: number;
+  bytes: number;
+  updatedAt: string;
+  /** Saved in list.cache (false: a summary this instance scanned from the journal itself). */
+  fromEntry: boolean;
+  /** When (Date.now()) this instance last saw the journal match the row; 0: never (loaded from the file). */
+  checkedAt: number;
+  /** Parsed on first use: a fresh process parses only the rows of the pages it returns. */
+  summary?: SessionSummary;
+  text?: string;
+}
+
+const HEADER = 'session-sidecar list cache v1';
+const MAX_FILE_BYTES = 256 << 20;
+
+/** Not `<id>.json`: no session's entry can have this name. */
+export const LIST_CACHE_FILE = 'list.cache';
+/** A temp file of a save older than this was left by a killed process (a save takes milliseconds). */
+const STALE_TEMP_MS = 10 * 60_000;
+
+export class ListCache {
+  private readonly rows = new Map<string, CacheRow>();
+  private loaded = false;
+  private dirty = false;
+
+  constructor(private readonly fsl: FsLayer, private readonly layout: StoreLayout) {}
+
+  private get file(): string {
+    return path.join(this.layout.indexDir, LIST_CACHE_FILE);
+  }
+
+  /** The row for a journal with this inode and length, if it still describes it. */
+  lookup(id: string, ino: number, bytes: number): CacheRow | undefined {
+    this.load();
+    const row = this.rows.get(id);
+    if (!row || row.ino !== ino || row.bytes !== bytes) return undefined;
+    row.checkedAt = Date.now();
+    return row;
+  }
+
+  /**
+   * The row of a session, unchecked, if it was checked at or after `since` (ms); see list.ts for
+   * why a page after a cursor may skip the journals it does not return.
+   */
+  checkedSince(id: string, since: number): CacheRow | undefined {
+    const row = this.rows.get(id);
+    return row && row.checkedAt >= since ? row : undefined;
+  }
+
+  /** An index entry that matched its journal (read by a lister, or written by a writer of this instance). */
+  noteEntry(entry: IndexEntry): void {
+    const summary = summaryOf(entry);
+    this.rows.set(entry.sessionId, { ino: entry.ino, bytes: entry.bytes, updatedAt: summary.updatedAt, fromEntry: true, checkedAt: Date.now(), summary });
+    this.dirty = true;
+  }
+
+  /** A summary scanned from the journal: kept for this instance's next lists, never saved. */
+  noteScanned(summary: SessionSummary, ino: number, bytes: number): void {
+    this.rows.set(summary.sessionId, { ino, bytes, updatedAt: summary.updatedAt, fromEntry: false, checkedAt: Date.now(), summary });
+  }
+
+  /** A row that turned out unusable (damaged text): forgotten, so the entry or journal answers. */
+  drop(id: string): void {
+    if (this.rows.delete(id)) this.dirty = true;
+  }
+
+  /** Forgets the rows of sessions that no longer exist. */
+  retainOnly(ids: ReadonlySet<string>): void {
+    for (const id of this.rows.keys()) if (!ids.has(id)) this.drop(id);
+  }
+
+  /** The row's summary; undefined when its saved text is damaged or names another session. */
+  summaryOf(id: string, row: CacheRow): SessionSummary | undefined {
+    if (row.summary) return row.summary;
+    try {
+      const s = JSON.parse(row.text ?? '') as SessionSummary;
+      const ok = s !== null && typeof s === 'object' && s.sessionId === id && s.updatedAt === row.updatedAt && s.bytes === row.bytes
+        && typeof s.createdAt === 'string' && Number.isSafeInteger(s.lastSeq);
+      if (!ok) return undefined;
+      row.summary = summaryOf(s as IndexEntry); // its own members only
+      row.text = undefined;
+      return row.summary;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Reads list.json once per instance; anything unreadable is ignored (the entries answer). */
+  private load(): void {
+    if (this.loaded) return;
+    this.loaded = true;
+    let text: string | undefined;
+    try {
+      text = readPrivateSmall(this.fsl, this.file, MAX_FILE_BYTES);
+    } catch {
+      return; // unsafe or unreadable: never read; replaced at the next save
+    }
+    if (text === undefined || !text.startsWith(`${HEADER}\n`)) return;
+    let at = HEADER.length + 1;
+    while (at < text.length) {
+      const end = text.indexOf('\n', at);
+      if (end === -1) break; // a cut last line: ignored
+      this.loadLine(text.slice(at, end));
+      at = end + 1;
+    }
+  }
+
+  /** `<id>\t<ino>\t<bytes>\t<updatedAt>\t<summary JSON>`; a malformed line is skipped. */
+  private loadLine(line: string): void {
+    const parts = line.split('\t', 5);
+    const [id, ino, bytes, updatedAt] = parts;
+    const text = parts.length === 5 ? line.slice(id!.length + ino!.length + bytes!.length + updatedAt!.length + 4) : '';
+    if (!text || this.rows.has(id!) || !isSessionId(id!)) return; // a row set by this instance's writer is newer
+    const row = { ino: Number(ino), bytes: Number(bytes), updatedAt: updatedAt!, fromEntry: true, checkedAt: 0, text };
+    if (!Number.isSafeInteger(row.ino) || !Number.isSafeInteger(row.bytes)) return;
+    this.rows.set(id!, row);
+  }
+
+  /**
+   * Saves the rows that came from entries, when they changed (at close). Not fsynced: a crash
+   * leaves the old file or the new one (atomic rename), and either is checked row by row. A
+   * failure (including the secret gate refusing a summary) leaves the old file: it is a cache.
+   */
+  async save(): Promise<void> {
+    if (!this.dirty) return;
+    this.load();
+    this.dirty = false;
+    const out: string[] = [HEADER, '\n'];
+    for (const [id, row] of this.rows) {
+      if (!row.fromEntry) continue;
+      out.push(id, '\t', String(row.ino), '\t', String(row.bytes), '\t', row.updatedAt, '\t', row.text ?? JSON.stringify(row.summary), '\n');
+    }
+    try {
+      await replaceAtomically(this.fsl, this.file, out.join(''), false);
+    } catch {
+      // left as it was: the next list checks every row anyway
+    }
+    this.removeStaleTemps();
+  }
+
+  /** Temps (`list.cache.<random>.tmp`) of saves a killed process left; another process's save in flight is younger. */
+  private removeStaleTemps(): void {
+    try {
+      const prefix = `${LIST_CACHE_FILE}.`;
+      for (const name of this.fsl.readdirSync(this.layout.indexDir)) {
+        if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
+        const p = path.join(this.layout.indexDir, name);
+        const st = this.fsl.lstatSync(p);
+        if (st?.isFile() && Date.now() - st.mtimeMs > STALE_TEMP_MS) this.fsl.unlinkSync(p);
+      }
+    } catch {
+      // best effort: a leftover temp is never read
+    }
+  }
+}
+
+function isSessionId(name: string): boolean {
+  try {
+    checkSessionId(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
