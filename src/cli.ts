@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { printOut } from './cliOutput.js';
-import { COMMANDS, commandList, splitCommand } from './cli/commands.js';
+import { type CommandEntry, commandList, findCommand, splitCommand } from './cli/commands.js';
 import { CliError, type Command, UsageError as CommandUsageError } from './cli/common.js';
 import { out, err as printErr } from './cli/output.js';
 import { createStderrLogger, type LogLevel, redirectConsoleToStderr } from './log.js';
@@ -12,10 +12,7 @@ import { startServer } from './server/server.js';
 import { StoreError } from './store/errors.js';
 import { FileSessionStore } from './store/fileStore.js';
 import type { SessionStore } from './store/types.js';
-import { DEFAULT_PG_SCHEMA, openPostgresBackend } from './backends/postgres/backend.js';
-import { isPostgresUrl } from './backends/postgres/url.js';
-import { storeErrorOf } from './pgStore/errors.js';
-import { PostgresSessionStore } from './pgStore/runtime.js';
+import { DEFAULT_PG_SCHEMA, isPostgresUrl } from './backends/postgres/url.js';
 import { packageInfo } from './version.js';
 
 redirectConsoleToStderr(); // before anything else can print: stdout is for protocol frames
@@ -123,7 +120,11 @@ function storeRoot(store: string | undefined, workspace: string | undefined): st
 
 async function openStore(args: ServeArgs, log: ReturnType<typeof createStderrLogger>): Promise<SessionStore> {
   const warn = (m: string) => log.warn(m);
-  if (!args.pg) return new FileSessionStore(args.store, { warn, vocabulary: protocolVocabulary(), leaseStaleMs: args.leaseStaleMs });
+  if (!args.pg) return new FileSessionStore(args.store, { warn, vocabulary: protocolVocabulary, leaseStaleMs: args.leaseStaleMs });
+  // Loaded only for a PostgreSQL store: a file store's start never pays for them.
+  const [{ openPostgresBackend }, { storeErrorOf }, { PostgresSessionStore }] = await Promise.all([
+    import('./backends/postgres/backend.js'), import('./pgStore/errors.js'), import('./pgStore/runtime.js'),
+  ]);
   let backend;
   try {
     backend = await openPostgresBackend({
@@ -133,7 +134,7 @@ async function openStore(args: ServeArgs, log: ReturnType<typeof createStderrLog
   } catch (e) {
     throw storeErrorOf(e);
   }
-  return new PostgresSessionStore(backend, { localRoot: args.pg.localRoot, warn, vocabulary: protocolVocabulary() });
+  return new PostgresSessionStore(backend, { localRoot: args.pg.localRoot, warn, vocabulary: protocolVocabulary });
 }
 
 async function serve(args: ServeArgs): Promise<number> {
@@ -150,17 +151,18 @@ async function serve(args: ServeArgs): Promise<number> {
 }
 
 /** A subcommand, with its errors as one line on stderr: 2 for usage, 1 for failures. */
-async function runCommand(command: Command | 'help', argv: string[]): Promise<number> {
-  if (command === 'help') {
+async function runCommand(entry: CommandEntry | 'help', argv: string[]): Promise<number> {
+  if (entry === 'help') {
     const name = argv.find((a) => !a.startsWith('-'));
-    const wanted = name === undefined ? undefined : COMMANDS.find((c) => c.name === name);
+    const wanted = name === undefined ? undefined : findCommand(name);
     if (name !== undefined && !wanted && name !== 'serve') {
       printErr(`session-sidecar: help: unknown command '${name}'`);
       return 2;
     }
-    out(wanted ? wanted.usage : USAGE);
+    out(wanted ? (await wanted.load()).usage : USAGE);
     return 0;
   }
+  const command: Command = await entry.load();
   try {
     return await command.run(argv);
   } catch (e) {

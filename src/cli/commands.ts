@@ -1,18 +1,30 @@
 import { parseArgs } from 'node:util';
 import type { Command } from './common.js';
-import { conformanceCommand } from './conformance/index.js';
-import { exportCommand } from './export.js';
-import { listCommand } from './list.js';
-import { migrateCommand } from './migrate.js';
-import { showCommand } from './show.js';
-import { statsCommand } from './stats.js';
-import { tailCommand } from './tail.js';
-import { verifyCommand } from './verify.js';
 
-/** The inspection subcommands and `conformance`, next to `serve` (which src/cli.ts runs itself). */
-export const COMMANDS: readonly Command[] = [listCommand, showCommand, tailCommand, verifyCommand, exportCommand, statsCommand, migrateCommand, conformanceCommand];
+/**
+ * The inspection subcommands and `conformance`, next to `serve` (which src/cli.ts runs itself):
+ * names and summaries here, each command's module loaded only when it runs — `serve` (every
+ * agent's sidecar start) never loads them.
+ */
+export const COMMANDS = [
+  { name: 'list', summary: 'the sessions of the store, most recently updated first', load: async () => (await import('./list.js')).listCommand },
+  { name: 'show', summary: 'a session as a readable transcript (or its stored records: --json, --raw)', load: async () => (await import('./show.js')).showCommand },
+  { name: 'tail', summary: 'the last records of a session; -f follows it live', load: async () => (await import('./tail.js')).tailCommand },
+  { name: 'verify', summary: 'check journals, archives, index entries and file modes; exit 1 on any problem', load: async () => (await import('./verify.js')).verifyCommand },
+  { name: 'export', summary: 'a whole session (archived generations included) as JSON Lines or Markdown', load: async () => (await import('./export.js')).exportCommand },
+  { name: 'stats', summary: 'sessions, records and bytes of the store; the largest sessions', load: async () => (await import('./stats.js')).statsCommand },
+  { name: 'migrate', summary: 'copy every session of a store into another (directory <-> PostgreSQL), verified', load: async () => (await import('./migrate.js')).migrateCommand },
+  { name: 'conformance', summary: 'run the protocol conformance suite against a server command', load: async () => (await import('./conformance/index.js')).conformanceCommand },
+] as const satisfies ReadonlyArray<{ name: string; summary: string; load: () => Promise<Command> }>;
 
-export function findCommand(name: string): Command | undefined {
+export type CommandEntry = (typeof COMMANDS)[number];
+
+/** A command's summary, for its own module (one text, shown by the top-level help and by the command). */
+export function summaryOf(name: CommandEntry['name']): string {
+  return (COMMANDS.find((c) => c.name === name) as CommandEntry).summary;
+}
+
+export function findCommand(name: string): CommandEntry | undefined {
   return COMMANDS.find((c) => c.name === name);
 }
 
@@ -21,7 +33,7 @@ export function findCommand(name: string): Command | undefined {
  * (`session-sidecar --store DIR list` works as well as `session-sidecar list --store DIR`).
  * Undefined when the first positional is not a subcommand: then it is `serve`'s command line.
  */
-export function splitCommand(argv: string[]): { command: Command | 'help'; rest: string[] } | undefined {
+export function splitCommand(argv: string[]): { command: CommandEntry | 'help'; rest: string[] } | undefined {
   let tokens;
   try {
     ({ tokens } = parseArgs({

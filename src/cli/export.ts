@@ -1,3 +1,4 @@
+import { summaryOf } from './commands.js';
 import type { OpenedSession, StoredRecord } from '../store/types.js';
 import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError } from './common.js';
 import { out } from './output.js';
@@ -7,7 +8,7 @@ import { argsText, blobLabel, contentText } from './render.js';
 
 export const exportCommand: Command = {
   name: 'export',
-  summary: 'a whole session (archived generations included) as JSON Lines or Markdown',
+  summary: summaryOf('export'),
   usage: `Usage: session-sidecar export <session-id> --format jsonl|markdown [options]
 
 Writes a session's whole history to stdout: the records of its archived generations (from

@@ -1,10 +1,11 @@
+import { summaryOf } from './commands.js';
 import type { SessionSummary } from '../store/types.js';
 import { type Command, listingOf, STORE_HELP } from './common.js';
 import { humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
 
 export const listCommand: Command = {
   name: 'list',
-  summary: 'the sessions of the store, most recently updated first',
+  summary: summaryOf('list'),
   usage: `Usage: session-sidecar list [--json] [options]
 
 Lists the store's sessions, most recently updated first: id, title, last update, records

@@ -1,3 +1,4 @@
+import { summaryOf } from './commands.js';
 import { parseArgs } from 'node:util';
 import { protocolVocabulary } from '../../protocol/vocabulary.js';
 import { nodeFs } from '../durable/fsLayer.js';
@@ -12,7 +13,7 @@ import path from 'node:path';
 
 export const migrateCommand: Command = {
   name: 'migrate',
-  summary: 'copy every session of a store into another (directory <-> PostgreSQL), verified',
+  summary: summaryOf('migrate'),
   usage: `Usage: session-sidecar migrate --from DIR|URL --to URL|DIR [options]
 
 Copies every session of one store into another — a directory store into a PostgreSQL

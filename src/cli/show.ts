@@ -1,3 +1,4 @@
+import { summaryOf } from './commands.js';
 import type { StoredRecord, SessionStore } from '../store/types.js';
 import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError } from './common.js';
 import { out, stdoutStyle } from './output.js';
@@ -6,7 +7,7 @@ import { TranscriptRenderer } from './render.js';
 
 export const showCommand: Command = {
   name: 'show',
-  summary: 'a session as a readable transcript (or its stored records: --json, --raw)',
+  summary: summaryOf('show'),
   usage: `Usage: session-sidecar show <session-id> [--json | --raw] [options]
 
 Prints a session as a readable transcript: messages by role (text content; other parts named),

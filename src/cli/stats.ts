@@ -1,3 +1,4 @@
+import { summaryOf } from './commands.js';
 import type { SessionSummary, SessionStore } from '../store/types.js';
 import { type Command, listingOf, STORE_HELP } from './common.js';
 import { humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
@@ -6,7 +7,7 @@ const TOP = 10;
 
 export const statsCommand: Command = {
   name: 'stats',
-  summary: 'sessions, records and bytes of the store; the largest sessions',
+  summary: summaryOf('stats'),
   usage: `Usage: session-sidecar stats [--json] [options]
 
 Counts the store's sessions, their records (last seqs: compacted records included) and bytes

@@ -1,3 +1,4 @@
+import { summaryOf } from './commands.js';
 import type { OpenedSession, StoredRecord, SessionStore } from '../store/types.js';
 import { CliError, type Command, openSession, openStore, parseCommand, positiveInt, STORE_HELP } from './common.js';
 import { out, stdoutStyle } from './output.js';
@@ -6,7 +7,7 @@ import { TranscriptRenderer } from './render.js';
 
 export const tailCommand: Command = {
   name: 'tail',
-  summary: 'the last records of a session; -f follows it live',
+  summary: summaryOf('tail'),
   usage: `Usage: session-sidecar tail <session-id> [-n N] [-f] [options]
 
 Prints the last N records of a session in the transcript format of 'show'. With -f, then

@@ -1,3 +1,4 @@
+import { summaryOf } from './commands.js';
 import fs from 'node:fs';
 import tty from 'node:tty';
 import { type Finding, type SessionReport, type VerifyProgress, type VerifyReport, verifyStore } from '../store/verify/index.js';
@@ -12,7 +13,7 @@ const LARGE_BYTES = 64 << 20;
 
 export const verifyCommand: Command = {
   name: 'verify',
-  summary: 'check journals, archives, index entries and file modes; exit 1 on any problem',
+  summary: summaryOf('verify'),
   usage: `Usage: session-sidecar verify [<session-id>] [options]
 
 Checks every session of the store (or one): each journal's header, checksums, canonical lines,

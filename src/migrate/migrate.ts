@@ -24,7 +24,7 @@ import { snapshotOf, summariesOf } from '../pgStore/session.js';
 import { StoreError } from '../store/errors.js';
 import { checkBytes } from '../store/secrets/finalGate.js';
 import { guardValue } from '../store/secrets/gate.js';
-import type { SecretSet } from '../store/secrets/knownSecrets.js';
+import type { SecretSet, Vocabulary } from '../store/secrets/knownSecrets.js';
 import { resolveSecrets } from '../store/secrets/sessionSecrets.js';
 import { redactTokens } from '../store/secrets/tokenRules.js';
 import type { SessionHeader } from '../store/types.js';
@@ -42,7 +42,7 @@ export interface MigrateSummary {
 
 export interface MigrateOptions {
   env: NodeJS.ProcessEnv;
-  vocabulary: readonly string[];
+  vocabulary: Vocabulary;
   /** One line per session (copied, already there) for stdout. */
   progress: (line: string) => void;
   /** One line per refused session for stderr. */

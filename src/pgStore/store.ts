@@ -20,7 +20,7 @@ import { StoreError } from '../store/errors.js';
 import { checkSessionId, newSessionId } from '../store/ids.js';
 import type { StoreLayout } from '../store/layout.js';
 import { gateFs } from '../store/secrets/finalGate.js';
-import { SecretSet } from '../store/secrets/knownSecrets.js';
+import { SecretSet, type Vocabulary } from '../store/secrets/knownSecrets.js';
 import { resolveSecrets } from '../store/secrets/sessionSecrets.js';
 import type { Redaction } from '../store/secrets/redact.js';
 import { newTurnId } from '../store/turns/ids.js';
@@ -39,7 +39,7 @@ export interface PostgresStoreOptions {
   clock?: () => number;
   maxRecordBytes?: number;
   warn?: (message: string) => void;
-  vocabulary?: readonly string[];
+  vocabulary?: Vocabulary;
   env?: NodeJS.ProcessEnv;
   /**
    * Inspection only (the CLI): every write and every writable open is refused (ReadOnly,
@@ -58,7 +58,7 @@ export class PgStoreCore {
   protected readonly clock: () => number;
   protected readonly maxRecordBytes: number;
   protected readonly warn: (message: string) => void;
-  protected readonly vocabulary: readonly string[];
+  protected readonly vocabulary: Vocabulary;
   protected readonly env: NodeJS.ProcessEnv;
   protected readonly allSecrets = new SecretSet();
   protected readonly sessions = new Map<string, PgSession>();

@@ -13,7 +13,7 @@ import { ListCache } from './listCache.js';
 import { readIndexEntry } from './sessionIndex.js';
 import { OpenSession } from './openSession.js';
 import { gateFs } from './secrets/finalGate.js';
-import { SecretSet } from './secrets/knownSecrets.js';
+import { SecretSet, type Vocabulary } from './secrets/knownSecrets.js';
 import { resolveSecrets } from './secrets/sessionSecrets.js';
 import type { OpenedSession, OpenMode, SecretsInput, SecretsStatus } from './types.js';
 import { oneAtATime } from '../engine/oneAtATime.js';
@@ -28,7 +28,7 @@ export interface FileStoreOptions {
   /** Where warnings go (stderr in the server). Never given record content. */
   warn?: (message: string) => void;
   /** Words every record contains (the protocol's vocabulary): no secret may occur in them. */
-  vocabulary?: readonly string[];
+  vocabulary?: Vocabulary;
   /** Where env var names given as secrets are resolved (default: process.env). */
   env?: NodeJS.ProcessEnv;
   /** How old an unrefreshed writer lease must be before another process takes it over (default 10 s, at least 5 s). */
@@ -62,7 +62,7 @@ export abstract class StoreCore {
   protected readonly clock: () => number;
   protected readonly maxRecordBytes: number;
   protected readonly warn: (message: string) => void;
-  protected readonly vocabulary: readonly string[];
+  protected readonly vocabulary: Vocabulary;
   protected readonly env: NodeJS.ProcessEnv;
   protected readonly hooks: NonNullable<FileStoreOptions['hooks']>;
   protected readonly leaseStaleMs: number;

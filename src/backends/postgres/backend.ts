@@ -64,8 +64,9 @@ import { parsePostgresUrl } from './url.js';
 import { exportSession, importSession, leaseHeld, sessionIds } from './transfer.js';
 import type { SessionBundle } from '../../backend/port.js';
 import { verifyStore, type VerifyOptions, type VerifyReport } from './verify.js';
+import { DEFAULT_PG_SCHEMA } from './url.js';
 
-export const DEFAULT_PG_SCHEMA = 'session_sidecar';
+export { DEFAULT_PG_SCHEMA };
 
 export interface PostgresBackendOptions {
   url: string;

@@ -1,3 +1,6 @@
+
+/** The schema a store lives in unless --pg-schema names another. */
+export const DEFAULT_PG_SCHEMA = 'session_sidecar';
 /**
  * PostgreSQL store URLs: `postgres://` or `postgresql://user:pass@host:port/db?sslmode=...`,
  * with unix sockets as `?host=/dir` (or a percent-encoded path as the host,

@@ -1,3 +1,4 @@
+import { summaryOf } from '../commands.js';
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { CliError, type Command, UsageError } from '../common.js';
@@ -34,7 +35,7 @@ Exit code: 0 when every check passed (expected failures aside), 1 otherwise, 2 f
 
 export const conformanceCommand: Command = {
   name: 'conformance',
-  summary: 'run the protocol conformance suite against a server command',
+  summary: summaryOf('conformance'),
   usage: USAGE,
   async run(argv) {
     const dash = argv.indexOf('--');

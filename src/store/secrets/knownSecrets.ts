@@ -5,8 +5,12 @@ import { indexPath, memberPath, parseNestedJson } from './paths.js';
 export const MIN_SECRET_CHARS = 8;
 const MAX_SECRET_CHARS = 4096;
 
+/** The protocol's vocabulary, or how to get it when first needed (it is built from every schema). */
+export type Vocabulary = readonly string[] | (() => readonly string[]);
+
 /** Why a value cannot be registered as a secret; never includes the value. */
-export function refuseSecret(value: string, vocabulary: readonly string[]): string | undefined {
+export function refuseSecret(value: string, vocabularyOf: Vocabulary): string | undefined {
+  const vocabulary = typeof vocabularyOf === 'function' ? vocabularyOf() : vocabularyOf;
   // Characters are code points: four emoji are 8 UTF-16 units but 4 characters.
   if (value.length < MIN_SECRET_CHARS || [...value].length < MIN_SECRET_CHARS) return `a secret must have at least ${MIN_SECRET_CHARS} characters`;
   if (value.length > MAX_SECRET_CHARS) return `a secret may have at most ${MAX_SECRET_CHARS} characters`;

@@ -1,6 +1,6 @@
 import { StoreError } from '../errors.js';
 import type { SecretsInput, SecretsStatus } from '../types.js';
-import { refuseSecret, SecretSet } from './knownSecrets.js';
+import { refuseSecret, SecretSet, type Vocabulary } from './knownSecrets.js';
 import { redactTokens } from './tokenRules.js';
 
 export interface SecretSources {
@@ -19,7 +19,7 @@ export interface SecretSources {
 export function resolveSecrets(
   sources: SecretSources,
   env: NodeJS.ProcessEnv,
-  vocabulary: readonly string[],
+  vocabulary: Vocabulary,
   into: SecretSet = new SecretSet(),
 ): { set: SecretSet; status: SecretsStatus } {
   const unsetEnv: string[] = [];
