@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ensurePrivateDir, fsyncDir, mkdirPrivate } from '../../durable/durableFile.js';
+import { ensurePrivateDir, fsyncDir, mkdirPrivate, readPrivateSmall, replaceAtomically } from '../../durable/durableFile.js';
 import { errnoOf } from '../../durable/errors.js';
 import type { FsLayer } from '../../durable/fsLayer.js';
 import type { StoreLayout } from '../layout.js';
@@ -9,6 +9,13 @@ import type { ToolSeqIssuer } from './counters.js';
 export type KeepScratch = 'always' | 'onFailure' | 'never';
 
 const TOOL_DIR = /^tool-(\d{6,16})$/;
+
+/**
+ * Beside the tool directories: the highest toolSeq handed out, written (durably) by a close that
+ * removes scratch directories — once a directory is gone, only this keeps its toolSeq from being
+ * handed out again by the next writer.
+ */
+export const ISSUED_FILE = 'issued.json';
 
 export function scratchName(toolSeq: number): string {
   return `tool-${String(toolSeq).padStart(6, '0')}`;
@@ -37,7 +44,8 @@ export class ToolRuns implements ToolSeqIssuer {
   private highestScratchDir(): number {
     const dir = this.layout.scratchDir(this.sessionId);
     if (!this.fsl.lstatSync(dir)?.isDirectory()) return 0;
-    return this.fsl.readdirSync(dir).reduce((max, name) => Math.max(max, Number(TOOL_DIR.exec(name)?.[1] ?? 0)), 0);
+    const highest = this.fsl.readdirSync(dir).reduce((max, name) => Math.max(max, Number(TOOL_DIR.exec(name)?.[1] ?? 0)), 0);
+    return Math.max(highest, issuedOf(readPrivateSmall(this.fsl, path.join(dir, ISSUED_FILE), 256)));
   }
 
   /**
@@ -78,9 +86,17 @@ export class ToolRuns implements ToolSeqIssuer {
 
   /** At session/close: removes the scratch directories their policy does not keep. */
   async cleanup(): Promise<void> {
-    const removals = [...this.scratch.values()].filter((run) => !keeps(run)).map((run) => fs.promises.rm(run.dir, { recursive: true, force: true }));
+    const doomed = [...this.scratch.values()].filter((run) => !keeps(run));
     this.scratch.clear();
-    await Promise.allSettled(removals);
+    if (doomed.length === 0) return;
+    try {
+      // The toolSeqs stay handed out after their directories go: recorded first (temp file,
+      // fsync, rename, directory fsync), so a crash during the removals loses nothing of it.
+      await replaceAtomically(this.fsl, path.join(this.layout.scratchDir(this.sessionId), ISSUED_FILE), JSON.stringify({ issued: this.issued }), true);
+    } catch {
+      return; // not recorded: the directories stay, and keep their toolSeqs reserved
+    }
+    await Promise.allSettled(doomed.map((run) => fs.promises.rm(run.dir, { recursive: true, force: true })));
   }
 }
 
@@ -88,4 +104,14 @@ function keeps(run: { keep: KeepScratch; finished?: boolean; failed?: boolean })
   if (run.keep === 'always') return true;
   if (run.keep === 'never') return false;
   return run.failed === true || run.finished !== true; // a run that never finished counts as failed
+}
+
+function issuedOf(text: string | undefined): number {
+  if (text === undefined) return 0;
+  try {
+    const n = (JSON.parse(text) as { issued?: unknown }).issued;
+    return Number.isSafeInteger(n) && (n as number) > 0 ? (n as number) : 0;
+  } catch {
+    return 0; // damaged: the directories and the journal's counters still bound it from below
+  }
 }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { ISSUED_FILE } from '../runtime/toolRuns.js';
 import { verifyArchives } from './archiveCheck.js';
 import { generationOf } from './common.js';
 import { verifyIndex } from './indexCheck.js';
@@ -107,8 +108,11 @@ function verifyState(fc: FileChecks, dir: string, out: Finding[]): void {
   }
 }
 
-/** sessions/<id>/scratch/: tool runs' private directories (0700); what tools put inside is theirs. */
+/** sessions/<id>/scratch/: tool runs' private directories (0700), and the issued-toolSeq record (0600); what tools put inside is theirs. */
 function verifyScratch(fc: FileChecks, dir: string, out: Finding[]): void {
   if (!fc.directory(dir, out)?.isDirectory()) return;
-  for (const { path: p, st } of fc.entries(dir)) fc.dirMode(st, p, out);
+  for (const { path: p, st } of fc.entries(dir)) {
+    if (path.basename(p) === ISSUED_FILE && st.isFile()) fc.fileMode(st, p, out);
+    else fc.dirMode(st, p, out);
+  }
 }

@@ -64,6 +64,27 @@ describe('tool/allocateScratch', () => {
     expect([ok, failed, unfinished, always, never].map((x) => exists(x.dir))).toEqual([false, true, true, true, false]);
   });
 
+  it('a toolSeq handed out and never started stays handed out after close removed its directory (torture found it reissued)', async () => {
+    const root = tempDir();
+    const s = store(root);
+    const { sessionId } = await s.create({ keepScratch: 'never' });
+    const a = await s.allocateScratch(sessionId, 'r1');
+    const b = await s.allocateScratch(sessionId, 'r2');
+    await s.close(sessionId); // both directories removed: never started, nothing in the journal
+    expect(fs.existsSync(a.dir) || fs.existsSync(b.dir)).toBe(false);
+    const issued = path.join(root, 'sessions', sessionId, 'scratch', 'issued.json');
+    expect(modeOf(issued)).toBe(0o600);
+    await s.open(sessionId, 'write');
+    expect((await s.allocateScratch(sessionId, 'r3')).toolSeq).toBe(3);
+    await s.close(sessionId);
+    const t = store(root); // another process, after a crash or a restart
+    await t.open(sessionId, 'write');
+    expect((await t.allocateScratch(sessionId, 'r4')).toolSeq).toBe(4);
+    await t.append(sessionId, [{ kind: 'toolStart', requestId: 'x', tool: 't' }]);
+    expect((await t.read(sessionId)).records[0]?.toolSeq).toBe(5);
+    await t.closeAll();
+  });
+
   it('needs the session open for writing', async () => {
     const root = tempDir();
     const s = store(root);
