@@ -20,8 +20,9 @@ import { journalOf, note, store } from './storeHelpers.js';
  *   - a failed write of the index entry (a cache, after the commit) is no error at all.
  *
  * "Visible" is read from the disk after the failure, not from the code under test, so the test
- * keeps its meaning when the steps move (state values are still written by write-file-atomic,
- * whose temp fsync and rename are outside the seam: today only the directory fsync fails here).
+ * keeps its meaning when the steps move (state values are written through the seam by
+ * durableFile's replaceAtomically: their temp file's fdatasync, the rename and the directory
+ * fsync each fail here in turn).
  */
 
 /** nodeFs whose `at`-th rename/fsync/fdatasync (counted while `armed`) fails once with EIO, changing nothing. */
