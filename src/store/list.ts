@@ -4,7 +4,7 @@ import { StoreError } from './errors.js';
 import { checkSessionId } from './ids.js';
 import { openJournal } from './journal/open.js';
 import type { StoreLayout } from './layout.js';
-import type { CacheRow, ListCache } from './listCache.js';
+import { type CacheRow, type ListCache, rowMatches } from './listCache.js';
 import type { OpenSession } from './openSession.js';
 import { entryOf, type IndexEntry, readIndexEntry, summaryOf } from './sessionIndex.js';
 import { decodeCursor, pageOf } from '../engine/listPage.js';
@@ -93,7 +93,7 @@ function journalOf(layout: StoreLayout, id: string): string {
 
 function stillMatches(fsl: FsLayer, layout: StoreLayout, row: CacheRow, id: string): boolean {
   const st = fsl.lstatSync(journalOf(layout, id));
-  return st !== undefined && st.ino === row.ino && st.size === row.bytes;
+  return st !== undefined && rowMatches(row, st);
 }
 
 function isSessionId(name: string): boolean {
@@ -115,11 +115,11 @@ function summarize(
   if (live) return listed(summaryOf(live));
   const st = fsl.lstatSync(journalOf(layout, id));
   if (!st) return undefined; // a create that never completed: no session
-  const row = cache.lookup(id, st.ino, st.size);
+  const row = cache.lookup(id, st);
   if (row) return { sessionId: id, updatedAt: row.updatedAt, ...(row.summary ? { summary: row.summary } : { row }) };
   const entry = readIndexEntry(fsl, layout, id);
   if (entry && entry.bytes === st.size && entry.ino === st.ino) {
-    cache.noteEntry(entry);
+    cache.noteEntry(entry, st);
     return listed(summaryOf(entry));
   }
   try {
@@ -127,7 +127,7 @@ function summarize(
     fsl.closeSync(handle.fd);
     // Not written back: a lister cannot know the bytes past the entry were synced (see The index).
     const summary = summaryOf(entryOf(handle));
-    cache.noteScanned(summary, handle.ino, handle.position.bytes);
+    cache.noteScanned(summary, handle.ino, handle.position.bytes, st.ctimeMs);
     return listed(summary);
   } catch (err) {
     const kind = err instanceof StoreError ? err.kind : 'an I/O error';

@@ -12,9 +12,10 @@ import type { SessionSummary } from './types.js';
  * in memory for the life of the store instance and saved as `index/list.cache` when the
  * instance closes, so a fresh process lists from one file instead of one entry per session.
  *
- * Trust: a row is used only while the journal's inode and length (one lstat, on every list)
- * are still the ones it names — the same check list.ts applies to an index entry, so a row is
- * never trusted beyond an entry. A row whose journal changed is dropped for that list and the
+ * Trust: a row is used only while the journal's inode, length and ctime (one lstat, on every
+ * list) are still the ones it names — an entry's check (inode and length) and more: a journal
+ * rewritten in place at the same length no longer matches, so a row is never trusted beyond an
+ * entry. A row whose journal changed is dropped for that list and the
  * session is summarized from its entry or journal, so a session appended, created or deleted by
  * another process shows on the next list. Rows come only from index entries (read from disk, or
  * written by this instance's writers), never from a reader's scan: the saved file vouches for
@@ -24,6 +25,11 @@ import type { SessionSummary } from './types.js';
 export interface CacheRow {
   ino: number;
   bytes: number;
+  /**
+   * The journal's ctime (ms) when the row was made: any write to it changes that, also one that
+   * keeps its length (a program rewriting it in place), and no one can set it back.
+   */
+  ctime: number;
   updatedAt: string;
   /** Saved in list.cache (false: a summary this instance scanned from the journal itself). */
   fromEntry: boolean;
@@ -34,7 +40,14 @@ export interface CacheRow {
   text?: string;
 }
 
-const HEADER = 'session-sidecar list cache v1';
+const HEADER = 'session-sidecar list cache v2';
+
+/** What a row is checked against: one lstat of the journal. */
+export interface JournalStat {
+  ino: number;
+  size: number;
+  ctimeMs: number;
+}
 const MAX_FILE_BYTES = 256 << 20;
 
 /** Not `<id>.json`: no session's entry can have this name. */
@@ -53,11 +66,11 @@ export class ListCache {
     return path.join(this.layout.indexDir, LIST_CACHE_FILE);
   }
 
-  /** The row for a journal with this inode and length, if it still describes it. */
-  lookup(id: string, ino: number, bytes: number): CacheRow | undefined {
+  /** The row for a journal with this inode, length and ctime, if it still describes it. */
+  lookup(id: string, st: JournalStat): CacheRow | undefined {
     this.load();
     const row = this.rows.get(id);
-    if (!row || row.ino !== ino || row.bytes !== bytes) return undefined;
+    if (!row || !rowMatches(row, st)) return undefined;
     row.checkedAt = Date.now();
     return row;
   }
@@ -71,16 +84,23 @@ export class ListCache {
     return row && row.checkedAt >= since ? row : undefined;
   }
 
-  /** An index entry that matched its journal (read by a lister, or written by a writer of this instance). */
-  noteEntry(entry: IndexEntry): void {
+  /**
+   * An index entry that matched its journal (read by a lister, or written by a writer of this
+   * instance), with the journal's lstat now: no row unless that lstat is the entry's journal.
+   */
+  noteEntry(entry: IndexEntry, st: JournalStat | undefined): void {
+    if (!st || st.ino !== entry.ino || st.size !== entry.bytes) {
+      this.drop(entry.sessionId); // the journal moved on since the entry: the next list looks again
+      return;
+    }
     const summary = summaryOf(entry);
-    this.rows.set(entry.sessionId, { ino: entry.ino, bytes: entry.bytes, updatedAt: summary.updatedAt, fromEntry: true, checkedAt: Date.now(), summary });
+    this.rows.set(entry.sessionId, { ino: entry.ino, bytes: entry.bytes, ctime: st.ctimeMs, updatedAt: summary.updatedAt, fromEntry: true, checkedAt: Date.now(), summary });
     this.dirty = true;
   }
 
   /** A summary scanned from the journal: kept for this instance's next lists, never saved. */
-  noteScanned(summary: SessionSummary, ino: number, bytes: number): void {
-    this.rows.set(summary.sessionId, { ino, bytes, updatedAt: summary.updatedAt, fromEntry: false, checkedAt: Date.now(), summary });
+  noteScanned(summary: SessionSummary, ino: number, bytes: number, ctime: number): void {
+    this.rows.set(summary.sessionId, { ino, bytes, ctime, updatedAt: summary.updatedAt, fromEntry: false, checkedAt: Date.now(), summary });
   }
 
   /** A row that turned out unusable (damaged text): forgotten, so the entry or journal answers. */
@@ -129,14 +149,14 @@ export class ListCache {
     }
   }
 
-  /** `<id>\t<ino>\t<bytes>\t<updatedAt>\t<summary JSON>`; a malformed line is skipped. */
+  /** `<id>\t<ino>\t<bytes>\t<ctime>\t<updatedAt>\t<summary JSON>`; a malformed line is skipped. */
   private loadLine(line: string): void {
-    const parts = line.split('\t', 5);
-    const [id, ino, bytes, updatedAt] = parts;
-    const text = parts.length === 5 ? line.slice(id!.length + ino!.length + bytes!.length + updatedAt!.length + 4) : '';
+    const parts = line.split('\t', 6);
+    const [id, ino, bytes, ctime, updatedAt] = parts;
+    const text = parts.length === 6 ? line.slice(id!.length + ino!.length + bytes!.length + ctime!.length + updatedAt!.length + 5) : '';
     if (!text || this.rows.has(id!) || !isSessionId(id!)) return; // a row set by this instance's writer is newer
-    const row = { ino: Number(ino), bytes: Number(bytes), updatedAt: updatedAt!, fromEntry: true, checkedAt: 0, text };
-    if (!Number.isSafeInteger(row.ino) || !Number.isSafeInteger(row.bytes)) return;
+    const row = { ino: Number(ino), bytes: Number(bytes), ctime: Number(ctime), updatedAt: updatedAt!, fromEntry: true, checkedAt: 0, text };
+    if (!Number.isSafeInteger(row.ino) || !Number.isSafeInteger(row.bytes) || !Number.isFinite(row.ctime)) return;
     this.rows.set(id!, row);
   }
 
@@ -152,7 +172,7 @@ export class ListCache {
     const out: string[] = [HEADER, '\n'];
     for (const [id, row] of this.rows) {
       if (!row.fromEntry) continue;
-      out.push(id, '\t', String(row.ino), '\t', String(row.bytes), '\t', row.updatedAt, '\t', row.text ?? JSON.stringify(row.summary), '\n');
+      out.push(id, '\t', String(row.ino), '\t', String(row.bytes), '\t', String(row.ctime), '\t', row.updatedAt, '\t', row.text ?? JSON.stringify(row.summary), '\n');
     }
     try {
       await replaceAtomically(this.fsl, this.file, out.join(''), false);
@@ -185,4 +205,9 @@ function isSessionId(name: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** The journal is still the one the row describes: same inode, same length, not written since. */
+export function rowMatches(row: CacheRow, st: JournalStat): boolean {
+  return st.ino === row.ino && st.size === row.bytes && st.ctimeMs === row.ctime;
 }

@@ -222,7 +222,7 @@ export abstract class StoreCore {
     const fence = () => lease?.check(id) ?? (this.fsl.lstatSync(journal)?.ino === handle.ino ? undefined : new StoreError('Conflict',
       'the journal was replaced by another program; nothing was written and the session is read-only in this process', { reason: 'journalChanged' }));
     const writer = mode === 'write' ? new JournalWriter(this.fsl, handle, handle.position, this.clock, gate, fence, () => this.requestsWaiting() > 1) : undefined;
-    const session = new OpenSession(this.fsl, this.layout, handle, mode, writer, this.warn, secrets, status, lease, (e) => this.listCache.noteEntry(e));
+    const session = new OpenSession(this.fsl, this.layout, handle, mode, writer, this.warn, secrets, status, lease, (e) => this.listCache.noteEntry(e, this.fsl.lstatSync(journal)));
     this.sessions.set(handle.header.sessionId, session);
     return session;
   }

@@ -86,23 +86,27 @@ describe('the list cache', () => {
     expect((await store(root).list()).sessions).toEqual(truth);
 
     const rowOf = (id: string) => saved.split('\n').find((l) => l.startsWith(`${id}\t`)) as string;
-    const [, ino, bytes, updatedAt, json] = rowOf(a as string).split('\t') as string[];
+    const [, ino, bytes, ctime, updatedAt, json] = rowOf(a as string).split('\t') as string[];
     const lie = (fields: string[]) => saved.replace(rowOf(a as string), fields.join('\t'));
     const liar = JSON.stringify({ ...JSON.parse(json as string), lastSeq: 99 });
+    const row = (over: { ino?: string; bytes?: string; ctime?: string; updatedAt?: string; json?: string }) =>
+      lie([a as string, over.ino ?? (ino as string), over.bytes ?? (bytes as string), over.ctime ?? (ctime as string), over.updatedAt ?? (updatedAt as string), over.json ?? liar]);
     const variants = [
-      lie([a as string, ino as string, String(Number(bytes) + 1), updatedAt as string, liar]), // another length
-      lie([a as string, String(Number(ino) + 1), bytes as string, updatedAt as string, liar]), // another file
-      lie([a as string, ino as string, bytes as string, updatedAt as string, '{"damaged']), // damaged text
-      lie([a as string, ino as string, bytes as string, updatedAt as string, JSON.stringify({ ...JSON.parse(json as string), sessionId: b })]), // foreign
-      lie([a as string, ino as string, bytes as string, '2001-01-01T00:00:00.000Z', json as string]), // a key its text does not hold
-      saved.replace('session-sidecar list cache v1', 'session-sidecar list cache v9'),
+      row({ bytes: String(Number(bytes) + 1) }), // another length
+      row({ ino: String(Number(ino) + 1) }), // another file
+      row({ ctime: String(Number(ctime) - 1) }), // the same file and length, written since (damaged in place)
+      row({ json: '{"damaged' }), // damaged text
+      row({ json: JSON.stringify({ ...JSON.parse(json as string), sessionId: b }) }), // foreign
+      row({ updatedAt: '2001-01-01T00:00:00.000Z', json: json as string }), // a key its text does not hold
+      saved.replace('session-sidecar list cache v2', 'session-sidecar list cache v9'),
     ];
+    expect(variants.at(-1)).not.toBe(saved);
     for (const v of variants) {
       fs.writeFileSync(cacheFile(root), v, { mode: 0o600 });
       expect((await store(root).list()).sessions, v.slice(0, 300)).toEqual(truth);
     }
     // a file that is not private is not read
-    fs.writeFileSync(cacheFile(root), lie([a as string, ino as string, bytes as string, updatedAt as string, liar]));
+    fs.writeFileSync(cacheFile(root), row({}));
     fs.chmodSync(cacheFile(root), 0o644);
     expect((await store(root).list()).sessions).toEqual(truth);
   });
