@@ -209,6 +209,7 @@ async function workload(st: Stores, rng: Rng, rec: CrashRecorder, live: string, 
       const m = rng.pick(models);
       await st.s.close(m.id);
       await st.s.open(m.id, 'write');
+      m.allocated = []; // a reservation does not survive session/close (protocol §15.1): allocate again
     }
     const group = rng.chance(0.5) ? 1 : rng.range(2, 5);
     const running: Array<Promise<void>> = [];
