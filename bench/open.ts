@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { buildSession } from './bigSession.js';
+import { pageThrough } from './replay.js';
 import { MB, median, type Row, startSidecar, stopSidecar } from './util.js';
 
 const REPS = 5;
@@ -47,6 +48,12 @@ export async function openTimes(work: string, sizesMB: number[]): Promise<Row[]>
     last = { root, sessionId: built.sessionId, mb };
   }
   if (last) {
+    // Target 3's memory bound: the largest session paged through, ~16 MiB per page at most
+    const paged = await pageThrough(last.root, last.sessionId);
+    rows.push({
+      scenario: `session/read pages through the ${fmtMB(last.mb)} session, fresh sidecar`, value: last.mb / (paged.ms / 1000), unit: 'MB/s',
+      peakRssMB: paged.peakRssMB, note: `${paged.records.toLocaleString('en-US')} records of ~64 KB in ${paged.pages} pages (a page stops after ~16 MiB); the RSS row of target 3`,
+    });
     fs.rmSync(path.join(last.root, 'index', `${last.sessionId}.json`), { force: true });
     const scan = await timeOpen(last.root, last.sessionId, 'write');
     rows.push({

@@ -25,26 +25,31 @@ function rawParse(journal: string): { ms: number; lines: number } {
   return { ms: performance.now() - t0, lines };
 }
 
-export async function replay(work: string, sizeMB: number): Promise<Row[]> {
-  const root = path.join(work, 'store-replay');
-  const built = await buildSession(root, sizeMB * MB, 1024, 'replay');
-  const mb = built.bytes / MB;
-  const raw = rawParse(built.journal);
-
+/** Every record of a session through `session/read` pages of up to 10,000 in a fresh sidecar. */
+export async function pageThrough(root: string, sessionId: string): Promise<{ ms: number; records: number; pages: number; peakRssMB: number | undefined }> {
   const c = await startSidecar(root);
   const t0 = performance.now();
   let afterSeq: number | undefined;
   let records = 0;
   let pages = 0;
   for (;;) {
-    const page = await c.read({ sessionId: built.sessionId, limit: 10_000, ...(afterSeq === undefined ? {} : { afterSeq }) });
+    const page = await c.read({ sessionId, limit: 10_000, ...(afterSeq === undefined ? {} : { afterSeq }) });
     records += page.records.length;
     pages++;
     if (page.nextAfterSeq === null) break;
     afterSeq = page.nextAfterSeq;
   }
   const ms = performance.now() - t0;
-  const peakRssMB = await stopSidecar(c);
+  return { ms, records, pages, peakRssMB: await stopSidecar(c) };
+}
+
+export async function replay(work: string, sizeMB: number): Promise<Row[]> {
+  const root = path.join(work, 'store-replay');
+  const built = await buildSession(root, sizeMB * MB, 1024, 'replay');
+  const mb = built.bytes / MB;
+  const raw = rawParse(built.journal);
+
+  const { ms, records, pages, peakRssMB } = await pageThrough(root, built.sessionId);
   fs.rmSync(root, { recursive: true, force: true });
   if (records !== built.records) throw new Error(`replay read ${records} records, the session has ${built.records}`);
   if (raw.lines !== built.records + 1) throw new Error(`raw parse saw ${raw.lines} lines, expected ${built.records + 1}`);

@@ -34,6 +34,7 @@ import { replay } from './replay.js';
 import { secretGateBench } from './secretGate.js';
 import { secretBench } from './secrets.js';
 import { sqliteInserts } from './sqlite.js';
+import { type StageRow, stageBench } from './stages.js';
 import { benchDir, type Row } from './util.js';
 
 const started = performance.now();
@@ -94,6 +95,7 @@ const step = async (what: string, f: () => Row | Row[] | Promise<Row | Row[]>) =
 };
 
 let secretRows: Awaited<ReturnType<typeof secretBench>> = [];
+let stageRows: StageRow[] = [];
 try {
   await step('limit', () => rawLimit(work, N));
   const limit = rows[0]!.value;
@@ -109,6 +111,10 @@ try {
   await step('compact', () => compaction(work, compactMB));
   await step('cold start', () => coldStart(work, coldStarts));
   await step('backends', () => backendRows(work, N, limit));
+  await step('stages', () => {
+    stageRows = stageBench(quick ? 5_000 : 20_000);
+    return [];
+  });
   if (selected('secrets')) {
     secretRows = await secretBench(work);
     await step('secrets: gate', () => {
@@ -132,10 +138,13 @@ const lines = [
   '| --- | ---: | ---: | ---: | ---: | ---: | --- |',
   ...rows.map((r) => `| ${r.scenario} | ${fmt(r.value)} ${r.unit} | ${r.ratio === undefined ? '' : `${r.ratio.toFixed(2)} × ${r.ratioTo}`} `
     + `| ${r.p50Us === undefined ? '' : group(r.p50Us)} | ${r.p99Us === undefined ? '' : group(r.p99Us)} | ${r.peakRssMB === undefined ? '' : group(r.peakRssMB)} | ${r.note ?? ''} |`),
+  ...(stageRows.length > 0
+    ? ['', '| CPU per ~1 KB record, by stage (in process, CPU µs; the write + fdatasync excluded) | µs |', '| --- | ---: |', ...stageRows.map((r) => `| ${r.stage} | ${r.us.toFixed(1)} |`)]
+    : []),
   ...(secretRows.length > 0 ? ['', '| secret safety | measured |', '| --- | --- |', ...secretRows.map((r) => `| ${r.scenario} | ${r.value} |`)] : []),
   '',
   `Whole run: ${seconds.toFixed(0)} s`,
 ];
 process.stdout.write(`${lines.join('\n')}\n`);
-const results = { date: new Date().toISOString(), machine, params, seconds, rows, secrets: secretRows };
+const results = { date: new Date().toISOString(), machine, params, seconds, rows, stages: stageRows, secrets: secretRows };
 if (!only) fs.writeFileSync(path.join(benchDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);

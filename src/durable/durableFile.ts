@@ -275,7 +275,7 @@ export function syncAfterRename(fsl: FsLayer, dir: string): void {
 }
 
 /** Reads a whole small private file, or undefined when it does not exist. */
-export function readPrivateSmall(fsl: FsLayer, file: string, maxBytes: number): string | undefined {
+export function readPrivateSmallBytes(fsl: FsLayer, file: string, maxBytes: number): Buffer | undefined {
   let fd: number;
   try {
     fd = openPrivate(fsl, file, false);
@@ -285,15 +285,20 @@ export function readPrivateSmall(fsl: FsLayer, file: string, maxBytes: number): 
   }
   try {
     const size = Math.min(fsl.fstatSync(fd).size, maxBytes);
-    const buf = Buffer.alloc(size);
+    const buf = Buffer.allocUnsafe(size); // every byte returned is read into it first
     let got = 0;
     while (got < size) {
       const n = fsl.readSync(fd, buf, got, size - got, got);
       if (n === 0) break;
       got += n;
     }
-    return buf.subarray(0, got).toString('utf8');
+    return buf.subarray(0, got);
   } finally {
     fsl.closeSync(fd);
   }
+}
+
+/** readPrivateSmallBytes as UTF-8 text. */
+export function readPrivateSmall(fsl: FsLayer, file: string, maxBytes: number): string | undefined {
+  return readPrivateSmallBytes(fsl, file, maxBytes)?.toString('utf8');
 }

@@ -8,9 +8,9 @@ import type { SessionSummary } from '../store/types.js';
  */
 export function pageOf<T extends CursorKey = SessionSummary>(all: T[], opts: { limit?: number; cursor?: string }): { sessions: T[]; nextCursor?: string } {
   const after = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor);
-  all.sort(newestFirst);
-  const start = after ? all.findIndex((s) => newestFirst(s, after) > 0) : 0;
-  const rest = start === -1 ? [] : all.slice(start);
+  // those after the cursor first, then sorted: a later page sorts only what is left
+  const rest = after ? all.filter((s) => newestFirst(s, after) > 0) : all;
+  rest.sort(newestFirst);
   const limit = opts.limit ?? 100;
   const sessions = rest.slice(0, limit);
   const last = sessions[sessions.length - 1];

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { FsLayer } from '../durable/fsLayer.js';
 import { StoreError } from './errors.js';
-import { checkSessionId } from './ids.js';
+import { isSessionId } from './ids.js';
 import { openJournal } from './journal/open.js';
 import type { StoreLayout } from './layout.js';
 import { type CacheRow, type ListCache, rowMatches } from './listCache.js';
@@ -68,7 +68,7 @@ export function listSessions(
         : summarize(fsl, layout, cache, id, live, warn);
       if (listed) all.push(listed);
     }
-    cache.retainOnly(ids);
+    if (!after) cache.retainOnly(ids); // once per pagination: a vanished session's row is never looked up (readdir drives)
     const page = pageOf(all, opts);
     const sessions: SessionSummary[] = [];
     for (const s of page.sessions) {
@@ -96,14 +96,6 @@ function stillMatches(fsl: FsLayer, layout: StoreLayout, row: CacheRow, id: stri
   return st !== undefined && rowMatches(row, st);
 }
 
-function isSessionId(name: string): boolean {
-  try {
-    checkSessionId(name);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function listed(summary: SessionSummary): Listed {
   return { sessionId: summary.sessionId, updatedAt: summary.updatedAt, summary };

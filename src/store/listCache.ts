@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { readPrivateSmall, replaceAtomically } from '../durable/durableFile.js';
+import { readPrivateSmallBytes, replaceAtomically } from '../durable/durableFile.js';
 import type { FsLayer } from '../durable/fsLayer.js';
-import { checkSessionId } from './ids.js';
+import { isSessionId } from './ids.js';
 import type { StoreLayout } from './layout.js';
 import { type IndexEntry, summaryOf } from './sessionIndex.js';
 import type { SessionSummary } from './types.js';
@@ -37,7 +37,9 @@ export interface CacheRow {
   checkedAt: number;
   /** Parsed on first use: a fresh process parses only the rows of the pages it returns. */
   summary?: SessionSummary;
-  text?: string;
+  /** Where the row's summary JSON lies in the loaded file (decoded as UTF-8 on first use). */
+  at?: number;
+  end?: number;
 }
 
 const HEADER = 'session-sidecar list cache v2';
@@ -47,6 +49,7 @@ export interface JournalStat {
   ino: number;
   size: number;
   ctimeMs: number;
+  mode: number;
 }
 const MAX_FILE_BYTES = 256 << 20;
 
@@ -58,6 +61,8 @@ const STALE_TEMP_MS = 10 * 60_000;
 export class ListCache {
   private readonly rows = new Map<string, CacheRow>();
   private loaded = false;
+  /** The loaded file: rows' summary texts are decoded from it when first used (or saved). */
+  private source: Buffer | undefined;
   private dirty = false;
 
   constructor(private readonly fsl: FsLayer, private readonly layout: StoreLayout) {}
@@ -89,6 +94,9 @@ export class ListCache {
    * instance), with the journal's lstat now: no row unless that lstat is the entry's journal.
    */
   noteEntry(entry: IndexEntry, st: JournalStat | undefined): void {
+    // A journal no open would accept (not a private regular file) is listed from its entry but
+    // gets no row: nothing is saved on its behalf (a refused journal changes nothing in the store).
+    if (st && (st.mode & 0o170777) !== 0o100600) return;
     if (!st || st.ino !== entry.ino || st.size !== entry.bytes) {
       this.drop(entry.sessionId); // the journal moved on since the entry: the next list looks again
       return;
@@ -117,47 +125,66 @@ export class ListCache {
   summaryOf(id: string, row: CacheRow): SessionSummary | undefined {
     if (row.summary) return row.summary;
     try {
-      const s = JSON.parse(row.text ?? '') as SessionSummary;
+      const s = JSON.parse(this.textOf(row)) as SessionSummary;
       const ok = s !== null && typeof s === 'object' && s.sessionId === id && s.updatedAt === row.updatedAt && s.bytes === row.bytes
         && typeof s.createdAt === 'string' && Number.isSafeInteger(s.lastSeq);
       if (!ok) return undefined;
       row.summary = summaryOf(s as IndexEntry); // its own members only
-      row.text = undefined;
       return row.summary;
     } catch {
       return undefined;
     }
   }
 
-  /** Reads list.json once per instance; anything unreadable is ignored (the entries answer). */
+  /** A loaded row's saved summary text ('' when it has none: not trusted). */
+  private textOf(row: CacheRow): string {
+    return row.at === undefined || !this.source ? '' : this.source.toString('utf8', row.at, row.end);
+  }
+
+  /**
+   * Reads list.cache once per instance; anything unreadable is ignored (the entries answer).
+   * The file is split as latin1 (one char per byte, no UTF-8 decoding of 10,000 summaries):
+   * its ids and numbers are ASCII, and a row's summary is decoded from the bytes when used.
+   */
   private load(): void {
     if (this.loaded) return;
     this.loaded = true;
-    let text: string | undefined;
+    let buf: Buffer | undefined;
     try {
-      text = readPrivateSmall(this.fsl, this.file, MAX_FILE_BYTES);
+      buf = readPrivateSmallBytes(this.fsl, this.file, MAX_FILE_BYTES);
     } catch {
       return; // unsafe or unreadable: never read; replaced at the next save
     }
-    if (text === undefined || !text.startsWith(`${HEADER}\n`)) return;
+    if (buf === undefined) return;
+    const text = buf.toString('latin1');
+    if (!text.startsWith(`${HEADER}\n`)) return;
+    this.source = buf;
     let at = HEADER.length + 1;
     while (at < text.length) {
       const end = text.indexOf('\n', at);
       if (end === -1) break; // a cut last line: ignored
-      this.loadLine(text.slice(at, end));
+      this.loadLine(text, at, end);
       at = end + 1;
     }
   }
 
-  /** `<id>\t<ino>\t<bytes>\t<ctime>\t<updatedAt>\t<summary JSON>`; a malformed line is skipped. */
-  private loadLine(line: string): void {
-    const parts = line.split('\t', 6);
-    const [id, ino, bytes, ctime, updatedAt] = parts;
-    const text = parts.length === 6 ? line.slice(id!.length + ino!.length + bytes!.length + ctime!.length + updatedAt!.length + 5) : '';
-    if (!text || this.rows.has(id!) || !isSessionId(id!)) return; // a row set by this instance's writer is newer
-    const row = { ino: Number(ino), bytes: Number(bytes), ctime: Number(ctime), updatedAt: updatedAt!, fromEntry: true, checkedAt: 0, text };
+  /** `<id>\t<ino>\t<bytes>\t<ctime>\t<updatedAt>\t<summary JSON>` at [start, end); a malformed line is skipped. */
+  private loadLine(text: string, start: number, end: number): void {
+    const tabs: number[] = [];
+    for (let t = start - 1; tabs.length < 5;) {
+      t = text.indexOf('\t', t + 1);
+      if (t === -1 || t >= end) return;
+      tabs.push(t);
+    }
+    const [t1, t2, t3, t4, t5] = tabs as [number, number, number, number, number];
+    const id = text.slice(start, t1);
+    if (t5 + 1 >= end || this.rows.has(id) || !isSessionId(id)) return; // a row set by this instance's writer is newer
+    const row: CacheRow = {
+      ino: Number(text.slice(t1 + 1, t2)), bytes: Number(text.slice(t2 + 1, t3)), ctime: Number(text.slice(t3 + 1, t4)),
+      updatedAt: text.slice(t4 + 1, t5), fromEntry: true, checkedAt: 0, at: t5 + 1, end,
+    };
     if (!Number.isSafeInteger(row.ino) || !Number.isSafeInteger(row.bytes) || !Number.isFinite(row.ctime)) return;
-    this.rows.set(id!, row);
+    this.rows.set(id, row);
   }
 
   /**
@@ -172,7 +199,7 @@ export class ListCache {
     const out: string[] = [HEADER, '\n'];
     for (const [id, row] of this.rows) {
       if (!row.fromEntry) continue;
-      out.push(id, '\t', String(row.ino), '\t', String(row.bytes), '\t', String(row.ctime), '\t', row.updatedAt, '\t', row.text ?? JSON.stringify(row.summary), '\n');
+      out.push(id, '\t', String(row.ino), '\t', String(row.bytes), '\t', String(row.ctime), '\t', row.updatedAt, '\t', row.summary ? JSON.stringify(row.summary) : this.textOf(row), '\n');
     }
     try {
       await replaceAtomically(this.fsl, this.file, out.join(''), false);
@@ -198,14 +225,6 @@ export class ListCache {
   }
 }
 
-function isSessionId(name: string): boolean {
-  try {
-    checkSessionId(name);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** The journal is still the one the row describes: same inode, same length, not written since. */
 export function rowMatches(row: CacheRow, st: JournalStat): boolean {
