@@ -65,6 +65,18 @@ export async function startSidecar(store: string, framing: Framing = 'ndjson'): 
   return SidecarClient.start({ store, framing });
 }
 
+/** CPU time (user + system, ms) a process has used so far, from /proc (10 ms resolution); undefined off Linux. */
+export function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // after "pid (comm) "
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in USER_HZ (100)
+  } catch {
+    return undefined;
+  }
+}
+
 /** Reads the child's peak RSS, then shuts it down cleanly; returns the peak in MB. */
 export async function stopSidecar(c: SidecarClient): Promise<number | undefined> {
   const rss = peakRssMB(c.child.pid);

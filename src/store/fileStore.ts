@@ -8,6 +8,7 @@ import { listHistory, sanitizeSummary } from './history.js';
 import { JOURNAL_FORMAT, JOURNAL_VERSION, sealLine } from './journal/format.js';
 import { catchUp, type JournalHandle, openJournal } from './journal/open.js';
 import { type Page, readPage, type RecordBytes, seekAfterSeq } from './journal/read.js';
+import { readTextPage } from './journal/readText.js';
 import { crcOf } from './journal/scan.js';
 import { JournalWriter } from './journal/writer.js';
 import { SessionLease } from './leases.js';
@@ -27,7 +28,7 @@ import { type TurnEvent } from './turns/turnState.js';
 import { checkSealedHeader, guardHeader, scrubText, withoutSecretSummaries } from '../engine/header.js';
 import { appendResult, planBatch, prepareBatch, turnEventPlan, wroteNothing } from '../engine/appendPlan.js';
 import type {
-  AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListPage, PruneOptions, ReadOptions, ReadPage, RecordInput,
+  AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListPage, PruneOptions, ReadOptions, ReadPage, RecordInput, RecordsText,
   SecretsInput, SecretsStatus, SessionHeaderInput, SessionStore, StoredRecord, TurnChange, TurnKind, TurnState,
 } from './types.js';
 import { PAGE_BYTES } from './storeCore.js';
@@ -264,8 +265,21 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
   }
 
   /** session/read without objects: each record's stored JSON bytes, as the server sends them on. */
-  async readText(sessionId: string, opts: Omit<ReadOptions, 'inline'> = {}): Promise<{ records: RecordBytes[]; lastSeq: number; nextAfterSeq: number | null }> {
-    return this.readPageOf(sessionId, opts, true, (page) => page.texts);
+  async readText(sessionId: string, opts: Omit<ReadOptions, 'inline'> = {}): Promise<RecordsText> {
+    if (opts.kinds === undefined) {
+      // The fast path: records copied as stored into a few buffers (journal/readText.ts), or,
+      // at a line it leaves to the general path, the page read again through that path.
+      const fast = await this.withReadHandle(sessionId, opts.generation, (handle) => {
+        const { fd, dataStart, position } = handle;
+        const afterSeq = Math.min(opts.afterSeq ?? 0, position.lastSeq);
+        const from = afterSeq === 0 ? dataStart : seekAfterSeq(this.fsl, fd, dataStart, position.bytes, afterSeq);
+        const page = readTextPage(this.fsl, fd, { from, end: position.bytes, afterSeq, limit: opts.limit ?? DEFAULT_READ_LIMIT, maxBytes: PAGE_BYTES, firstSeq: handle.firstSeq });
+        return page && { body: page.chunks, count: page.count, lastSeq: position.lastSeq, nextAfterSeq: page.scannedSeq < position.lastSeq ? page.scannedSeq : null };
+      });
+      if (fast) return fast;
+    }
+    const page = await this.readPageOf(sessionId, opts, true, (p) => p.texts);
+    return { body: joinRecords(page.records), count: page.records.length, lastSeq: page.lastSeq, nextAfterSeq: page.nextAfterSeq };
   }
 
   private readPageOf<R>(sessionId: string, opts: ReadOptions, asText: boolean, take: (page: Page) => R[]) {
@@ -301,4 +315,13 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     return scrubText(text, this.allSecrets, this.env, extra);
   }
 
+}
+
+const COMMA = Buffer.from(',');
+
+/** Records' byte slices as one comma-separated list. */
+function joinRecords(records: RecordBytes[]): Buffer[] {
+  const out: Buffer[] = [];
+  records.forEach((r, i) => (i === 0 ? out.push(...r) : out.push(COMMA, ...r)));
+  return out;
 }

@@ -147,10 +147,10 @@ export interface SessionStore {
   /** Reads a page of records after `afterSeq`, verified, streamed from disk. */
   read(sessionId: string, opts?: ReadOptions): Promise<ReadPage>;
   /**
-   * The same page with each record as its stored JSON bytes (slices whose concatenation is the
-   * record; never `inline`), for a server that passes them on without building objects. Optional: a store without it is read with `read`.
+   * The same page as the records' stored JSON bytes (never `inline`), for a server that passes
+   * them on without building objects. Optional: a store without it is read with `read`.
    */
-  readText?(sessionId: string, opts?: Omit<ReadOptions, 'inline'>): Promise<{ records: Buffer[][]; lastSeq: number; nextAfterSeq: number | null }>;
+  readText?(sessionId: string, opts?: Omit<ReadOptions, 'inline'>): Promise<RecordsText>;
   /** Lists sessions, most recently updated first. */
   list(opts?: { limit?: number; cursor?: string }): Promise<ListPage>;
   /** Waits for in-flight appends, then closes the session in this store instance. */
@@ -227,4 +227,15 @@ export interface HistoryEntry {
   records: number;
   bytes: number;
   createdAt: string;
+}
+
+/**
+ * A page of records as their stored JSON (what session/read returns, byte for byte): `body`'s
+ * concatenation is the comma-separated records, the inside of the result's `records` array.
+ */
+export interface RecordsText {
+  body: Buffer[];
+  count: number;
+  lastSeq: number;
+  nextAfterSeq: number | null;
 }

@@ -21,10 +21,7 @@ export function sessionHandlers(store: SessionStore): RequestHandler[] {
       if (p.inline || !store.readText) return store.read(p.sessionId, { ...opts, inline: p.inline });
       // The records' stored JSON bytes go out as they are: no objects built, none re-serialized.
       const page = await store.readText(p.sessionId, opts);
-      const parts: Buffer[] = [OPEN_RECORDS];
-      page.records.forEach((r, i) => (i === 0 ? parts.push(...r) : parts.push(COMMA, ...r)));
-      parts.push(Buffer.from(`],"lastSeq":${page.lastSeq},"nextAfterSeq":${page.nextAfterSeq}}`));
-      return new RawJson(parts);
+      return new RawJson([OPEN_RECORDS, ...page.body, Buffer.from(`],"lastSeq":${page.lastSeq},"nextAfterSeq":${page.nextAfterSeq}}`)]);
     }),
     handle(sessionCompact, async ({ _meta, sessionId, ...req }) => store.compact(sessionId, req)),
     handle(sessionHistory, async (p) => ({ generations: await store.history(p.sessionId) })),
@@ -37,7 +34,6 @@ export function sessionHandlers(store: SessionStore): RequestHandler[] {
 }
 
 const OPEN_RECORDS = Buffer.from('{"records":[');
-const COMMA = Buffer.from(',');
 
 /** session/open names its session by id or by path (resume by path), exactly one of them. */
 function sessionToOpen(store: SessionStore, p: { sessionId?: string; path?: string }): string {
