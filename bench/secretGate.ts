@@ -5,7 +5,7 @@
  * Times are CPU time. Run alone with `npx tsx bench/secretGate.ts`; `npm run bench` adds its rows to the secret table.
  */
 import path from 'node:path';
-import { SecretSet } from '../src/store/secrets/knownSecrets.js';
+import { SecretSet } from '../src/domain/secrets/knownSecrets.js';
 
 export interface SecretGateRow { scenario: string; value: string }
 

@@ -6,9 +6,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FileSessionStore } from '../src/store/fileStore.js';
-import { guardValue } from '../src/store/secrets/gate.js';
-import { SecretSet } from '../src/store/secrets/knownSecrets.js';
+import { FileSessionStore } from '../src/backends/file/fileStore.js';
+import { guardValue } from '../src/domain/secrets/gate.js';
+import { SecretSet } from '../src/domain/secrets/knownSecrets.js';
 
 export interface SecretBenchRow { scenario: string; value: string }
 

@@ -1,17 +1,17 @@
 /**
  * npm run secrets:report — the redaction rule table measured on the credential corpus of
- * test/store/secrets/corpus: false-negative rate (families x positions not redacted exactly),
+ * test/domain/secrets/corpus: false-negative rate (families x positions not redacted exactly),
  * false-positive rate (precision cases altered), alterations of random base64 / base64url / hex
  * strings, and the time of redactTokens on the hostile 1 MB inputs (best of 5). Never part of
  * the tests; no test asserts on a timing. Flags: --random N (random strings, default 300).
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { redactValue } from '../src/store/secrets/redact.js';
-import { placeholder, redactTokens, TOKEN_RULES } from '../src/store/secrets/tokenRules.js';
-import { FAMILIES } from '../test/store/secrets/corpus/families.js';
-import { HOSTILE, MB } from '../test/store/secrets/corpus/hostile.js';
-import { PRECISION } from '../test/store/secrets/corpus/precision.js';
+import { redactValue } from '../src/domain/secrets/redact.js';
+import { placeholder, redactTokens, TOKEN_RULES } from '../src/domain/secrets/tokenRules.js';
+import { FAMILIES } from '../test/domain/secrets/corpus/families.js';
+import { HOSTILE, MB } from '../test/domain/secrets/corpus/hostile.js';
+import { PRECISION } from '../test/domain/secrets/corpus/precision.js';
 
 const { values } = parseArgs({ options: { random: { type: 'string' } } });
 const randomCount = Number(values.random ?? 300);

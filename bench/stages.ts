@@ -10,9 +10,9 @@
  */
 import { decodeMessage } from '../src/framing/decodeMessage.js';
 import { SessionAppendParams } from '../protocol/methods/session.append.js';
-import { encodeRecordLine } from '../src/store/journal/format.js';
-import { SecretSet } from '../src/store/secrets/knownSecrets.js';
-import { prepareRecord } from '../src/store/serialize.js';
+import { encodeRecordLine } from '../src/backends/file/journal/format.js';
+import { SecretSet } from '../src/domain/secrets/knownSecrets.js';
+import { prepareRecord } from '../src/domain/serialize.js';
 import { appendRecord } from './appends.js';
 
 export interface StageRow { stage: string; us: number }

@@ -9,9 +9,9 @@ import { out, err as printErr } from './cli/output.js';
 import { createStderrLogger, type LogLevel, redirectConsoleToStderr } from './log.js';
 import { protocolVocabulary } from '../protocol/vocabulary.js';
 import { startServer } from './server/server.js';
-import { StoreError } from './store/errors.js';
-import { FileSessionStore } from './store/fileStore.js';
-import type { SessionStore } from './store/types.js';
+import { StoreError } from './domain/errors.js';
+import { FileSessionStore } from './backends/file/fileStore.js';
+import type { SessionStore } from './domain/types.js';
 import { DEFAULT_PG_SCHEMA, isPostgresUrl } from './backends/postgres/url.js';
 import { packageInfo } from './version.js';
 
@@ -123,7 +123,7 @@ async function openStore(args: ServeArgs, log: ReturnType<typeof createStderrLog
   if (!args.pg) return new FileSessionStore(args.store, { warn, vocabulary: protocolVocabulary, leaseStaleMs: args.leaseStaleMs });
   // Loaded only for a PostgreSQL store: a file store's start never pays for them.
   const [{ openPostgresBackend }, { storeErrorOf }, { PostgresSessionStore }] = await Promise.all([
-    import('./backends/postgres/backend.js'), import('./pgStore/errors.js'), import('./pgStore/runtime.js'),
+    import('./backends/postgres/backend.js'), import('./backends/postgres/store/errors.js'), import('./backends/postgres/store/runtime.js'),
   ]);
   let backend;
   try {

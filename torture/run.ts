@@ -165,7 +165,7 @@ The scenarios are of two kinds, kept apart here and in their test names:
   modelled; what they find happened.
 - **simulated** — the store library runs in process over an \`FsLayer\` (the seam in
   \`src/durable/fsLayer.ts\`) that records or fails the file-system calls, on a tmpfs: power loss
-  (2) and EIO (4), and the unit tests beside them (\`test/store/eioOutcomes.test.ts\`,
+  (2) and EIO (4), and the unit tests beside them (\`test/backends/file/eioOutcomes.test.ts\`,
   \`lineageCrash.test.ts\`, \`readerIndex.test.ts\`). A simulated power cut is a model of what a file
   system may keep after one (scenario 2 says which model), not a power cut; a simulated EIO is
   thrown by the seam, not by a device.
@@ -321,7 +321,7 @@ after the filler is removed every session must take an append at once. Every sec
 process reopens everything, and at the end a new process must find exactly the acknowledged
 records (no failed append left anything).
 
-### 4. Simulated EIO on sync (in process; \`test/torture/eio.ts\`, \`test/store/eioOutcomes.test.ts\`)
+### 4. Simulated EIO on sync (in process; \`test/torture/eio.ts\`, \`test/backends/file/eioOutcomes.test.ts\`)
 
 The binary has no fault-injection hook, so this runs at the store level through the fs seam. A
 seeded workload is run once per sync call it makes; run *k* fails the *k*-th call (an
@@ -336,13 +336,13 @@ carry on; then a fresh store opens every session without \`Corrupt\`, with every
 record and, when the bytes were dropped, exactly those (an uncertain batch may be present only
 whole).
 
-\`test/store/eioOutcomes.test.ts\` does the same for every rename, \`fsync\` and \`fdatasync\` of a
+\`test/backends/file/eioOutcomes.test.ts\` does the same for every rename, \`fsync\` and \`fdatasync\` of a
 compaction, a \`state/set\`, a \`state/delete\` and an append that stores a blob (each failed once,
 in turn) and checks the answer against the table in protocol/STORAGE.md "Outcomes of a failed
 step": \`NotWritten\` (the session writable, nothing changed) while the change is not visible on
 disk, \`Uncertain\` and fail-stop once it is (a compaction's \`stage\` pre- or post-commit
 accordingly), and a fresh store opens the session with every record (a blob-holding record
-present only with its blob whole). \`test/store/lineageCrash.test.ts\` does it for create, delete,
+present only with its blob whole). \`test/backends/file/lineageCrash.test.ts\` does it for create, delete,
 restore and purge, and crashes each of those at every rename and fsync.
 
 ### 5. Bad input (real process; \`test/torture/fuzz.ts\`)
@@ -443,7 +443,7 @@ deletes behind unanswered sets of the same key, again (the figures above predate
 - Renames are modelled as a journaling file system (ext4, xfs) does them (scenario 2); a file
   system that could keep a cross-directory rename half done is not modelled.
 - The power-loss readers run in the same process as the writer (separate store instances over
-  the same files); the cross-process reader of issue 14's hole 1 is \`test/store/readerIndex.test.ts\`.
+  the same files); the cross-process reader of issue 14's hole 1 is \`test/backends/file/readerIndex.test.ts\`.
 - The workloads do not pipeline what bugs 7 and 8 got wrong (see "Bugs found"); blob reads by
   \`blob/get\` chunks, resume by path and scratch directory cleanup are left to
   test/conformance; forks, deletes, restores and purges are only in the simulated power-loss

@@ -4,7 +4,7 @@
  * guarantees durability, identity and fencing; it never interprets record text.
  *
  * Types only: the PostgreSQL backend (src/backends/postgres) speaks exactly these; the file
- * backend (src/store/journal, src/store/fileStore.ts) still speaks journal lines and byte
+ * backend (src/backends/file/journal, src/backends/file/fileStore.ts) still speaks journal lines and byte
  * positions internally and meets the engine through the functions of src/engine/ (see
  * src/engine/README.md for what is shared and what is not yet).
  */

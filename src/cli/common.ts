@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { StoreError } from '../store/errors.js';
-import { FileSessionStore } from '../store/fileStore.js';
-import type { OpenedSession, SessionStore, SessionSummary } from '../store/types.js';
+import { StoreError } from '../domain/errors.js';
+import { FileSessionStore } from '../backends/file/fileStore.js';
+import type { OpenedSession, SessionStore, SessionSummary } from '../domain/types.js';
 import { err } from './output.js';
 import { readOnlyFs } from './readOnlyFs.js';
 import { openReadOnlyPgStore, type StoreTarget, targetOf } from './storeTarget.js';

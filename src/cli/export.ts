@@ -1,5 +1,5 @@
 import { summaryOf } from './commands.js';
-import type { OpenedSession, StoredRecord } from '../store/types.js';
+import type { OpenedSession, StoredRecord } from '../domain/types.js';
 import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError } from './common.js';
 import { out } from './output.js';
 import { fullHistory } from './records.js';

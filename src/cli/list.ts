@@ -1,5 +1,5 @@
 import { summaryOf } from './commands.js';
-import type { SessionSummary } from '../store/types.js';
+import type { SessionSummary } from '../domain/types.js';
 import { type Command, listingOf, STORE_HELP } from './common.js';
 import { humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
 

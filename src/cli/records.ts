@@ -1,4 +1,4 @@
-import type { StoredRecord, SessionStore } from '../store/types.js';
+import type { StoredRecord, SessionStore } from '../domain/types.js';
 
 const PAGE = 1000;
 

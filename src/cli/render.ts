@@ -1,4 +1,4 @@
-import type { OpenedSession, StoredRecord } from '../store/types.js';
+import type { OpenedSession, StoredRecord } from '../domain/types.js';
 import { humanBytes, oneLine, safeText, type Style } from './output.js';
 
 /**

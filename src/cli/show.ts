@@ -1,5 +1,5 @@
 import { summaryOf } from './commands.js';
-import type { StoredRecord, SessionStore } from '../store/types.js';
+import type { StoredRecord, SessionStore } from '../domain/types.js';
 import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError } from './common.js';
 import { out, stdoutStyle } from './output.js';
 import { fullHistory, recordsOf } from './records.js';

@@ -2,9 +2,9 @@ import path from 'node:path';
 import { DEFAULT_PG_SCHEMA, openPostgresBackend, type PostgresBackend } from '../backends/postgres/backend.js';
 import { PgBackendError } from '../backends/postgres/errors.js';
 import { isPostgresUrl, parsePostgresUrl, PgUrlError } from '../backends/postgres/url.js';
-import { storeErrorOf } from '../pgStore/errors.js';
-import { PostgresSessionStore } from '../pgStore/runtime.js';
-import type { SessionStore } from '../store/types.js';
+import { storeErrorOf } from '../backends/postgres/store/errors.js';
+import { PostgresSessionStore } from '../backends/postgres/store/runtime.js';
+import type { SessionStore } from '../domain/types.js';
 
 /**
  * Which store a command works on: a directory (the file backend) or a PostgreSQL database and

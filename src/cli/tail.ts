@@ -1,5 +1,5 @@
 import { summaryOf } from './commands.js';
-import type { OpenedSession, StoredRecord, SessionStore } from '../store/types.js';
+import type { OpenedSession, StoredRecord, SessionStore } from '../domain/types.js';
 import { CliError, type Command, openSession, openStore, parseCommand, positiveInt, STORE_HELP } from './common.js';
 import { out, stdoutStyle } from './output.js';
 import { recordsOf } from './records.js';

@@ -1,7 +1,7 @@
 import { summaryOf } from './commands.js';
 import fs from 'node:fs';
 import tty from 'node:tty';
-import { type Finding, type SessionReport, type VerifyProgress, type VerifyReport, verifyStore } from '../store/verify/index.js';
+import { type Finding, type SessionReport, type VerifyProgress, type VerifyReport, verifyStore } from '../backends/file/verify/index.js';
 import { CliError, type Command, parseCommand, STORE_HELP } from './common.js';
 import { humanBytes, out, stdoutStyle, type Style } from './output.js';
 import { readOnlyFs } from './readOnlyFs.js';

@@ -1,5 +1,5 @@
 import type { LeaseSeen, VerifyIssue, VerifyReport as PgReport } from '../backends/postgres/verify.js';
-import type { Finding, SessionReport, VerifyReport } from '../store/verify/report.js';
+import type { Finding, SessionReport, VerifyReport } from '../backends/file/verify/report.js';
 import { CliError } from './common.js';
 import { openReadOnlyBackend, type StoreTarget } from './storeTarget.js';
 

@@ -9,15 +9,15 @@
  *     .catch((e) => { if (wroteNothing(e)) planned.giveBack(); throw e; });
  *   return appendResult(committed, batch, planned.recordSeqs());
  */
-import { StoreError } from '../store/errors.js';
-import type { BlobSink } from '../store/blobs/blobRefs.js';
-import { assignRuntime, type ToolSeqIssuer } from '../store/runtime/counters.js';
-import type { SecretSet } from '../store/secrets/knownSecrets.js';
-import type { Redaction } from '../store/secrets/redact.js';
-import { prepareRecord } from '../store/serialize.js';
-import { planAppend } from '../store/turns/autoTurns.js';
-import { applyNewTurnEvent, type TurnEvent } from '../store/turns/turnState.js';
-import type { AppendResult, RecordInput } from '../store/types.js';
+import { StoreError } from '../domain/errors.js';
+import type { BlobSink } from '../domain/blobRefs.js';
+import { assignRuntime, type ToolSeqIssuer } from '../domain/runtimeCounters.js';
+import type { SecretSet } from '../domain/secrets/knownSecrets.js';
+import type { Redaction } from '../domain/secrets/redact.js';
+import { prepareRecord } from '../domain/serialize.js';
+import { planAppend } from '../domain/turns/autoTurns.js';
+import { applyNewTurnEvent, type TurnEvent } from '../domain/turns/turnState.js';
+import type { AppendResult, RecordInput } from '../domain/types.js';
 import type { AppendRequest, CommittedAppend, PlanState } from './layOut.js';
 
 export interface PreparedBatch {

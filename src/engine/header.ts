@@ -1,9 +1,9 @@
-import { StoreError } from '../store/errors.js';
-import { guardValue } from '../store/secrets/gate.js';
-import { MIN_SECRET_CHARS, SecretSet } from '../store/secrets/knownSecrets.js';
-import type { Redaction } from '../store/secrets/redact.js';
-import { redactTokens } from '../store/secrets/tokenRules.js';
-import type { ListPage, SecretsInput, SessionHeaderInput } from '../store/types.js';
+import { StoreError } from '../domain/errors.js';
+import { guardValue } from '../domain/secrets/gate.js';
+import { MIN_SECRET_CHARS, SecretSet } from '../domain/secrets/knownSecrets.js';
+import type { Redaction } from '../domain/secrets/redact.js';
+import { redactTokens } from '../domain/secrets/tokenRules.js';
+import type { ListPage, SecretsInput, SessionHeaderInput } from '../domain/types.js';
 
 /**
  * A new session's header members through the secret gate: the caller's input (and the names of

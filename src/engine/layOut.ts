@@ -1,6 +1,6 @@
-import { StoreError } from '../store/errors.js';
-import type { RuntimeCounters } from '../store/runtime/counters.js';
-import type { TurnState } from '../store/turns/turnState.js';
+import { StoreError } from '../domain/errors.js';
+import type { RuntimeCounters } from '../domain/runtimeCounters.js';
+import type { TurnState } from '../domain/turns/turnState.js';
 
 /** What a plan is laid out against: the state the committed records and the requests before it leave. */
 export interface PlanState {

@@ -4,7 +4,7 @@
  * and the committed view lives here, advanced only after the backend's persist resolved.
  */
 import type { SealedRecord } from '../backend/port.js';
-import { StoreError } from '../store/errors.js';
+import { StoreError } from '../domain/errors.js';
 import { CommitQueue, type CommitSink, type CommittedView } from './commitQueue.js';
 import type { PlanState } from './layOut.js';
 

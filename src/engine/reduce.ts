@@ -1,5 +1,5 @@
-import { NO_RUNTIME, reduceRuntime, type RuntimeCounters } from '../store/runtime/counters.js';
-import { applyTurn, type TurnEvent, type TurnState } from '../store/turns/turnState.js';
+import { NO_RUNTIME, reduceRuntime, type RuntimeCounters } from '../domain/runtimeCounters.js';
+import { applyTurn, type TurnEvent, type TurnState } from '../domain/turns/turnState.js';
 
 /**
  * What a compaction's checkpoint carries about the records it replaces, reduced record by

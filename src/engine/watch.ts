@@ -1,4 +1,4 @@
-import type { HistoryEntry, ReadPage, ReadOptions, StoredRecord } from '../store/types.js';
+import type { HistoryEntry, ReadPage, ReadOptions, StoredRecord } from '../domain/types.js';
 
 export interface WatchSource {
   read(id: string, opts: ReadOptions): Promise<ReadPage>;

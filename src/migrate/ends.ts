@@ -1,6 +1,6 @@
 /**
  * The two ends of a `migrate`: a file store or a PostgreSQL store, each through its backend's
- * own transfer primitives (src/store/transfer, src/backends/postgres/transfer.ts). The source
+ * own transfer primitives (src/backends/file/transfer, src/backends/postgres/transfer.ts). The source
  * end is read-only (the file store through a read-only FsLayer; PostgreSQL with
  * default_transaction_read_only and no migration); the destination writes every byte through
  * a secret gate holding the session's secrets.
@@ -8,15 +8,15 @@
 import { openPostgresBackend, type PostgresBackend } from '../backends/postgres/backend.js';
 import type { SessionBundle, Snapshot } from '../backend/port.js';
 import type { FsLayer } from '../durable/fsLayer.js';
-import { storeErrorOf } from '../pgStore/errors.js';
-import { blobSize, putBlob, readBlob } from '../store/blobs/blobFiles.js';
-import { StoreError } from '../store/errors.js';
-import { StoreLayout } from '../store/layout.js';
-import { gateFs } from '../store/secrets/finalGate.js';
-import type { SecretSet } from '../store/secrets/knownSecrets.js';
-import { DEFAULT_LEASE_STALE_MS } from '../store/leases.js';
-import { exportFileSession, fileLeaseHeld, fileSessionIds, placeOf } from '../store/transfer/exportFile.js';
-import { importFileSession } from '../store/transfer/importFile.js';
+import { storeErrorOf } from '../backends/postgres/store/errors.js';
+import { blobSize, putBlob, readBlob } from '../backends/file/blobs/blobFiles.js';
+import { StoreError } from '../domain/errors.js';
+import { StoreLayout } from '../backends/file/layout.js';
+import { gateFs } from '../domain/secrets/finalGate.js';
+import type { SecretSet } from '../domain/secrets/knownSecrets.js';
+import { DEFAULT_LEASE_STALE_MS } from '../backends/file/leases.js';
+import { exportFileSession, fileLeaseHeld, fileSessionIds, placeOf } from '../backends/file/transfer/exportFile.js';
+import { importFileSession } from '../backends/file/transfer/importFile.js';
 
 export interface TransferEnd {
   readonly display: string;

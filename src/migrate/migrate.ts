@@ -20,14 +20,14 @@
  */
 import type { SessionBundle, SealedRecord, Snapshot } from '../backend/port.js';
 import { EMPTY_PREFIX, reducePrefix } from '../engine/reduce.js';
-import { snapshotOf, summariesOf } from '../pgStore/session.js';
-import { StoreError } from '../store/errors.js';
-import { checkBytes } from '../store/secrets/finalGate.js';
-import { guardValue } from '../store/secrets/gate.js';
-import type { SecretSet, Vocabulary } from '../store/secrets/knownSecrets.js';
-import { resolveSecrets } from '../store/secrets/sessionSecrets.js';
-import { redactTokens } from '../store/secrets/tokenRules.js';
-import type { SessionHeader } from '../store/types.js';
+import { snapshotOf, summariesOf } from '../backends/postgres/store/session.js';
+import { StoreError } from '../domain/errors.js';
+import { checkBytes } from '../domain/secrets/finalGate.js';
+import { guardValue } from '../domain/secrets/gate.js';
+import type { SecretSet, Vocabulary } from '../domain/secrets/knownSecrets.js';
+import { resolveSecrets } from '../domain/secrets/sessionSecrets.js';
+import { redactTokens } from '../domain/secrets/tokenRules.js';
+import type { SessionHeader } from '../domain/types.js';
 import type { TransferEnd } from './ends.js';
 
 export interface MigrateSummary {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ErrorKindCode, JsonRpcErrorCode } from '../../protocol/errors.js';
 import { UnsafeFileError } from '../durable/errors.js';
 import { type Logger, safeDescribe } from '../log.js';
-import { StoreError } from '../store/errors.js';
+import { StoreError } from '../domain/errors.js';
 
 /**
  * The one place where errors become wire errors. vscode-jsonrpc would forward a thrown

@@ -5,7 +5,7 @@ import {
 } from '../../protocol/index.js';
 import type { InitializeResult } from '../../protocol/methods/lifecycle.js';
 import type { Logger } from '../log.js';
-import type { SessionStore } from '../store/types.js';
+import type { SessionStore } from '../domain/types.js';
 import { handle, type RequestHandler } from './dispatch.js';
 import { MAX_UNSENT_RECORDS } from './handlers/subscribe.js';
 

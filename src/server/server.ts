@@ -1,7 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { createMessageConnection, type Message } from 'vscode-jsonrpc/node';
 import { libraryLogger, type Logger } from '../log.js';
-import type { SessionStore } from '../store/types.js';
+import type { SessionStore } from '../domain/types.js';
 import { cancelled, Dispatcher } from './dispatch.js';
 import type { Framing } from '../framing/frameDecoder.js';
 import { createTransport } from '../framing/transport.js';

@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FileSessionStore } from '../../src/store/fileStore.js';
-import type { RecordInput } from '../../src/store/types.js';
+import { FileSessionStore } from '../../src/backends/file/fileStore.js';
+import type { RecordInput } from '../../src/domain/types.js';
 import { captureOutput, type Run, tempDir } from '../helpers.js';
 
 /** The BUILT binary: these tests run the command line as a user would. */

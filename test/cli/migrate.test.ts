@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { StoreLayout } from '../../src/store/layout.js';
+import { StoreLayout } from '../../src/backends/file/layout.js';
 import { nodeFs } from '../../src/durable/fsLayer.js';
-import { FileSessionStore } from '../../src/store/fileStore.js';
-import { encodeRecordLine } from '../../src/store/journal/format.js';
-import { exportFileSession, fileSessionIds } from '../../src/store/transfer/exportFile.js';
+import { FileSessionStore } from '../../src/backends/file/fileStore.js';
+import { encodeRecordLine } from '../../src/backends/file/journal/format.js';
+import { exportFileSession, fileSessionIds } from '../../src/backends/file/transfer/exportFile.js';
 import { sameBundle } from '../../src/migrate/migrate.js';
 import { freshSchema } from '../pg/pgServer.js';
 import { pgSkip, pgUrl } from '../backends/postgres/pgTestKit.js';

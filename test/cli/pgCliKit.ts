@@ -7,8 +7,8 @@ import { createHash } from 'node:crypto';
 import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
 import { PgConnections } from '../../src/backends/postgres/pool.js';
 import { parsePostgresUrl } from '../../src/backends/postgres/url.js';
-import { PostgresSessionStore } from '../../src/pgStore/runtime.js';
-import type { RecordInput } from '../../src/store/types.js';
+import { PostgresSessionStore } from '../../src/backends/postgres/store/runtime.js';
+import type { RecordInput } from '../../src/domain/types.js';
 import { tempDir } from '../helpers.js';
 import { msg } from './helpers.js';
 

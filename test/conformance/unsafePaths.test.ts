@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers.js';
-import { type Plant, PLANTS, plant, stillPlanted, victim } from '../store/fileSafety.js';
+import { type Plant, PLANTS, plant, stillPlanted, victim } from '../backends/file/fileSafety.js';
 import { CLI, rejection, startSidecar } from './harness.js';
 
 /**

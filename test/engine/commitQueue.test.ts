@@ -3,8 +3,8 @@ import type { SealedRecord } from '../../src/backend/port.js';
 import { CommitQueue, type CommitSink, FailStop } from '../../src/engine/commitQueue.js';
 import { kindOf, recordQueue } from '../../src/engine/recordSink.js';
 import type { PlanState } from '../../src/engine/layOut.js';
-import { StoreError } from '../../src/store/errors.js';
-import { NO_RUNTIME } from '../../src/store/runtime/counters.js';
+import { StoreError } from '../../src/domain/errors.js';
+import { NO_RUNTIME } from '../../src/domain/runtimeCounters.js';
 
 const START: PlanState = { turn: null, runtime: NO_RUNTIME };
 const rec = (i: number) => JSON.stringify({ kind: 'message', message: { role: 'user', content: `m${i}` } });

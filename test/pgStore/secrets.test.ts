@@ -9,8 +9,8 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
 import { parsePostgresUrl } from '../../src/backends/postgres/url.js';
-import { PostgresSessionStore } from '../../src/pgStore/runtime.js';
-import { StoreError } from '../../src/store/errors.js';
+import { PostgresSessionStore } from '../../src/backends/postgres/store/runtime.js';
+import { StoreError } from '../../src/domain/errors.js';
 import { freshSchema, pgAvailability, releaseSharedCluster, sharedCluster } from '../pg/pgServer.js';
 import { tempDir } from '../helpers.js';
 

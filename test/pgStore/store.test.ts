@@ -4,8 +4,8 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
-import { PostgresSessionStore } from '../../src/pgStore/runtime.js';
-import type { StoredRecord } from '../../src/store/types.js';
+import { PostgresSessionStore } from '../../src/backends/postgres/store/runtime.js';
+import type { StoredRecord } from '../../src/domain/types.js';
 import { freshSchema, pgAvailability, releaseSharedCluster, sharedCluster } from '../pg/pgServer.js';
 import { tempDir } from '../helpers.js';
 

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
-import { StoreError } from '../../src/store/errors.js';
-import { PostgresSessionStore } from '../../src/pgStore/runtime.js';
+import { StoreError } from '../../src/domain/errors.js';
+import { PostgresSessionStore } from '../../src/backends/postgres/store/runtime.js';
 import { destroyCluster, type PgCluster, pgAvailability, startClusterAsync, startThrowawayCluster, stopClusterAsync } from '../pg/pgServer.js';
 import { tempDir } from '../helpers.js';
 

@@ -13,10 +13,10 @@ import { randomUUID } from 'node:crypto';
 import pgLib from 'pg';
 import { afterAll, afterEach, describe, expect } from 'vitest';
 import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
-import { PostgresSessionStore } from '../../src/pgStore/runtime.js';
-import { StoreError, type StoreErrorKind } from '../../src/store/errors.js';
-import { FileSessionStore } from '../../src/store/fileStore.js';
-import type { RecordInput, SessionStore, StoredRecord } from '../../src/store/types.js';
+import { PostgresSessionStore } from '../../src/backends/postgres/store/runtime.js';
+import { StoreError, type StoreErrorKind } from '../../src/domain/errors.js';
+import { FileSessionStore } from '../../src/backends/file/fileStore.js';
+import type { RecordInput, SessionStore, StoredRecord } from '../../src/domain/types.js';
 import { tempDir } from '../helpers.js';
 import { freshSchema, pgAvailability, releaseSharedCluster, sharedCluster } from '../pg/pgServer.js';
 

@@ -3,8 +3,8 @@
  * tool call answered, a synthetic cancelled result for an unanswered one), interruptions, pruning.
  */
 import { expect, it } from 'vitest';
-import { CANCELLED_RESULT } from '../../src/store/turns/context.js';
-import type { ContextMessage } from '../../src/store/types.js';
+import { CANCELLED_RESULT } from '../../src/domain/turns/context.js';
+import type { ContextMessage } from '../../src/domain/types.js';
 import { call, calls, eachBackend, final, msg, note, readAll, tool, user } from './backends.js';
 
 const SYSTEM = 'You are a careful agent.';

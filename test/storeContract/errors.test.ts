@@ -1,10 +1,10 @@
 /**
  * Store contract: refusals and their details — invalid and unknown ids, read-only opens, the
  * writer lease between two instances, an inspection-only store. Details that name files (the
- * file backend's UnsafeStore paths) are file-specific and stay in test/store.
+ * file backend's UnsafeStore paths) are file-specific and stay in test/backends/file.
  */
 import { expect, it } from 'vitest';
-import { StoreError } from '../../src/store/errors.js';
+import { StoreError } from '../../src/domain/errors.js';
 import { eachBackend, note, readAll, storeError, user } from './backends.js';
 
 const BAD_IDS = ['..', '../x', '.hidden', 'a/b', '', 'x'.repeat(129), 'séance', 'a b', 'a\u0000b', 'a\nb', '/abs', 'a\\b'];

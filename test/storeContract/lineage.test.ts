@@ -5,7 +5,7 @@
  * with the same id copied in by hand (a file-store situation; PostgreSQL keeps one row per id).
  */
 import { expect, it } from 'vitest';
-import type { ParentLink, SessionStore, TurnState } from '../../src/store/types.js';
+import type { ParentLink, SessionStore, TurnState } from '../../src/domain/types.js';
 import { eachBackend, note, readAll, storeError, user } from './backends.js';
 
 const UNKNOWN_ID = '01ZZZZZZZZZZZZZZZZZZZZZZZZ';

@@ -3,10 +3,10 @@
  * identically on both backends — the same kinds, paths, rules and stored texts.
  */
 import { expect, it } from 'vitest';
-import { placeholder } from '../../src/store/secrets/tokenRules.js';
-import type { RecordInput } from '../../src/store/types.js';
-import { FAMILIES } from '../store/secrets/corpus/families.js';
-import { ENCODINGS, rulesFor, VOCABULARY } from '../store/secrets/secretsHelpers.js';
+import { placeholder } from '../../src/domain/secrets/tokenRules.js';
+import type { RecordInput } from '../../src/domain/types.js';
+import { FAMILIES } from '../domain/secrets/corpus/families.js';
+import { ENCODINGS, rulesFor, VOCABULARY } from '../domain/secrets/secretsHelpers.js';
 import { eachBackend, readAll, storeError, user } from './backends.js';
 
 const API = 'Api-Key-Value-9d8c7b6a';

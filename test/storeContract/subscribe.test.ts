@@ -3,7 +3,7 @@
  * committed by this or another instance, in order, each once; deliver returning false ends it.
  */
 import { expect, it } from 'vitest';
-import type { SessionStore, StoredRecord } from '../../src/store/types.js';
+import type { SessionStore, StoredRecord } from '../../src/domain/types.js';
 import { eachBackend, note } from './backends.js';
 
 /** Watches `id` from afterSeq until `until` seqs arrived (or deliver says stop). */

@@ -3,8 +3,8 @@
  * InvalidTurnTransition {turn: the committed turn, reason} and changes nothing a client can read.
  */
 import { expect, it } from 'vitest';
-import type { StoreError } from '../../src/store/errors.js';
-import type { SessionStore, TurnState } from '../../src/store/types.js';
+import type { StoreError } from '../../src/domain/errors.js';
+import type { SessionStore, TurnState } from '../../src/domain/types.js';
 import { calls, eachBackend, final, msg, note, observe, readAll, storeError, tool, user } from './backends.js';
 
 /** Refused with InvalidTurnTransition, details.turn = `current`, and nothing observable changed. */

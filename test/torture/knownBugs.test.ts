@@ -3,8 +3,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SidecarClient } from '../../dist/src/client/index.js';
 import { type FsLayer, nodeFs } from '../../src/durable/fsLayer.js';
-import { StoreError } from '../../src/store/errors.js';
-import { FileSessionStore } from '../../src/store/fileStore.js';
+import { StoreError } from '../../src/domain/errors.js';
+import { FileSessionStore } from '../../src/backends/file/fileStore.js';
 import { tempDir } from '../helpers.js';
 
 /**

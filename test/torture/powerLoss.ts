@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FileSessionStore } from '../../src/store/fileStore.js';
+import { FileSessionStore } from '../../src/backends/file/fileStore.js';
 import { readOnlyFs } from '../../src/cli/readOnlyFs.js';
 import { fullHistory, recordsOf } from '../../src/cli/records.js';
-import { verifyStore } from '../../src/store/verify/index.js';
+import { verifyStore } from '../../src/backends/file/verify/index.js';
 import { CrashRecorder, replay, type Variant } from './crashFs.js';
 import { LifecycleLedger, type Move, settle, trashedOnDisk, type Where } from './lifecycle.js';
 import {

@@ -1,5 +1,5 @@
 import { sessionDelete, sessionFork, sessionRestore } from '../../../protocol/index.js';
-import type { SessionStore } from '../../store/types.js';
+import type { SessionStore } from '../../domain/types.js';
 import { handle, type RequestHandler } from '../dispatch.js';
 
 /** session/fork, session/delete, session/restore — each only translates params to one store call. */

@@ -1,7 +1,7 @@
 import {
   blobGet, DEFAULT_BLOB_CHUNK, stateDelete, stateGet, stateSet, toolAllocateScratch,
 } from '../../../protocol/index.js';
-import type { SessionStore } from '../../store/types.js';
+import type { SessionStore } from '../../domain/types.js';
 import { handle, type RequestHandler } from '../dispatch.js';
 
 /** tool/*, state/*, blob/* — each handler only translates params to one store call. */

@@ -3,8 +3,8 @@ import {
   DEFAULT_LIST_LIMIT, DEFAULT_READ_LIMIT, sessionAppend, sessionClose, sessionCreate, sessionList, sessionOpen, sessionRead,
 } from '../../../protocol/index.js';
 import { RawJson } from '../../framing/writers.js';
-import { StoreError } from '../../store/errors.js';
-import type { SessionStore } from '../../store/types.js';
+import { StoreError } from '../../domain/errors.js';
+import type { SessionStore } from '../../domain/types.js';
 import { cancelled, handle, type RequestHandler } from '../dispatch.js';
 
 /** session/* — each handler only translates params to one store call. */

@@ -1,5 +1,5 @@
 import { sessionSubscribe, sessionUnsubscribe } from '../../../protocol/index.js';
-import type { SessionStore, StoredRecord } from '../../store/types.js';
+import type { SessionStore, StoredRecord } from '../../domain/types.js';
 import { handle, type RequestHandler } from '../dispatch.js';
 
 /** Records sent but not yet written to the client, per subscription, before it is dropped. */

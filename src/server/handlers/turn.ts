@@ -1,5 +1,5 @@
 import { sessionContext, turnFail, turnFinish, turnGet, turnResume, turnSetPhase, turnStart } from '../../../protocol/index.js';
-import type { SessionStore } from '../../store/types.js';
+import type { SessionStore } from '../../domain/types.js';
 import { handle, type RequestHandler } from '../dispatch.js';
 
 /** turn/* and session/context — each handler only translates params to one store call. */

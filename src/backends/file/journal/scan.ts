@@ -1,0 +1,138 @@
+import type { FsLayer } from '../../../durable/fsLayer.js';
+import { StoreError } from '../../../domain/errors.js';
+import { decodeLine, JOURNAL_FORMAT, JOURNAL_VERSION } from './format.js';
+import { applyTurn, type TurnEvent, type TurnState } from '../../../domain/turns/turnState.js';
+import { type Line, scanLines } from './lines.js';
+import { NO_RUNTIME, reduceRuntime, type RuntimeCounters } from '../../../domain/runtimeCounters.js';
+
+/** Where a verified journal prefix ends: everything a reader or writer needs to continue. */
+export interface JournalPosition {
+  /** Offset just past the last line of the last complete batch. */
+  bytes: number;
+  lastSeq: number;
+  /** Record lines in the verified prefix (line number of a record = 1 + its index). */
+  records: number;
+  /** Checksum of the line ending at `bytes` (the header's when there are no records). */
+  lastCrc: string;
+  /** `ts` of the last record, if any. */
+  lastTs?: string;
+  /** The turn state after the last record (null: no turn yet). */
+  turn?: TurnState | null;
+  /** The apiSeq/toolSeq counters after the last record (absent: all zero). */
+  runtime?: RuntimeCounters;
+}
+
+/** The session state a position ends in: what the next append is planned against. */
+export function stateOf(p: JournalPosition): { turn: TurnState | null; runtime: RuntimeCounters } {
+  return { turn: p.turn ?? null, runtime: p.runtime ?? NO_RUNTIME };
+}
+
+export interface ScanResult {
+  position: JournalPosition;
+  /** Bytes after `position.bytes` that are not a complete, valid batch: a torn tail. */
+  tail?: { offset: number; bytes: number; reason: string };
+}
+
+export type CommittedRecord = Record<string, unknown> & { seq: number; kind: string };
+
+/** The checksum text of a verified line. */
+export function crcOf(line: Buffer): string {
+  return line.toString('latin1', line.length - 10, line.length - 2);
+}
+
+export function corrupt(lineNo: number, reason: string, extra: Record<string, unknown> = {}): StoreError {
+  return new StoreError('Corrupt', `journal line ${lineNo} is damaged: ${reason}`, { line: lineNo, reason, ...extra });
+}
+
+/** Reads and verifies the header (line 1). */
+export function readHeader(fsl: FsLayer, fd: number, size: number): { header: Record<string, unknown>; line: Line } {
+  const first = scanLines(fsl, fd, 0, size).next();
+  const line = first.done ? undefined : first.value;
+  if (!line || !line.terminated) throw corrupt(1, 'missing or unterminated header');
+  const decoded = decodeLine(line.bytes);
+  if (!decoded.ok) throw corrupt(1, `header ${decoded.reason}`);
+  const h = decoded.value;
+  if (h.format !== JOURNAL_FORMAT) throw corrupt(1, 'not a session-sidecar journal');
+  if (h.version !== JOURNAL_VERSION) throw corrupt(1, `unsupported journal version ${String(h.version)}`);
+  return { header: h, line };
+}
+
+/**
+ * Verifies the record lines in [from.bytes, end). Rules (STORAGE.md, "Recovery"):
+ * - every line must decode (checksum, canonical JSON) and carry the next seq;
+ * - a damaged or unterminated line with only damage after it, or a batch cut short at the
+ *   end, is a torn tail: reported, not part of the position;
+ * - a damaged line followed by a valid one, or a valid line out of sequence, is corruption.
+ * `onCommit` sees each record once its batch is complete.
+ */
+export function scanRecords(
+  fsl: FsLayer,
+  fd: number,
+  from: JournalPosition,
+  end: number,
+  onCommit?: (record: CommittedRecord) => void,
+): ScanResult {
+  let position = { ...from };
+  let expected = from.lastSeq + 1;
+  let lineNo = 1 + from.records;
+  let batch: { end: number; records: CommittedRecord[] } | undefined;
+  let damage: { line: number; reason: string } | undefined;
+  for (const line of scanLines(fsl, fd, from.bytes, end)) {
+    lineNo += 1;
+    const decoded = line.terminated ? decodeLine(line.bytes) : ({ ok: false, reason: 'unterminated' } as const);
+    if (!decoded.ok) {
+      damage ??= { line: lineNo, reason: decoded.reason };
+      continue;
+    }
+    if (damage) throw corrupt(damage.line, `${damage.reason}, followed by valid line ${lineNo}`);
+    const rec = decoded.value as CommittedRecord;
+    if (rec.kind === 'checkpoint') {
+      // A compacted journal's first record line stands for every record up to its own seq.
+      if (lineNo !== 2 || rec.batchEnd !== undefined) throw corrupt(lineNo, 'a checkpoint that is not the first record line');
+      if (!Number.isSafeInteger(rec.seq) || rec.seq < 1) throw corrupt(lineNo, 'invalid checkpoint seq');
+      expected = rec.seq;
+    }
+    if (rec.seq !== expected) throw corrupt(lineNo, `seq ${String(rec.seq)} where ${expected} was expected`);
+    const batchEnd = rec.batchEnd;
+    if (batch && batchEnd !== batch.end) throw corrupt(lineNo, 'batch interrupted by another batch');
+    if (batchEnd !== undefined && (!Number.isSafeInteger(batchEnd) || (batchEnd as number) < rec.seq)) {
+      throw corrupt(lineNo, 'invalid batchEnd');
+    }
+    delete rec.batchEnd;
+    batch ??= { end: typeof batchEnd === 'number' ? batchEnd : rec.seq, records: [] };
+    batch.records.push(rec);
+    expected += 1;
+    if (rec.seq === batch.end) {
+      let turn = position.turn ?? null;
+      let runtime = position.runtime ?? NO_RUNTIME;
+      for (const r of batch.records) {
+        if (r.kind === 'turn') turn = reduceOnDisk(turn, r, lineNo - (batch.end - r.seq));
+        else if (r.kind === 'checkpoint') turn = (r.turn as TurnState | null | undefined) ?? null;
+        runtime = reduceRuntime(runtime, r);
+        onCommit?.(r);
+      }
+      position = {
+        bytes: line.end,
+        lastSeq: rec.seq,
+        records: position.records + batch.records.length,
+        lastCrc: crcOf(line.bytes),
+        lastTs: typeof rec.ts === 'string' ? rec.ts : position.lastTs,
+        turn,
+        runtime,
+      };
+      batch = undefined;
+    }
+  }
+  if (position.bytes >= end) return { position };
+  const reason = damage?.reason ?? 'incomplete batch';
+  return { position, tail: { offset: position.bytes, bytes: end - position.bytes, reason } };
+}
+
+/** A transition on disk that the rules refuse is corruption: the journal was not written by them. */
+function reduceOnDisk(turn: TurnState | null, rec: CommittedRecord, lineNo: number): TurnState {
+  try {
+    return applyTurn(turn, rec as unknown as TurnEvent, rec.seq);
+  } catch (err) {
+    throw corrupt(lineNo, `impossible turn transition (${err instanceof StoreError ? err.message : 'invalid'})`);
+  }
+}

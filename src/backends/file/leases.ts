@@ -1,0 +1,248 @@
+import fs from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import lockfile from 'proper-lockfile';
+import { ensurePrivateDir, mkdirPrivate, readPrivateSmall, replaceAtomically } from '../../durable/durableFile.js';
+import { errnoOf, UnsafeFileError } from '../../durable/errors.js';
+import type { FsLayer } from '../../durable/fsLayer.js';
+import { StoreError } from '../../domain/errors.js';
+import type { StoreLayout } from './layout.js';
+
+/** Who holds a session's writer lease: shown to a second writer that is refused. */
+export interface LeaseHolder {
+  pid: number;
+  hostname: string;
+  startedAt: string;
+}
+
+interface HolderRecord extends LeaseHolder {
+  /** Unique per acquisition: the fencing token every commit checks. */
+  token: string;
+}
+
+export const DEFAULT_LEASE_STALE_MS = 10_000;
+
+/**
+ * A cross-process writer lease on one session (proper-lockfile: an atomic mkdir of
+ * locks/<id>.lock, its mtime refreshed while held; a holder killed with SIGKILL leaves it to be
+ * taken over once older than the stale time). proper-lockfile's stale takeover is not atomic
+ * and an event-loop stall can let another process take a live lease, so the lease is fenced:
+ * each acquisition writes a fresh token into the lock, and every commit first checks that the
+ * token in the lock is still ours. A lease found lost stays lost.
+ */
+export class SessionLease {
+  private lost = false;
+
+  private constructor(
+    private readonly fsl: FsLayer,
+    private readonly lockDir: string,
+    private readonly record: HolderRecord,
+    private readonly releaseLock: () => Promise<void>,
+  ) {}
+
+  static async acquire(fsl: FsLayer, layout: StoreLayout, id: string, staleMs: number): Promise<SessionLease> {
+    ensurePrivateDir(fsl, layout.locksDir);
+    const lockDir = layout.lockDir(id);
+    let lease: SessionLease | undefined;
+    const take = () => lockfile.lock(path.join(layout.locksDir, id), {
+      stale: staleMs, realpath: false, retries: 0, lockfilePath: lockDir, fs: lockFs(fsl, () => lease === undefined || lease.owned()),
+      onCompromised: () => lease?.markLost(),
+    });
+    let release: () => Promise<void>;
+    try {
+      release = await take();
+    } catch (err) {
+      if (err instanceof UnsafeFileError) throw unsafeLock(id, err);
+      if (errnoOf(err) !== 'ELOCKED') throw leaseNotTaken(err);
+      const holder = readHolder(fsl, lockDir);
+      if (holder ? !heldByDeadProcess(holder) : !acquirerDied(fsl, lockDir)) throw locked(id, holder);
+      // Its holder died on this machine (a SIGKILL, a crash): no need to wait for the stale
+      // time. If two processes race here, the fencing token lets only the last one write.
+      removeQuietly(fsl, lockDir);
+      try {
+        release = await take();
+      } catch (again) {
+        if (again instanceof UnsafeFileError) throw unsafeLock(id, again);
+        if (errnoOf(again) !== 'ELOCKED') throw leaseNotTaken(again);
+        throw locked(id, readHolder(fsl, lockDir));
+      }
+    }
+    const record: HolderRecord = {
+      pid: process.pid, hostname: os.hostname(), startedAt: new Date().toISOString(), token: randomBytes(12).toString('hex'),
+    };
+    try {
+      // A temp file (O_CREAT|O_EXCL|O_NOFOLLOW, 0600, random name) renamed over the holder name:
+      // a symlink or FIFO planted there is refused (UnsafeFileError), never opened. Not synced:
+      // the record coordinates live processes; after a crash its holder is dead anyway.
+      await replaceAtomically(fsl, holderFile(lockDir), JSON.stringify(record), false);
+    } catch (err) {
+      // A full disk, say: give the lock back at once, or every later open — here and in every
+      // other process — would meet a lock with no holder until this process exits. (A failed
+      // replace leaves the name as it was: its temp file is removed, nothing was renamed.)
+      await release().catch(() => undefined);
+      throw err instanceof UnsafeFileError ? unsafeLock(id, err) : leaseNotTaken(err);
+    }
+    lease = new SessionLease(fsl, lockDir, record, release);
+    return lease;
+  }
+
+  /** Identity of the holder file as we last verified it: unchanged means still ours (one lstat). */
+  private verified = '';
+
+  /** Before every commit: LeaseLost unless the lock still carries our token. */
+  check(id: string): StoreError | undefined {
+    if (!this.lost) {
+      const st = this.fsl.lstatSync(holderFile(this.lockDir));
+      const stamp = st ? `${st.ino}:${st.size}:${st.mtimeMs}` : '';
+      if (stamp === '' || (stamp !== this.verified && readHolder(this.fsl, this.lockDir)?.token !== this.record.token)) this.lost = true;
+      else this.verified = stamp;
+    }
+    if (!this.lost) return undefined;
+    return new StoreError('LeaseLost', `the writer lease on session ${id} was lost (taken over by another process); nothing was written and the session is read-only here`, {
+      sessionId: id,
+    });
+  }
+
+  /** Whether the lock is still ours to remove: not known lost, and the holder record carries our token. */
+  owned(): boolean {
+    return !this.lost && readHolder(this.fsl, this.lockDir)?.token === this.record.token;
+  }
+
+  markLost(): void {
+    this.lost = true;
+  }
+
+  /** As if this process had died: the lease is given up without waiting for anything. */
+  abandon(): void {
+    this.lost = true;
+    removeQuietly(this.fsl, this.lockDir);
+  }
+
+  /**
+   * Gives the lease back: the holder record, then the lock directory. Only while the holder
+   * record still carries our token — a holder that stalled past the stale time and never
+   * committed since has not noticed a takeover, and the lock directory (same path) is the new
+   * holder's now: removing it would let a third process in beside them. Then nothing is removed
+   * (proper-lockfile's refresh timer finds the directory's mtime changed and stops by itself).
+   */
+  async release(): Promise<void> {
+    if (this.lost) return; // the lock belongs to another holder now: never remove theirs
+    try {
+      if (readHolder(this.fsl, this.lockDir)?.token !== this.record.token) {
+        this.lost = true;
+        return;
+      }
+      this.fsl.unlinkSync(holderFile(this.lockDir));
+      await this.releaseLock();
+    } catch {
+      // already released or compromised: nothing of ours to remove
+    }
+  }
+}
+
+/**
+ * The file system proper-lockfile uses (its `fs` option; it calls mkdir, stat, utimes and rmdir
+ * on the lock directory, and creates no files). Its own default would mkdir with the umask's
+ * mode (0777 & ~umask) and stat and utimes through a symlink. Here: mkdir goes through the
+ * FsLayer with mode 0700 (mkdirPrivate: checked at creation, never chmodded); stat is an lstat
+ * that refuses anything but a directory (a symlink planted at locks/<id>.lock is UnsafeStore,
+ * never followed); utimes is lutimes (a symlink's own time, never its target's); rmdir cannot
+ * follow a symlink. locks/ itself is owner-only (ensurePrivateDir), so no one else can swap the
+ * directory between these calls.
+ */
+function lockFs(fsl: FsLayer, mayRemoveAtExit: () => boolean): object {
+  type Callback = (err: Error | null, value?: unknown) => void;
+  const wrap = (fn: (p: string) => unknown) => (p: string, ...rest: unknown[]) => {
+    const cb = rest.pop() as Callback;
+    let value: unknown;
+    try {
+      value = fn(p);
+    } catch (err) {
+      return cb(err as Error);
+    }
+    return cb(null, value);
+  };
+  const lstatDir = (p: string): fs.Stats => {
+    const st = fsl.lstatSync(p);
+    if (st === undefined) throw Object.assign(new Error('no lock directory'), { code: 'ENOENT' });
+    if (st.isSymbolicLink()) throw new UnsafeFileError(p, 'is a symbolic link');
+    if (!st.isDirectory()) throw new UnsafeFileError(p, 'is not a directory');
+    return st;
+  };
+  return {
+    mkdir: wrap((p) => mkdirPrivate(fsl, p)),
+    stat: wrap(lstatDir),
+    rmdir: wrap((p) => fsl.rmdirSync(p)),
+    // Only proper-lockfile's exit handler calls this, for every lock it still counts as held —
+    // also one a stalled holder has not yet noticed was taken over: never remove the new holder's.
+    rmdirSync: (p: string) => {
+      if (mayRemoveAtExit()) fsl.rmdirSync(p);
+    },
+    utimes: (p: string, atime: Date, mtime: Date, cb: Callback) => fs.lutimes(p, atime, mtime, (err) => cb(err)),
+  };
+}
+
+function unsafeLock(id: string, err: UnsafeFileError): StoreError {
+  return new StoreError('UnsafeStore', `the writer lease of session ${id} refused: ${path.basename(err.path)} ${err.reason}; nothing changed`, {
+    sessionId: id, reason: err.reason,
+  });
+}
+
+function leaseNotTaken(err: unknown): StoreError {
+  const errno = errnoOf(err);
+  return new StoreError('NotWritten', `the writer lease could not be taken (${errno ?? 'I/O error'}); nothing changed`, {
+    stage: 'preCommit', ...(errno ? { errno } : {}),
+  });
+}
+
+function locked(id: string, holder: HolderRecord | undefined): StoreError {
+  return new StoreError('SessionLocked', `session ${id} is open for writing by another process`, {
+    sessionId: id, ...(holder ? { holder: { pid: holder.pid, hostname: holder.hostname, startedAt: holder.startedAt } } : {}),
+  });
+}
+
+/**
+ * A lock without a holder record: its acquirer writes the record right after taking the lock,
+ * so a lock that has been without one for a second was left by an acquirer killed in between.
+ * (Were the holder alive after all, its next commit sees its token gone: LeaseLost, fail-stop.)
+ */
+const HOLDERLESS_GRACE_MS = 1000;
+
+function acquirerDied(fsl: FsLayer, lockDir: string): boolean {
+  const st = fsl.lstatSync(lockDir);
+  return st !== undefined && Date.now() - st.mtimeMs > HOLDERLESS_GRACE_MS;
+}
+
+/** Only provable on this machine: the pid is gone (a reused pid only makes us wait for the stale time). */
+function heldByDeadProcess(holder: HolderRecord): boolean {
+  if (holder.hostname !== os.hostname() || holder.pid === process.pid) return false;
+  try {
+    process.kill(holder.pid, 0);
+    return false;
+  } catch (err) {
+    return errnoOf(err) === 'ESRCH';
+  }
+}
+
+function removeQuietly(fsl: FsLayer, dir: string): void {
+  try {
+    fsl.rmdirSync(dir);
+  } catch {
+    // already gone, or taken again meanwhile: the retry decides
+  }
+}
+
+/** Beside the lock directory (proper-lockfile removes the directory with rmdir: it must stay empty). */
+function holderFile(lockDir: string): string {
+  return `${lockDir}.holder.json`;
+}
+
+function readHolder(fsl: FsLayer, lockDir: string): HolderRecord | undefined {
+  try {
+    const text = readPrivateSmall(fsl, holderFile(lockDir), 4096);
+    return text === undefined ? undefined : (JSON.parse(text) as HolderRecord);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,96 @@
+import { readPrivateSmall, replaceAtomically } from '../../durable/durableFile.js';
+import type { FsLayer } from '../../durable/fsLayer.js';
+import { isGateRefusal } from '../../domain/secrets/finalGate.js';
+import type { JournalHandle } from './journal/open.js';
+import type { JournalPosition } from './journal/scan.js';
+import { asCounters, NO_RUNTIME, type RuntimeCounters } from '../../domain/runtimeCounters.js';
+import type { StoreLayout } from './layout.js';
+import type { SessionSummary, TurnState } from '../../domain/types.js';
+
+/**
+ * index/<id>.json: a derived summary of one journal. It is a cache: written atomically but
+ * not fsynced (an append never waits for it), and trusted only while the journal's inode,
+ * length and last checksum still match it; otherwise the journal is scanned.
+ * Invariant: an entry vouches only for bytes known durable — written by a writer of this
+ * process and synced, or fsynced by a write open — so it is written by writers only, never by a
+ * process that merely read the journal (it cannot know whether the bytes it saw were synced).
+ */
+export interface IndexEntry extends SessionSummary {
+  v: 1;
+  records: number;
+  ino: number;
+  lastCrc: string;
+  /** Turn state after the last record: an open that trusts the entry need not reduce the journal. */
+  turn?: TurnState | null;
+  /** Runtime counters after the last record (absent: all zero, as in entries of journals without runtime records). */
+  runtime?: RuntimeCounters;
+}
+
+const MAX_INDEX_BYTES = 1 << 20;
+
+export function readIndexEntry(fsl: FsLayer, layout: StoreLayout, id: string): IndexEntry | undefined {
+  let text: string | undefined;
+  try {
+    text = readPrivateSmall(fsl, layout.indexEntry(id), MAX_INDEX_BYTES);
+  } catch {
+    return undefined; // unreadable or unsafe: rebuilt from the journal, never trusted
+  }
+  if (text === undefined) return undefined;
+  try {
+    const e = JSON.parse(text) as IndexEntry;
+    const ok = e && e.v === 1 && e.sessionId === id && Number.isSafeInteger(e.bytes) && Number.isSafeInteger(e.lastSeq)
+      && Number.isSafeInteger(e.records) && typeof e.lastCrc === 'string' && typeof e.createdAt === 'string'
+      && e.turn !== undefined; // an entry without the turn state cannot vouch for it: scan instead
+    return ok ? e : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes the entry; returns it as written (without its summaries when the secret gate refused them). */
+export async function writeIndexEntry(fsl: FsLayer, layout: StoreLayout, entry: IndexEntry): Promise<IndexEntry> {
+  const st = fsl.lstatSync(layout.indexEntry(entry.sessionId));
+  // Refused rather than replaced (replaceAtomically refuses it too): an unsafe entry is left for verify to report.
+  if (st && !st.isFile()) throw new Error('index entry is not a regular file');
+  try {
+    await replaceAtomically(fsl, layout.indexEntry(entry.sessionId), `${JSON.stringify(entry)}\n`, false);
+    return entry;
+  } catch (err) {
+    if (!isGateRefusal(err)) throw err;
+    // The summaries are derived text (whitespace folded, parts joined, cut): they can rebuild a
+    // registered secret the records never held as such, or repeat a title written before the
+    // secret was registered. The entry is then written without them; it vouches for the same bytes.
+    const { title: _t, firstMessage: _f, lastMessage: _l, ...bare } = entry;
+    await replaceAtomically(fsl, layout.indexEntry(entry.sessionId), `${JSON.stringify(bare)}\n`, false);
+    return bare;
+  }
+}
+
+/** The position an index entry vouches for, to be checked against the journal before use. */
+export function positionOf(entry: IndexEntry): JournalPosition {
+  return {
+    bytes: entry.bytes, lastSeq: entry.lastSeq, records: entry.records, lastCrc: entry.lastCrc, lastTs: entry.updatedAt,
+    turn: entry.turn ?? null, runtime: asCounters(entry.runtime),
+  };
+}
+
+export function summaryOf(entry: IndexEntry): SessionSummary {
+  const { sessionId, title, createdAt, updatedAt, lastSeq, bytes, firstMessage, lastMessage, parent } = entry;
+  return { sessionId, title, createdAt, updatedAt, lastSeq, bytes, firstMessage, lastMessage, ...(parent ? { parent } : {}) };
+}
+
+/** The entry describing a verified journal handle. */
+export function entryOf(handle: JournalHandle, updatedAt?: string): IndexEntry {
+  const { header, position, ino, firstMessage, lastMessage } = handle;
+  return {
+    v: 1, sessionId: header.sessionId, title: header.title, parent: header.parent, createdAt: header.createdAt,
+    updatedAt: updatedAt ?? latest(position.lastTs, header.createdAt), lastSeq: position.lastSeq, records: position.records,
+    bytes: position.bytes, ino, lastCrc: position.lastCrc, firstMessage, lastMessage, turn: position.turn ?? null,
+    ...(position.runtime && position.runtime !== NO_RUNTIME ? { runtime: position.runtime } : {}),
+  };
+}
+
+/** The later of two RFC 3339 UTC timestamps (a fork's copied records are older than the fork). */
+export function latest(a: string | undefined, b: string): string {
+  return a !== undefined && a > b ? a : b;
+}

@@ -1,0 +1,125 @@
+/**
+ * Import of a whole session into a file store (`session-sidecar migrate`), atomically:
+ *
+ * 1. Everything is written under `<store>/migrate/<id>/` (not a place any reader looks):
+ *    `session/journal.jsonl` (the header line, then every record of the active generation as
+ *    its own line: seqs, ts and record texts as given; batch boundaries are not kept, each
+ *    record is a complete batch), `session/state/<key>.json`, `history/<gen>.jsonl` (each
+ *    archived generation as the journal it was), every file created O_EXCL 0600 and fsynced,
+ *    every directory fsynced. Bytes go through the FsLayer given (the store's secret gate).
+ * 2. Live session: `history/` is renamed to `history/<id>/` (harmless alone: nothing reads the
+ *    history of a session that does not exist), then **`session/` is renamed to
+ *    `sessions/<id>/`** — the commit point — and `sessions/` fsynced. A deleted session: the
+ *    whole `migrate/<id>/` is renamed to **`trash/<id>/`** (commit point), `trash/` fsynced.
+ * 3. `migrate/<id>/` is removed.
+ *
+ * A crash before the commit point leaves no session (a rerun first removes the leftovers:
+ * `migrate/<id>/`, an orphan `history/<id>/`, a `sessions/<id>/` without journal); after it the
+ * session is whole. An existing session is Conflict (reason exists): nothing is written.
+ * No index entry is written (a cache, rebuilt from the journal) and no lease is taken.
+ */
+import path from 'node:path';
+import type { SessionBundle } from '../../../backend/port.js';
+import { createPrivate, ensurePrivateDir, fsyncDir } from '../../../durable/durableFile.js';
+import type { FsLayer } from '../../../durable/fsLayer.js';
+import { StoreError } from '../../../domain/errors.js';
+import { encodeRecordLine, JOURNAL_FORMAT, JOURNAL_VERSION, sealLine } from '../journal/format.js';
+import type { StoreLayout } from '../layout.js';
+import { placeOf } from './exportFile.js';
+
+export function stagingRoot(layout: StoreLayout): string {
+  return path.join(layout.root, 'migrate');
+}
+
+/** The journal's header line for a header text (the journal envelope put back around it). */
+export function headerLine(headerText: string): Buffer {
+  return sealLine(JSON.stringify({ format: JOURNAL_FORMAT, version: JOURNAL_VERSION, ...(JSON.parse(headerText) as object) }));
+}
+
+function writeFile(fsl: FsLayer, file: string, chunks: Buffer[]): void {
+  const fd = createPrivate(fsl, file);
+  try {
+    let pos = 0;
+    for (const buf of chunks) {
+      for (let done = 0; done < buf.length; ) done += fsl.writeSync(fd, buf, done, buf.length - done, pos + done);
+      pos += buf.length;
+    }
+    fsl.fsyncSync(fd);
+  } finally {
+    fsl.closeSync(fd);
+  }
+}
+
+function removeTree(fsl: FsLayer, target: string): void {
+  const st = fsl.lstatSync(target);
+  if (!st) return;
+  if (st.isDirectory()) {
+    for (const name of fsl.readdirSync(target)) removeTree(fsl, path.join(target, name));
+    fsl.rmdirSync(target);
+  } else fsl.unlinkSync(target);
+}
+
+/** Removes what a crashed import of `id` may have left; refuses when the session exists. */
+export function prepareImport(fsl: FsLayer, layout: StoreLayout, id: string): void {
+  if (placeOf(fsl, layout, id)) throw new StoreError('Conflict', `session ${id} exists already in the destination; nothing was written`, { reason: 'exists', sessionId: id });
+  removeTree(fsl, path.join(stagingRoot(layout), id));
+  // No session exists: these can only be leftovers of an import that crashed before its commit point.
+  removeTree(fsl, layout.sessionDir(id));
+  removeTree(fsl, layout.historySessionDir(id));
+  const trash = layout.trashSessionDir(id);
+  if (fsl.lstatSync(trash) && !fsl.lstatSync(path.join(trash, 'session'))) removeTree(fsl, trash);
+}
+
+export function importFileSession(fsl: FsLayer, layout: StoreLayout, b: SessionBundle): void {
+  const id = b.header.sessionId;
+  layout.init(fsl);
+  prepareImport(fsl, layout, id);
+  const staging = stagingRoot(layout);
+  ensurePrivateDir(fsl, staging);
+  const dir = path.join(staging, id);
+  ensurePrivateDir(fsl, dir);
+  const header = headerLine(b.header.text);
+  const journal = (records: SessionBundle['generations'][number]['records']) => [header, ...records.map((r) => encodeRecordLine(r.seq, r.ts, undefined, r.text))];
+  const sessionDir = path.join(dir, 'session');
+  ensurePrivateDir(fsl, sessionDir);
+  const active = b.generations[b.generations.length - 1];
+  if (!active) throw new StoreError('InvalidArgument', 'a session has at least its active generation', { path: 'generations' });
+  writeFile(fsl, path.join(sessionDir, 'journal.jsonl'), journal(active.records));
+  if (b.state.length > 0) {
+    const stateDir = path.join(sessionDir, 'state');
+    ensurePrivateDir(fsl, stateDir);
+    for (const s of b.state) writeFile(fsl, path.join(stateDir, `${s.key}.json`), [Buffer.from(s.text, 'utf8')]);
+    fsyncDir(fsl, stateDir);
+  }
+  fsyncDir(fsl, sessionDir);
+  const archived = b.generations.slice(0, -1);
+  const historyDir = path.join(dir, 'history');
+  if (archived.length > 0) {
+    ensurePrivateDir(fsl, historyDir);
+    for (const g of archived) writeFile(fsl, path.join(historyDir, `${g.generation}.jsonl`), journal(g.records));
+    fsyncDir(fsl, historyDir);
+  }
+  fsyncDir(fsl, dir);
+  if (b.trashed) {
+    ensurePrivateDir(fsl, layout.trashDir);
+    fsl.renameSync(dir, layout.trashSessionDir(id)); // commit point
+    fsyncDir(fsl, layout.trashDir);
+    fsyncDir(fsl, staging);
+  } else {
+    if (archived.length > 0) {
+      ensurePrivateDir(fsl, layout.historyDir);
+      fsl.renameSync(historyDir, layout.historySessionDir(id));
+      fsyncDir(fsl, layout.historyDir);
+    }
+    fsl.renameSync(sessionDir, layout.sessionDir(id)); // commit point
+    fsyncDir(fsl, layout.sessionsDir);
+    fsyncDir(fsl, dir);
+    fsl.rmdirSync(dir);
+    fsyncDir(fsl, staging);
+  }
+  try {
+    fsl.rmdirSync(staging); // only when empty: another import may be under way
+  } catch {
+    // not empty: left for the next import
+  }
+}

@@ -1,0 +1,86 @@
+import path from 'node:path';
+import { nodeFs } from '../../../durable/fsLayer.js';
+import { StoreError } from '../../../domain/errors.js';
+import { checkSessionId } from '../../../domain/ids.js';
+import { StoreLayout } from '../layout.js';
+import { breathe } from './common.js';
+import { finishExtensions, recordSink, startExtensions, VERIFY_EXTENSIONS } from './extensions.js';
+import { checkLayout, orphans, sessionBytes, sessionDirs, trashDirs } from './layoutCheck.js';
+import { FileChecks } from './permissions.js';
+import { type Finding, type Location, type SessionReport, type VerifyOptions, type VerifyProgress, type VerifyReport, verifyReport } from './report.js';
+import { SessionChecker } from './sessionCheck.js';
+
+/**
+ * `verifyStore`: a read-only audit of a store (protocol/STORAGE.md is what it checks against).
+ * Every journal, archived generation (history/<id>/<gen>.jsonl), index entry, recovery file and
+ * the store's folders are checked: header, checksums, canonical lines, seq continuity and
+ * batches (with the store's own journal reader, src/backends/file/journal/), compaction chains, index
+ * drift, file modes (0600 files, 0700 directories) and ownership; then the extensions
+ * (VERIFY_EXTENSIONS: the blobs check) run over what the records reference. Nothing is ever
+ * written or repaired: files are opened O_RDONLY and a torn tail is reported, not cut.
+ *
+ * One concern per file: report.ts (what is reported), layoutCheck.ts, sessionCheck.ts,
+ * journalCheck.ts, archiveCheck.ts, indexCheck.ts, recoveryCheck.ts (and leases),
+ * permissions.ts (modes and ownership), extensions.ts, blobsCheck.ts + blobStore.ts.
+ */
+export type {
+  ExtensionFinding, Finding, Location, SessionReport, Severity, VerifyContext, VerifyExtension, VerifyExtensionRun, VerifyOptions, VerifyProgress, VerifyReport,
+} from './report.js';
+export { VERIFY_EXTENSIONS } from './extensions.js';
+export { blobsCheck } from './blobsCheck.js';
+
+interface Work {
+  id: string;
+  location: Location;
+  bytes: number;
+}
+
+export async function verifyStore(root: string, opts: VerifyOptions = {}): Promise<VerifyReport> {
+  const fsl = opts.fs ?? nodeFs;
+  const layout = new StoreLayout(path.resolve(root));
+  const fc = new FileChecks(fsl, layout);
+  const running = startExtensions(opts.extensions ?? VERIFY_EXTENSIONS);
+  const checker = new SessionChecker(fc, recordSink(running));
+  const single = opts.sessionId !== undefined;
+  const store: Finding[] = [];
+  const live = liveSessions(fc, opts.sessionId, store);
+  const trashed = !single && opts.includeTrash !== false ? trashDirs(fc) : [];
+  const work: Work[] = [
+    ...live.map((id) => ({ id, location: 'live' as const, bytes: sessionBytes(fc, id, 'live') })),
+    ...trashed.map((id) => ({ id, location: 'trash' as const, bytes: sessionBytes(fc, id, 'trash') })),
+  ];
+  const sessions = await verifySessions(checker, work, opts.onProgress);
+  if (!single) store.push(...orphans(fc, new Set(live)));
+  await finishExtensions(running, { root: layout.root, layout, fsl, sessionIds: live, single }, store, sessions);
+  return verifyReport(layout.root, store, sessions, checker.indexEntries);
+}
+
+/** The live sessions to verify: the one asked for, or all (after the store's folders are checked). */
+function liveSessions(fc: FileChecks, sessionId: string | undefined, store: Finding[]): string[] {
+  const { fsl, layout } = fc;
+  const rootSt = fsl.lstatSync(layout.root);
+  if (!rootSt || !rootSt.isDirectory()) {
+    throw new StoreError('SessionNotFound', `no session store at ${layout.root}`);
+  }
+  if (sessionId !== undefined) {
+    const id = checkSessionId(sessionId);
+    if (!fsl.lstatSync(layout.sessionDir(id))) throw new StoreError('SessionNotFound', `session ${id} not found`, { sessionId: id });
+    return [id];
+  }
+  store.push(...checkLayout(fc));
+  return sessionDirs(fc, store);
+}
+
+async function verifySessions(checker: SessionChecker, work: readonly Work[], onProgress: VerifyOptions['onProgress']): Promise<SessionReport[]> {
+  const progress: VerifyProgress = { done: 0, total: work.length, bytesDone: 0, bytesTotal: work.reduce((a, w) => a + w.bytes, 0) };
+  onProgress?.({ ...progress });
+  const sessions: SessionReport[] = [];
+  for (const [i, w] of work.entries()) {
+    sessions.push(w.location === 'live' ? checker.verifyLive(w.id) : checker.verifyTrashed(w.id));
+    progress.done += 1;
+    progress.bytesDone += w.bytes;
+    onProgress?.({ ...progress });
+    if (i % 16 === 15) await breathe(); // let signals and timers run
+  }
+  return sessions;
+}

@@ -1,0 +1,51 @@
+import os from 'node:os';
+import { readPrivateSmall } from '../../../durable/durableFile.js';
+import type { FileChecks } from './permissions.js';
+import type { Finding } from './report.js';
+
+/** recovery/<id>/: torn tails cut by recovery, kept as evidence. Their presence is reported. */
+export function verifyRecovery(fc: FileChecks, dir: string, out: Finding[]): void {
+  if (!fc.directory(dir, out)) return;
+  for (const { name, path: p, st } of fc.entries(dir)) {
+    const m = /^(\d+)-(\d+)\.torn$/.exec(name);
+    if (!m || !st.isFile()) {
+      out.push({ severity: 'warning', check: 'recovery', message: 'unexpected entry among the recovery evidence', file: fc.rel(p) });
+      continue;
+    }
+    fc.fileMode(st, p, out);
+    const when = new Date(Number(m[1])).toISOString();
+    out.push({ severity: 'note', check: 'recovery', file: fc.rel(p), message: `recovery evidence: ${st.size} bytes of a torn tail cut at offset ${m[2]} on ${when}` });
+  }
+}
+
+/** locks/<id>.lock: a writer lease, held now or left by a process that died. */
+export function verifyLease(fc: FileChecks, id: string, out: Finding[]): void {
+  const lock = fc.layout.lockDir(id);
+  if (!fc.fsl.lstatSync(lock)) return;
+  let holder: { pid?: unknown; hostname?: unknown; startedAt?: unknown } | undefined;
+  try {
+    const text = readPrivateSmall(fc.fsl, `${lock}.holder.json`, 4096);
+    holder = text === undefined ? undefined : (JSON.parse(text) as typeof holder);
+  } catch {
+    holder = undefined;
+  }
+  if (!holder || typeof holder.pid !== 'number') {
+    out.push({ severity: 'note', check: 'lease', message: 'a writer lease is held (holder unknown)', file: fc.rel(lock) });
+    return;
+  }
+  const here = holder.hostname === os.hostname();
+  const alive = here ? processAlive(holder.pid) : undefined;
+  const who = `pid ${holder.pid} on ${String(holder.hostname)} since ${String(holder.startedAt)}`;
+  out.push(alive === false
+    ? { severity: 'note', check: 'lease', file: fc.rel(lock), message: `a writer lease left by a process that is gone (${who}); the next writer takes it over` }
+    : { severity: 'note', check: 'lease', file: fc.rel(lock), message: `open for writing by ${who}` });
+}
+
+function processAlive(pid: number): boolean | undefined {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as { code?: string }).code === 'ESRCH' ? false : undefined;
+  }
+}

@@ -1,0 +1,91 @@
+import type { SealedRecord } from '../../../backend/port.js';
+import { checkpointMembers, EMPTY_PREFIX, reducePrefix } from '../../../engine/reduce.js';
+import { StoreError } from '../../../domain/errors.js';
+import { sanitizeSummary } from '../../../domain/summary.js';
+import { checkSessionId } from '../../../domain/ids.js';
+import { guardValue } from '../../../domain/secrets/gate.js';
+import type { CompactRequest, SessionHeader } from '../../../domain/types.js';
+import { pg } from './errors.js';
+import { PgReadStore } from './reads.js';
+
+/** Compaction (one transaction: rotate), fork, and delete/restore/purge over PostgreSQL. */
+export class PgLineageStore extends PgReadStore {
+  async compact(sessionId: string, req: CompactRequest): Promise<{ generation: number; checkpointSeq: number; archived: { generation: number; records: number; bytes: number } }> {
+    const s = this.writable(sessionId) ?? await this.notWritable(sessionId);
+    const summary = sanitizeSummary(req.summary);
+    const extra = { summary, ...(req.provider ? { provider: req.provider } : {}), ...(req.model ? { model: req.model } : {}) };
+    return this.commitInOrder(s, () => s.queue.exclusive(async () => {
+      const lastSeq = s.queue.lastSeq;
+      if (req.expectedLastSeq !== undefined && req.expectedLastSeq !== lastSeq) {
+        throw new StoreError('Conflict', `expectedLastSeq ${req.expectedLastSeq} does not match lastSeq ${lastSeq}; nothing was compacted`, {
+          expectedLastSeq: req.expectedLastSeq, lastSeq, stage: 'preCommit',
+        });
+      }
+      const row = await this.loadLive(sessionId);
+      if (req.throughSeq < row.firstSeq || req.throughSeq > lastSeq) {
+        throw new StoreError('InvalidArgument', `throughSeq must be between ${row.firstSeq} and ${lastSeq}`, { path: 'throughSeq' });
+      }
+      let prefix = EMPTY_PREFIX;
+      for (const r of await this.activeRecords(sessionId, req.throughSeq)) {
+        prefix = reducePrefix(prefix, { ...(JSON.parse(r.text) as Record<string, unknown>), seq: r.seq, kind: r.kind });
+      }
+      const archived = { generation: row.generation, records: row.records, bytes: row.storedBytes };
+      const guarded = guardValue({ ...checkpointMembers(req.throughSeq, row.generation + 1, prefix, archived), ...extra }, this.allSecrets, 'checkpoint');
+      if (Buffer.byteLength(guarded.text) > this.maxRecordBytes) throw new StoreError('PayloadTooLarge', `the checkpoint is larger than ${this.maxRecordBytes} bytes`);
+      const rule = this.gate([guarded.text]);
+      if (rule) throw new StoreError('SecretRejected', `a registered secret reached the final check (rule: ${rule}); nothing was written`, { path: '(checkpoint)', rule });
+      const checkpoint: SealedRecord = { seq: req.throughSeq, ts: new Date(this.clock()).toISOString(), kind: 'checkpoint', text: guarded.text };
+      const done = await pg(() => this.db.rotate(sessionId, { throughSeq: req.throughSeq, checkpoint, expect: { lastSeq, generation: row.generation }, fence: s.fence }));
+      s.generation = done.generation;
+      return { generation: done.generation, checkpointSeq: req.throughSeq, archived };
+    }));
+  }
+
+  async fork(sessionId: string, atSeq?: number): Promise<{ sessionId: string }> {
+    await this.settled(sessionId);
+    const row = await this.loadLive(sessionId);
+    const at = atSeq ?? row.lastSeq;
+    if (at < row.firstSeq - (row.firstSeq === 1 ? 1 : 0) || at > row.lastSeq) {
+      throw new StoreError('InvalidArgument', `atSeq must be between ${row.firstSeq} and ${row.lastSeq} (older records are archived)`, { path: 'atSeq' });
+    }
+    const copies = at === 0 ? [] : await this.activeRecords(sessionId, at);
+    const { sessionId: _id, createdAt: _c, secretEnv, parent: _p, ...fields } = JSON.parse(row.headerText) as SessionHeader;
+    const created = await this.createWith({ ...fields, parent: { sessionId, relation: 'fork', atSeq: at } }, { env: secretEnv }, copies);
+    return { sessionId: created.sessionId };
+  }
+
+  async delete(sessionId: string, purge = false): Promise<void> {
+    checkSessionId(sessionId);
+    this.refuseIfReadOnly('delete a session');
+    const row = await pg(() => this.db.load(sessionId));
+    if (row.trashed && !purge) {
+      throw new StoreError('Conflict', `session ${sessionId} is already in the trash: restore or purge it`, { reason: 'inTrash', sessionId });
+    }
+    const open = this.sessions.get(sessionId);
+    if (open) {
+      this.sessions.delete(sessionId);
+      await open.close();
+    }
+    // A session open for writing elsewhere cannot be deleted: its lease is taken first.
+    const fence = await pg(() => this.db.leases.acquire(sessionId));
+    try {
+      await pg(() => this.db.remove(sessionId, purge ? 'purge' : 'trash', fence));
+    } finally {
+      if (!purge) await this.db.leases.release(fence).catch(() => undefined);
+    }
+  }
+
+  async restore(sessionId: string): Promise<void> {
+    checkSessionId(sessionId);
+    this.refuseIfReadOnly('restore a session');
+    const row = await pg(() => this.db.load(sessionId));
+    // One row per session here: a session not in the trash has nothing to restore.
+    if (!row.trashed) throw new StoreError('SessionNotFound', `session ${sessionId} is not in the trash`, { sessionId });
+    const fence = await pg(() => this.db.leases.acquire(sessionId));
+    try {
+      await pg(() => this.db.remove(sessionId, 'restore', fence));
+    } finally {
+      await this.db.leases.release(fence).catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,124 @@
+import { createHash } from 'node:crypto';
+import { StoreError } from './errors.js';
+
+/** A blob's name: the sha256 of its bytes, as `sha256:<64 hex>`. */
+export const REF_PREFIX = 'sha256:';
+export const HEX64 = /^[0-9a-f]{64}$/;
+
+export function refOf(bytes: Buffer): string {
+  return REF_PREFIX + createHash('sha256').update(bytes).digest('hex');
+}
+
+/** The hex digest of a well-formed ref, or undefined. */
+export function digestOf(ref: string): string | undefined {
+  const hex = ref.startsWith(REF_PREFIX) ? ref.slice(REF_PREFIX.length) : '';
+  return HEX64.test(hex) ? hex : undefined;
+}
+
+
+/**
+ * The reference that stands in a record for a string stored as a blob:
+ *   {"$blob":"sha256:<hex>","bytes":N[,"mediaType":"..."]}
+ * A client writes {"$attach":"<string>"[,"mediaType":"..."]} to have any string stored as a
+ * blob, and may append a BlobRef it read (the blob must exist). Any other object using the
+ * member `$blob` or `$attach` is refused, so a reference is never ambiguous on read.
+ */
+export interface BlobRefValue {
+  $blob: string;
+  bytes: number;
+  mediaType?: string;
+}
+
+export interface BlobSink {
+  /** Strings of more UTF-8 bytes than this become blobs. */
+  threshold: number;
+  /** Stores the bytes durably and returns their ref. */
+  put(bytes: Buffer): string;
+  /** Size of an existing blob, or undefined. */
+  size(ref: string): number | undefined;
+  /**
+   * A blob a client references: read, checked against its digest and against this store's
+   * secrets (it may have been written before a secret was registered). Throws when refused.
+   */
+  vouch(ref: string): void;
+}
+
+const invalid = (path: string, message: string) => new StoreError('InvalidArgument', `${path}: ${message}`, { path });
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function onlyKeys(o: Record<string, unknown>, required: string, optional: string): boolean {
+  return Object.keys(o).every((k) => k === required || k === optional || k === 'bytes');
+}
+
+export function isBlobRef(v: unknown): v is BlobRefValue {
+  return isPlainObject(v) && typeof v.$blob === 'string' && typeof v.bytes === 'number'
+    && (v.mediaType === undefined || typeof v.mediaType === 'string') && onlyKeys(v, '$blob', 'mediaType');
+}
+
+/** Whether a serialized record may hold anything to extract (a cheap test before the walk). */
+export function mayHoldBlobs(text: string, threshold: number): boolean {
+  return text.length * 3 > threshold || text.includes('"$attach"') || text.includes('"$blob"');
+}
+
+/** No lone surrogates (String.prototype.isWellFormed, Node 20). */
+function wellFormed(s: string): boolean {
+  return (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
+
+function bigString(s: string, threshold: number): boolean {
+  if (s.length * 3 <= threshold) return false;
+  // A lone surrogate has no UTF-8 form: such a string stays in the journal (JSON escapes it).
+  return Buffer.byteLength(s) > threshold && wellFormed(s);
+}
+
+/** `value` with its large strings and attachments stored as blobs and replaced by refs. */
+export function extractBlobs(value: unknown, sink: BlobSink, path: string): unknown {
+  if (typeof value === 'string') {
+    if (!bigString(value, sink.threshold)) return value;
+    const bytes = Buffer.from(value, 'utf8');
+    return { $blob: sink.put(bytes), bytes: bytes.length };
+  }
+  if (Array.isArray(value)) return value.map((v, i) => extractBlobs(v, sink, `${path}[${i}]`));
+  if (!isPlainObject(value)) return value;
+  if (Object.hasOwn(value, '$attach')) return attachment(value, sink, path);
+  if (Object.hasOwn(value, '$blob')) return existingRef(value, sink, path);
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = extractBlobs(v, sink, `${path}.${k}`);
+  return out;
+}
+
+function attachment(o: Record<string, unknown>, sink: BlobSink, path: string): BlobRefValue {
+  if (typeof o.$attach !== 'string' || (o.mediaType !== undefined && typeof o.mediaType !== 'string') || Object.keys(o).some((k) => k !== '$attach' && k !== 'mediaType')) {
+    throw invalid(path, 'an attachment is {"$attach": string, "mediaType"?: string}');
+  }
+  if (!wellFormed(o.$attach)) throw invalid(path, 'an attachment must be well-formed Unicode (send bytes as base64)');
+  const bytes = Buffer.from(o.$attach, 'utf8');
+  return { $blob: sink.put(bytes), bytes: bytes.length, ...(typeof o.mediaType === 'string' ? { mediaType: o.mediaType } : {}) };
+}
+
+function existingRef(o: Record<string, unknown>, sink: BlobSink, path: string): BlobRefValue {
+  if (!isBlobRef(o)) throw invalid(path, 'a blob reference is {"$blob": "sha256:<hex>", "bytes": n, "mediaType"?: string}');
+  const size = sink.size(o.$blob);
+  if (size === undefined) throw invalid(path, `blob ${o.$blob} does not exist in this store`);
+  if (size !== o.bytes) throw invalid(path, `blob ${o.$blob} has ${size} bytes, not ${o.bytes}`);
+  sink.vouch(o.$blob);
+  return o;
+}
+
+/** `value` with every BlobRef replaced by the string it stands for (read, verified, by `load`); the same value when it holds none. */
+export function inlineBlobs(value: unknown, load: (ref: string) => string): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (isBlobRef(value)) return load(value.$blob);
+  const entries = Object.entries(value);
+  let changed = false;
+  const next = entries.map(([k, v]) => {
+    const w = inlineBlobs(v, load);
+    if (w !== v) changed = true;
+    return [k, w] as const;
+  });
+  if (!changed) return value;
+  return Array.isArray(value) ? next.map(([, v]) => v) : Object.fromEntries(next);
+}
