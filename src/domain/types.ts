@@ -238,4 +238,9 @@ export interface RecordsText {
   count: number;
   lastSeq: number;
   nextAfterSeq: number | null;
+  /**
+   * Called once `body` has been written out and will never be read again: a backend may then
+   * reuse its buffers for a later page (so paging through a large session holds about one page).
+   */
+  release?: () => void;
 }

@@ -274,7 +274,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
         const afterSeq = Math.min(opts.afterSeq ?? 0, position.lastSeq);
         const from = afterSeq === 0 ? dataStart : seekAfterSeq(this.fsl, fd, dataStart, position.bytes, afterSeq);
         const page = readTextPage(this.fsl, fd, { from, end: position.bytes, afterSeq, limit: opts.limit ?? DEFAULT_READ_LIMIT, maxBytes: PAGE_BYTES, firstSeq: handle.firstSeq });
-        return page && { body: page.chunks, count: page.count, lastSeq: position.lastSeq, nextAfterSeq: page.scannedSeq < position.lastSeq ? page.scannedSeq : null };
+        return page && { body: page.chunks, count: page.count, lastSeq: position.lastSeq, nextAfterSeq: page.scannedSeq < position.lastSeq ? page.scannedSeq : null, release: page.release };
       });
       if (fast) return fast;
     }

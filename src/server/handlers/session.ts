@@ -21,7 +21,7 @@ export function sessionHandlers(store: SessionStore): RequestHandler[] {
       if (p.inline || !store.readText) return store.read(p.sessionId, { ...opts, inline: p.inline });
       // The records' stored JSON bytes go out as they are: no objects built, none re-serialized.
       const page = await store.readText(p.sessionId, opts);
-      return new RawJson([OPEN_RECORDS, ...page.body, Buffer.from(`],"lastSeq":${page.lastSeq},"nextAfterSeq":${page.nextAfterSeq}}`)]);
+      return new RawJson([OPEN_RECORDS, ...page.body, Buffer.from(`],"lastSeq":${page.lastSeq},"nextAfterSeq":${page.nextAfterSeq}}`)], page.release);
     }),
     handle(sessionCompact, async ({ _meta, sessionId, ...req }) => store.compact(sessionId, req)),
     handle(sessionHistory, async (p) => ({ generations: await store.history(p.sessionId) })),
