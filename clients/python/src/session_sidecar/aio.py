@@ -38,6 +38,11 @@ class Notification:
     params: Any
 
 
+def _retrieve(fut: "asyncio.Future[Any]") -> None:
+    if not fut.cancelled():
+        fut.exception()
+
+
 _END = object()  # queued after the last notification, when the connection ends
 
 
@@ -217,6 +222,7 @@ class AsyncSidecar:
         try:
             return await asyncio.wait_for(asyncio.shield(fut), wait)
         except TimeoutError:
+            fut.add_done_callback(_retrieve)  # its late answer (or -32800) is nobody's concern now
             await self.cancel(fut)
             raise TimeoutError(f"no answer to {method} within {wait}s") from None
 

@@ -179,9 +179,14 @@ JSONRPC_ERRORS: dict[str, tuple[int, type[SidecarError]]] = {
     "RequestCancelled": (-32800, RequestCancelled),
 }
 
+#: JSON-RPC errors that carry a data.kind (protocol/README.md §6.1).
+JSONRPC_KINDS: dict[str, type[SidecarError]] = {
+    "InvalidParams": InvalidParams, "Internal": InternalError, "RequestCancelled": RequestCancelled,
+}
+
 ERRORS_BY_KIND: dict[str, type[SidecarError]] = {
     **{kind: cls for kind, (_, cls) in DOMAIN_ERRORS.items()},
-    "InvalidParams": InvalidParams,  # -32602 carries data.kind "InvalidParams" too
+    **JSONRPC_KINDS,
 }
 
 ERRORS_BY_CODE: dict[int, type[SidecarError]] = {
@@ -189,11 +194,15 @@ ERRORS_BY_CODE: dict[int, type[SidecarError]] = {
 }
 
 
+_JSONRPC_CODES = frozenset(code for code, _ in JSONRPC_ERRORS.values())
+
+
 def error_from_response(error: Mapping[str, Any]) -> SidecarError:
     """Maps a JSON-RPC error object ``{code, message, data?}`` to the matching exception.
 
-    The class is chosen by ``data.kind`` first, then by ``code``; a kind this client does not
-    know gives a plain SidecarError (its code is not trusted to mean an older kind).
+    The class is chosen by ``data.kind`` first, then by ``code``. A kind this client does not
+    know keeps the class of a JSON-RPC/LSP code (those never change meaning) and is otherwise
+    a plain SidecarError (a domain code is not trusted to mean an older kind).
     """
     if not isinstance(error, Mapping):
         return SidecarError(None, f"malformed error object: {error!r}", None)
@@ -205,7 +214,8 @@ def error_from_response(error: Mapping[str, Any]) -> SidecarError:
     kind = data.get("kind") if isinstance(data, dict) else None
     cls: type[SidecarError] | None = ERRORS_BY_KIND.get(kind) if isinstance(kind, str) else None
     if cls is None and isinstance(kind, str):
-        cls = SidecarError
+        by_code = ERRORS_BY_CODE.get(code) if isinstance(code, int) else None
+        cls = by_code if by_code is not None and code in _JSONRPC_CODES else SidecarError
     if cls is None:
         cls = ERRORS_BY_CODE.get(code, SidecarError) if isinstance(code, int) else SidecarError
     return cls(code if isinstance(code, int) else None, message, data)
