@@ -113,6 +113,16 @@ class AsyncSidecarTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual([n async for n in sc.notifications()], [])
         self.assertEqual(await sc.stop(), -9)
 
+    async def test_unserializable_params_raise_and_leave_nothing_pending(self) -> None:
+        async with self.make() as sc:
+            sid = (await sc.create())["sessionId"]
+            with self.assertRaises(ValueError):
+                await sc.append(sid, [{"kind": "event", "type": "t", "payload": float("nan")}])
+            with self.assertRaises(TypeError):
+                await sc.append(sid, [{"kind": "event", "type": "t", "payload": object()}])
+            self.assertEqual(sc._pending, {})
+            self.assertEqual(await sc.append(sid, [msg("ok")]), {"firstSeq": 1, "lastSeq": 1}, "nothing was sent")
+
     async def test_timeout_cancels_and_raises(self) -> None:
         async with self.make(timeout=30) as sc:
             with self.assertRaises(TimeoutError):

@@ -199,11 +199,12 @@ class AsyncSidecar:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
         if params is not None:
             message["params"] = params
+        frame = encode(message, self.framing)  # not JSON-serializable: raises here, nothing pending
         self._pending[msg_id] = fut
         fut.add_done_callback(lambda _f, i=msg_id: self._pending.pop(i, None))
         setattr(fut, "request_id", msg_id)
         try:
-            self.proc.stdin.write(encode(message, self.framing))
+            self.proc.stdin.write(frame)
         except (OSError, RuntimeError) as e:
             if not fut.done():
                 fut.set_exception(SidecarExited(f"cannot write to the sidecar: {e}", self.returncode))

@@ -208,6 +208,10 @@ class Sidecar:
             message["params"] = params
         try:
             self._send(message)
+        except (TypeError, ValueError):  # not JSON-serializable: nothing was sent
+            with self._lock:
+                self._pending.pop(msg_id, None)
+            raise
         except OSError as e:
             with self._lock:
                 self._pending.pop(msg_id, None)

@@ -18,7 +18,8 @@ def check_framing(framing: str) -> Framing:
 
 
 def encode(message: Any, framing: Framing) -> bytes:
-    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    # allow_nan=False: NaN and Infinity are not JSON; refused here (ValueError) rather than sent.
+    body = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
     if framing == "ndjson":
         return body + b"\n"
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
