@@ -215,9 +215,11 @@ class FakeReader:
     def __init__(self, records: list[dict[str, Any]]) -> None:
         self.records = records
         self.returned = 0
+        self.calls = 0
 
     async def read(self, session_id: str, after_seq: int | None = None, limit: int | None = None,
                    kinds: Any = None, inline: bool = False) -> dict[str, Any]:
+        self.calls += 1
         last = self.records[-1]["seq"] if self.records else 0
         after = after_seq or 0
         out: list[dict[str, Any]] = []
@@ -287,6 +289,12 @@ class ItemsViewOverRewinds(unittest.IsolatedAsyncioTestCase):
         records = [{"seq": 10, "kind": "checkpoint"}, ev(11), {"seq": 12, "kind": "rewind", "toSeq": 10}, ev(13)]
         got, _ = await self.tail(records, None)
         self.assertEqual(got, [13])
+        # The active journal of a compacted session starts at its checkpoint: the walk stops
+        # there instead of paging down through the archived seqs.
+        records = [{"seq": 1_000_000, "kind": "checkpoint"}, ev(1_000_001)]
+        got, fake = await self.tail(records, None)
+        self.assertEqual(got, [1_000_001])
+        self.assertLessEqual(fake.calls, 3, "the lastSeq probe and one window")
 
     async def test_a_long_journal_is_read_from_the_end_only(self) -> None:
         records = self.journal(random.Random(7), 20000)
