@@ -387,6 +387,8 @@ class AsyncSidecar:
                 self._dispatch(message)
         except (ValueError, OSError) as e:
             reason = f"unreadable output from the sidecar: {e}"
+        except Exception as e:  # noqa: BLE001 - whatever ends the reader must fail what is pending
+            reason = f"the reader of the sidecar's output failed: {type(e).__name__}"
         rc = self.proc.returncode
         if rc is None:
             try:
