@@ -247,6 +247,9 @@ def reference_view(records: list[dict[str, Any]], pos: int) -> list[int]:
 
 
 class ItemsViewOverRewinds(unittest.IsolatedAsyncioTestCase):
+    async def asyncSetUp(self) -> None:
+        asyncio.get_running_loop().slow_callback_duration = 60  # many quick walks in one step; not a timing test
+
     def journal(self, rng: random.Random, n: int) -> list[dict[str, Any]]:
         records: list[dict[str, Any]] = []
         for seq in range(1, n + 1):
