@@ -119,6 +119,8 @@ export interface SessionSummary {
   firstMessage?: string;
   lastMessage?: string;
   parent?: ParentLink;
+  /** Kept in this process's memory only (session/create ephemeral): listed only here. */
+  ephemeral?: true;
 }
 
 export interface ListPage {
@@ -140,6 +142,11 @@ export interface SessionStore {
   setRequestsWaiting?(probe: () => number): void;
   /** Creates a session durably and opens it for writing; no secret of `secrets` may be in the header. */
   create(header: SessionHeaderInput, secrets?: SecretsInput): Promise<CreatedSession>;
+  /**
+   * Creates a session kept in this process's memory only (protocol §17): never written to disk
+   * or database, gone at close and at exit. Optional: a store without it refuses `ephemeral`.
+   */
+  createEphemeral?(header: SessionHeaderInput, secrets?: SecretsInput): Promise<CreatedSession>;
   /** Opens (or re-opens) a session; `write` repairs a torn tail and allows appends. Adds `secrets`. */
   open(sessionId: string, mode: OpenMode, secrets?: SecretsInput): Promise<OpenedSession>;
   /** Appends all records or none; resolves only once they are durable. */

@@ -2,6 +2,7 @@ import type { Scenario } from '../context.js';
 import { cancel } from './cancel.js';
 import { compaction } from './compaction.js';
 import { durability } from './durability.js';
+import { ephemeral } from './ephemeral.js';
 import { framing } from './framing.js';
 import { lifecycle } from './lifecycle.js';
 import { lineage } from './lineage.js';
@@ -15,5 +16,5 @@ import { turns } from './turns.js';
 
 /** Every scenario of the suite, in the order they run (the order of the protocol document). */
 export const SCENARIOS: readonly Scenario[] = [
-  framing, lifecycle, sessions, records, cancel, turns, repair, compaction, lineage, subscribe, runtime, secrets, durability,
+  framing, lifecycle, sessions, records, cancel, turns, repair, compaction, lineage, subscribe, runtime, secrets, durability, ephemeral,
 ];
