@@ -11,7 +11,7 @@ import { protocolVocabulary } from '../protocol/vocabulary.js';
 import { startServer } from './server/server.js';
 import { StoreError } from './domain/errors.js';
 import { FileSessionStore } from './backends/file/fileStore.js';
-import { MemoryFs } from './durable/memoryFs.js';
+import { ephemeralFileStore } from './backends/file/ephemeralStore.js';
 import { SecretSet } from './domain/secrets/knownSecrets.js';
 import { EphemeralRouter } from './engine/ephemeral.js';
 import type { SessionStore } from './domain/types.js';
@@ -129,13 +129,8 @@ async function openStore(args: ServeArgs, log: ReturnType<typeof createStderrLog
   const warn = (m: string) => log.warn(m);
   const secrets = new SecretSet();
   const durable = await openDurableStore(args, warn, secrets);
-  return new EphemeralRouter(durable, () => new FileSessionStore(EPHEMERAL_ROOT, {
-    fs: new MemoryFs(), leases: false, warn, vocabulary: protocolVocabulary, secrets,
-  }));
+  return new EphemeralRouter(durable, () => ephemeralFileStore({ warn, vocabulary: protocolVocabulary, secrets }));
 }
-
-/** Where the in-memory store's tree is rooted: a name inside MemoryFs, never a path on disk. */
-const EPHEMERAL_ROOT = '/ephemeral';
 
 async function openDurableStore(args: ServeArgs, warn: (m: string) => void, secrets: SecretSet): Promise<SessionStore> {
   if (!args.pg) return new FileSessionStore(args.store, { warn, vocabulary: protocolVocabulary, leaseStaleMs: args.leaseStaleMs, secrets });
