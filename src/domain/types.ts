@@ -168,8 +168,14 @@ export interface SessionStore {
   history(sessionId: string): Promise<HistoryEntry[]>;
   /** A new session with a copy of the records up to atSeq, linked to its parent; opened for writing. */
   fork(sessionId: string, atSeq?: number): Promise<{ sessionId: string }>;
-  /** Moves a session to the trash (or removes it for good with purge). */
-  delete(sessionId: string, purge?: boolean): Promise<void>;
+  /**
+   * Moves a session to the trash (or removes it for good with purge). `ifIdle`: a session open
+   * for writing in this instance is refused (SessionLocked, reason openHere) instead of closed
+   * first — as one open in another process always is.
+   */
+  delete(sessionId: string, purge?: boolean, opts?: { ifIdle?: boolean }): Promise<void>;
+  /** The session's stored header (for a prune's tag filter). Optional: without it, no session has tags. */
+  header?(sessionId: string): Promise<SessionHeader>;
   /** Brings a deleted session back from the trash. */
   restore(sessionId: string): Promise<void>;
   /**

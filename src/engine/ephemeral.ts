@@ -1,7 +1,7 @@
 import { StoreError } from '../domain/errors.js';
 import type {
   AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListPage, OpenedSession, OpenMode, PruneOptions,
-  ReadOptions, ReadPage, RecordInput, RecordsText, SecretsInput, SessionHeaderInput, SessionStore, SessionSummary, StoredRecord,
+  ReadOptions, ReadPage, RecordInput, RecordsText, SecretsInput, SessionHeader, SessionHeaderInput, SessionStore, SessionSummary, StoredRecord,
   TurnChange, TurnKind, TurnState,
 } from '../domain/types.js';
 
@@ -155,11 +155,18 @@ export class EphemeralRouter implements SessionStore {
     return forked;
   }
 
-  async delete(sessionId: string, purge?: boolean): Promise<void> {
+  async delete(sessionId: string, purge?: boolean, opts?: { ifIdle?: boolean }): Promise<void> {
     const s = this.route(sessionId);
-    if (s === this.durable) return this.durable.delete(sessionId, purge);
+    if (s === this.durable) return this.durable.delete(sessionId, purge, opts);
     await s.delete(sessionId, true);
     await this.forget(sessionId);
+  }
+
+  /** The header of a durable session (prune reads tags; ephemeral sessions are never pruned). */
+  header(sessionId: string): Promise<SessionHeader> {
+    const s = this.route(sessionId);
+    if (!s.header) return Promise.reject(new StoreError('SessionNotFound', `session ${sessionId} not found`, { sessionId }));
+    return s.header(sessionId);
   }
 
   restore(sessionId: string): Promise<void> {

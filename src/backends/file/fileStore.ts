@@ -30,7 +30,7 @@ import { checkSealedHeader, guardHeader, scrubText, withoutSecretSummaries } fro
 import { appendResult, planBatch, prepareBatch, turnEventPlan, wroteNothing } from '../../engine/appendPlan.js';
 import type {
   AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListPage, PruneOptions, ReadOptions, ReadPage, RecordInput, RecordsText,
-  SecretsInput, SecretsStatus, SessionHeaderInput, SessionStore, StoredRecord, TurnChange, TurnKind, TurnState,
+  SecretsInput, SecretsStatus, SessionHeader, SessionHeaderInput, SessionStore, StoredRecord, TurnChange, TurnKind, TurnState,
 } from '../../domain/types.js';
 import { DEFAULT_READ_LIMIT, PAGE_BYTES } from '../../domain/limits.js';
 import { RuntimeStore } from './runtimeStore.js';
@@ -117,7 +117,11 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     return { sessionId: created.sessionId };
   }
 
-  async delete(sessionId: string, purge = false): Promise<void> {
+  async header(sessionId: string): Promise<SessionHeader> {
+    return this.withReadHandle(sessionId, undefined, (handle) => handle.header as SessionHeader);
+  }
+
+  async delete(sessionId: string, purge = false, opts: { ifIdle?: boolean } = {}): Promise<void> {
     checkSessionId(sessionId);
     this.refuseIfReadOnly('delete a session');
     const live = this.fsl.lstatSync(this.layout.journal(sessionId)) !== undefined;
@@ -130,6 +134,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
       throw new StoreError('Conflict', `session ${sessionId} is already in the trash: restore or purge it`, { reason: 'inTrash', sessionId });
     }
     const open = this.sessions.get(sessionId);
+    if (opts.ifIdle && open?.writer) throw openHere(sessionId);
     if (open) {
       this.sessions.delete(sessionId);
       await open.close();
@@ -318,6 +323,10 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
 }
 
 const COMMA = Buffer.from(',');
+
+function openHere(sessionId: string): StoreError {
+  return new StoreError('SessionLocked', `session ${sessionId} is open for writing in this process`, { sessionId, reason: 'openHere' });
+}
 
 /** Records' byte slices as one comma-separated list. */
 function joinRecords(records: RecordBytes[]): Buffer[] {

@@ -54,7 +54,11 @@ export class PgLineageStore extends PgReadStore {
     return { sessionId: created.sessionId };
   }
 
-  async delete(sessionId: string, purge = false): Promise<void> {
+  async header(sessionId: string): Promise<SessionHeader> {
+    return JSON.parse((await this.loadLive(checkSessionId(sessionId))).headerText) as SessionHeader;
+  }
+
+  async delete(sessionId: string, purge = false, opts: { ifIdle?: boolean } = {}): Promise<void> {
     checkSessionId(sessionId);
     this.refuseIfReadOnly('delete a session');
     const row = await pg(() => this.db.load(sessionId));
@@ -62,6 +66,9 @@ export class PgLineageStore extends PgReadStore {
       throw new StoreError('Conflict', `session ${sessionId} is already in the trash: restore or purge it`, { reason: 'inTrash', sessionId });
     }
     const open = this.sessions.get(sessionId);
+    if (opts.ifIdle && open?.queue) {
+      throw new StoreError('SessionLocked', `session ${sessionId} is open for writing in this process`, { sessionId, reason: 'openHere' });
+    }
     if (open) {
       this.sessions.delete(sessionId);
       await open.close();

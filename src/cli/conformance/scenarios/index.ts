@@ -7,6 +7,7 @@ import { framing } from './framing.js';
 import { lifecycle } from './lifecycle.js';
 import { lineage } from './lineage.js';
 import { records } from './records.js';
+import { retention } from './retention.js';
 import { repair } from './repair.js';
 import { runtime } from './runtime.js';
 import { secrets } from './secrets.js';
@@ -16,5 +17,5 @@ import { turns } from './turns.js';
 
 /** Every scenario of the suite, in the order they run (the order of the protocol document). */
 export const SCENARIOS: readonly Scenario[] = [
-  framing, lifecycle, sessions, records, cancel, turns, repair, compaction, lineage, subscribe, runtime, secrets, durability, ephemeral,
+  framing, lifecycle, sessions, records, cancel, turns, repair, compaction, lineage, subscribe, runtime, secrets, durability, ephemeral, retention,
 ];
