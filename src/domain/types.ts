@@ -123,6 +123,16 @@ export interface SessionSummary {
   ephemeral?: true;
 }
 
+/** A session in the trash (deleted, restorable until purged). */
+export interface TrashEntry {
+  sessionId: string;
+  title?: string;
+  /** When it was moved to the trash. */
+  deletedAt: string;
+  /** Its stored bytes (journal and archived generations). */
+  bytes: number;
+}
+
 export interface ListPage {
   sessions: SessionSummary[];
   nextCursor?: string;
@@ -174,6 +184,8 @@ export interface SessionStore {
    * first — as one open in another process always is.
    */
   delete(sessionId: string, purge?: boolean, opts?: { ifIdle?: boolean }): Promise<void>;
+  /** The sessions in the trash, most recently deleted first. Optional: a store without it has no trash listing. */
+  listTrash?(): Promise<TrashEntry[]>;
   /** The session's stored header (for a prune's tag filter). Optional: without it, no session has tags. */
   header?(sessionId: string): Promise<SessionHeader>;
   /** Brings a deleted session back from the trash. */

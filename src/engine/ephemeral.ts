@@ -1,7 +1,7 @@
 import { StoreError } from '../domain/errors.js';
 import type {
   AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListPage, OpenedSession, OpenMode, PruneOptions,
-  ReadOptions, ReadPage, RecordInput, RecordsText, SecretsInput, SessionHeader, SessionHeaderInput, SessionStore, SessionSummary, StoredRecord,
+  ReadOptions, ReadPage, RecordInput, RecordsText, SecretsInput, SessionHeader, SessionHeaderInput, SessionStore, SessionSummary, StoredRecord, TrashEntry,
   TurnChange, TurnKind, TurnState,
 } from '../domain/types.js';
 
@@ -160,6 +160,11 @@ export class EphemeralRouter implements SessionStore {
     if (s === this.durable) return this.durable.delete(sessionId, purge, opts);
     await s.delete(sessionId, true);
     await this.forget(sessionId);
+  }
+
+  /** The durable store's trash (ephemeral sessions have none). */
+  listTrash(): Promise<TrashEntry[]> {
+    return this.durable.listTrash ? this.durable.listTrash() : Promise.resolve([]);
   }
 
   /** The header of a durable session (prune reads tags; ephemeral sessions are never pruned). */

@@ -15,6 +15,7 @@ import { JournalWriter } from './journal/writer.js';
 import { SessionLease } from './leases.js';
 import { finishTrash, forkLines, liveLeftovers, purgeSession, restoreSession, trashSession } from './lineage.js';
 import { listSessions } from './list.js';
+import { listTrashed } from './trash.js';
 import { watchSession } from './watch.js';
 import { OpenSession } from './openSession.js';
 import type { SecretSet } from '../../domain/secrets/knownSecrets.js';
@@ -30,7 +31,7 @@ import { checkSealedHeader, guardHeader, scrubText, withoutSecretSummaries } fro
 import { appendResult, planBatch, prepareBatch, turnEventPlan, wroteNothing } from '../../engine/appendPlan.js';
 import type {
   AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListPage, PruneOptions, ReadOptions, ReadPage, RecordInput, RecordsText,
-  SecretsInput, SecretsStatus, SessionHeader, SessionHeaderInput, SessionStore, StoredRecord, TurnChange, TurnKind, TurnState,
+  SecretsInput, SecretsStatus, SessionHeader, SessionHeaderInput, TrashEntry, SessionStore, StoredRecord, TurnChange, TurnKind, TurnState,
 } from '../../domain/types.js';
 import { DEFAULT_READ_LIMIT, PAGE_BYTES } from '../../domain/limits.js';
 import { RuntimeStore } from './runtimeStore.js';
@@ -115,6 +116,10 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     const parent = { sessionId, relation: 'fork' as const, atSeq: at };
     const created = await this.createWith({ ...fields, parent }, { env: secretEnv }, lines);
     return { sessionId: created.sessionId };
+  }
+
+  async listTrash(): Promise<TrashEntry[]> {
+    return listTrashed(this.fsl, this.layout);
   }
 
   async header(sessionId: string): Promise<SessionHeader> {

@@ -4,7 +4,7 @@ import { StoreError } from '../../../domain/errors.js';
 import { sanitizeSummary } from '../../../domain/summary.js';
 import { checkSessionId } from '../../../domain/ids.js';
 import { guardValue } from '../../../domain/secrets/gate.js';
-import type { CompactRequest, SessionHeader } from '../../../domain/types.js';
+import type { CompactRequest, SessionHeader, TrashEntry } from '../../../domain/types.js';
 import { pg } from './errors.js';
 import { PgReadStore } from './reads.js';
 
@@ -52,6 +52,22 @@ export class PgLineageStore extends PgReadStore {
     const { sessionId: _id, createdAt: _c, secretEnv, parent: _p, ...fields } = JSON.parse(row.headerText) as SessionHeader;
     const created = await this.createWith({ ...fields, parent: { sessionId, relation: 'fork', atSeq: at } }, { env: secretEnv }, copies);
     return { sessionId: created.sessionId };
+  }
+
+  /** Trashed rows; deletedAt is the row's updated_at, which the trash move sets (sessions.ts). */
+  async listTrash(): Promise<TrashEntry[]> {
+    const out: TrashEntry[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = await pg(() => this.db.list({ ...(after !== undefined ? { after } : {}), limit: 1000, trashed: true }));
+      for (const row of page.sessions) {
+        const title = (JSON.parse(row.headerText) as SessionHeader).title;
+        out.push({ sessionId: row.sessionId, ...(title !== undefined ? { title } : {}), deletedAt: row.updatedAt, bytes: row.storedBytes });
+      }
+      if (page.nextAfter === null) break;
+      after = page.nextAfter;
+    }
+    return out.sort((a, b) => (a.deletedAt < b.deletedAt ? 1 : a.deletedAt > b.deletedAt ? -1 : a.sessionId < b.sessionId ? 1 : -1));
   }
 
   async header(sessionId: string): Promise<SessionHeader> {
