@@ -24,6 +24,8 @@ export class EphemeralRouter implements SessionStore {
   readonly readText?: SessionStore['readText'];
   private memory: SessionStore | undefined;
   private readonly ids = new Set<string>();
+  /** Creates and forks in flight in the in-memory store: it is not dropped under them. */
+  private making = 0;
   private waiting: (() => number) | undefined;
 
   constructor(private readonly durable: SessionStore, private readonly makeEphemeral: () => SessionStore) {
@@ -53,7 +55,7 @@ export class EphemeralRouter implements SessionStore {
   /** Forgets an ephemeral session that is gone; the last one takes the in-memory store with it. */
   private async forget(sessionId: string): Promise<void> {
     this.ids.delete(sessionId);
-    if (this.ids.size === 0 && this.memory) {
+    if (this.ids.size === 0 && this.making === 0 && this.memory) {
       const memory = this.memory;
       this.memory = undefined;
       await memory.closeAll();
@@ -78,11 +80,13 @@ export class EphemeralRouter implements SessionStore {
       throw crossing('an ephemeral session can continue or fork only an ephemeral session of this process');
     }
     const memory = this.ephemeralStore();
+    this.making += 1;
     try {
       const created = await memory.create(header, secrets);
       this.ids.add(created.sessionId);
       return created;
     } finally {
+      this.making -= 1;
       if (this.ids.size === 0 && this.memory === memory) await this.forget(''); // a refused first create leaves no store behind
     }
   }
@@ -150,9 +154,15 @@ export class EphemeralRouter implements SessionStore {
 
   async fork(sessionId: string, atSeq?: number): Promise<{ sessionId: string }> {
     const s = this.route(sessionId);
-    const forked = await s.fork(sessionId, atSeq);
-    if (s !== this.durable) this.ids.add(forked.sessionId);
-    return forked;
+    if (s === this.durable) return this.durable.fork(sessionId, atSeq);
+    this.making += 1;
+    try {
+      const forked = await s.fork(sessionId, atSeq);
+      this.ids.add(forked.sessionId);
+      return forked;
+    } finally {
+      this.making -= 1;
+    }
   }
 
   async delete(sessionId: string, purge?: boolean, opts?: { ifIdle?: boolean }): Promise<void> {

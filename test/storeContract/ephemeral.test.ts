@@ -103,4 +103,14 @@ eachBackend('ephemeral', (setup, name) => {
     await storeError(store.createEphemeral({ parent: { sessionId: d, relation: 'fork' } }), 'InvalidArgument');
     await storeError(store.allocateScratch(e, 'r'), 'InvalidArgument');
   });
+
+  it('closing the last ephemeral session while another is being created keeps the new one', async () => {
+    const { store } = await routed();
+    const { sessionId: first } = await store.createEphemeral({});
+    const making = store.createEphemeral({ title: 'second' });
+    await store.close(first);
+    const { sessionId } = await making;
+    expect(await store.append(sessionId, [user('x')])).toMatchObject({ firstSeq: 1 });
+    expect((await store.list()).sessions.map((x) => [x.sessionId, x.ephemeral])).toEqual([[sessionId, true]]);
+  });
 });
