@@ -26,6 +26,8 @@ export const ServerCapabilities = z
       fork: z.boolean(),
       delete: z.object({ trash: z.boolean(), purge: z.boolean() }),
       subscribe: z.object({ crossProcess: z.boolean(), maxUnsentRecords: z.number().int() }),
+      prune: z.object({ dryRun: z.boolean(), tags: z.boolean() }).optional().meta({ description: 'session/prune (§18)' }),
+      ephemeral: z.object({ scratch: z.boolean() }).optional().meta({ description: 'session/create ephemeral: true (§17); scratch: whether tool/allocateScratch works for one' }),
     }),
     turns: z.object({ modes: z.array(z.enum(['manual', 'auto'])) }),
     tool: z.object({ scratch: z.boolean() }).optional(),

@@ -15,6 +15,7 @@ import { JournalWriter } from './journal/writer.js';
 import { SessionLease } from './leases.js';
 import { finishTrash, forkLines, liveLeftovers, purgeSession, restoreSession, trashSession } from './lineage.js';
 import { listSessions } from './list.js';
+import { listTrashed } from './trash.js';
 import { watchSession } from './watch.js';
 import { OpenSession } from './openSession.js';
 import type { SecretSet } from '../../domain/secrets/knownSecrets.js';
@@ -30,7 +31,7 @@ import { checkSealedHeader, guardHeader, scrubText, withoutSecretSummaries } fro
 import { appendResult, planBatch, prepareBatch, turnEventPlan, wroteNothing } from '../../engine/appendPlan.js';
 import type {
   AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListPage, PruneOptions, ReadOptions, ReadPage, RecordInput, RecordsText,
-  SecretsInput, SecretsStatus, SessionHeaderInput, SessionStore, StoredRecord, TurnChange, TurnKind, TurnState,
+  SecretsInput, SecretsStatus, SessionHeader, SessionHeaderInput, TrashEntry, SessionStore, StoredRecord, TurnChange, TurnKind, TurnState,
 } from '../../domain/types.js';
 import { DEFAULT_READ_LIMIT, PAGE_BYTES } from '../../domain/limits.js';
 import { RuntimeStore } from './runtimeStore.js';
@@ -117,7 +118,15 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     return { sessionId: created.sessionId };
   }
 
-  async delete(sessionId: string, purge = false): Promise<void> {
+  async listTrash(): Promise<TrashEntry[]> {
+    return listTrashed(this.fsl, this.layout);
+  }
+
+  async header(sessionId: string): Promise<SessionHeader> {
+    return this.withReadHandle(sessionId, undefined, (handle) => handle.header as SessionHeader);
+  }
+
+  async delete(sessionId: string, purge = false, opts: { ifIdle?: boolean } = {}): Promise<void> {
     checkSessionId(sessionId);
     this.refuseIfReadOnly('delete a session');
     const live = this.fsl.lstatSync(this.layout.journal(sessionId)) !== undefined;
@@ -130,6 +139,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
       throw new StoreError('Conflict', `session ${sessionId} is already in the trash: restore or purge it`, { reason: 'inTrash', sessionId });
     }
     const open = this.sessions.get(sessionId);
+    if (opts.ifIdle && open?.writer) throw openHere(sessionId);
     if (open) {
       this.sessions.delete(sessionId);
       await open.close();
@@ -318,6 +328,10 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
 }
 
 const COMMA = Buffer.from(',');
+
+function openHere(sessionId: string): StoreError {
+  return new StoreError('SessionLocked', `session ${sessionId} is open for writing in this process`, { sessionId, reason: 'openHere' });
+}
 
 /** Records' byte slices as one comma-separated list. */
 function joinRecords(records: RecordBytes[]): Buffer[] {

@@ -10,7 +10,11 @@ import { cancelled, handle, type RequestHandler } from '../dispatch.js';
 /** session/* — each handler only translates params to one store call. */
 export function sessionHandlers(store: SessionStore): RequestHandler[] {
   return [
-    handle(sessionCreate, async ({ _meta, secrets, ...header }) => store.create(header, secrets)),
+    handle(sessionCreate, async ({ _meta, secrets, ephemeral, ...header }) => {
+      if (!ephemeral) return store.create(header, secrets);
+      if (!store.createEphemeral) throw new StoreError('InvalidArgument', 'this server keeps no ephemeral sessions', { path: 'ephemeral' });
+      return store.createEphemeral(header, secrets);
+    }),
     handle(sessionOpen, async (p) => store.open(sessionToOpen(store, p), p.mode ?? 'write', p.secrets)),
     handle(sessionAppend, async (p, token) => {
       if (token.isCancellationRequested) throw cancelled();
