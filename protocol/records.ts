@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Seq, Timestamp } from './common.js';
 import { StoredTurnRecord, TurnState } from './turns.js';
+import { StoredSessionUpdateRecord } from './methods/session.update.js';
 import {
   ApiRecord, BlobRef, RuntimeCounters, RuntimeRecordKinds, storedRuntimeShapes, ToolFinishRecord, ToolStartRecord, ToolStreamRecord,
 } from './runtimeRecords.js';
@@ -69,6 +70,8 @@ export const StoredCheckpointRecord = z
       .meta({ description: 'The generation this compaction archived (absent in a fork, which has no archives)' }),
     summary: z.string(), provider: z.string().optional(), model: z.string().optional(),
     runtime: RuntimeCounters.optional().meta({ description: 'The apiSeq/toolSeq counters at throughSeq (absent: all zero)' }),
+    header: z.strictObject({ title: z.string().optional(), metadata: z.record(z.string(), z.unknown()).optional(), tags: z.array(z.string()).optional() })
+      .optional().meta({ description: 'The effective title/metadata/tags at throughSeq, when the session had a sessionUpdate record (absent: the header line\'s)' }),
   })
   .meta({ id: 'StoredCheckpointRecord' });
 
@@ -84,6 +87,7 @@ export const StoredRecord = z
     z.strictObject({ ...stored, ...storedRuntimeShapes.toolStream }),
     StoredTurnRecord,
     StoredCheckpointRecord,
+    StoredSessionUpdateRecord,
   ])
   .meta({ id: 'StoredRecord' });
 

@@ -4,6 +4,7 @@ import { EnvVarName, Redaction, SecretsParam, SecretsStatus } from '../secrets.j
 import { ParentLink } from './session.lineage.js';
 import { DEFAULT_BLOB_THRESHOLD } from './blob.js';
 import { KeepScratch } from './tool.js';
+import { Tags } from '../tags.js';
 
 
 export const LlmConfig = z
@@ -23,6 +24,7 @@ export const SessionCreateParams = paramsObject({
   systemPrompt: z.string().optional(),
   llm: LlmConfig.optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
+  tags: Tags.optional().meta({ description: 'Labels for session/list filters (capability session.update)' }),
   secrets: SecretsParam.optional(),
   parent: ParentLink.optional().meta({ description: 'The session this one continues or forks (stored in the header)' }),
   turns: z.enum(['manual', 'auto']).optional().meta({

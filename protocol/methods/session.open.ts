@@ -33,6 +33,7 @@ export const SessionOpenResult = resultObject({
   systemPrompt: z.string().optional(),
   llm: LlmConfig.optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
+  tags: z.array(z.string()).optional(),
   parent: ParentLink.optional(),
   lastSeq: Seq,
   secrets: SecretsStatus,

@@ -48,6 +48,8 @@ export interface Snapshot {
   runtime: string | null;
   firstMessage: string | null;
   lastMessage: string | null;
+  /** The effective title/metadata/tags after the session's updates (null: never updated). */
+  header: string | null;
 }
 
 export interface SessionRow {

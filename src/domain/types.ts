@@ -36,6 +36,8 @@ export interface SessionHeaderInput {
   systemPrompt?: string;
   llm?: LlmConfig;
   metadata?: Record<string, unknown>;
+  /** Labels (`[A-Za-z0-9._:-]`, at most 32); replaced as a set by session/update. */
+  tags?: string[];
   /** When tool scratch directories survive session/close (default never). */
   keepScratch?: 'always' | 'onFailure' | 'never';
   /** String members longer than this many UTF-8 bytes are stored as blobs (default 256 KiB). */
@@ -121,6 +123,10 @@ export interface SessionSummary {
   parent?: ParentLink;
   /** Kept in this process's memory only (session/create ephemeral): listed only here. */
   ephemeral?: true;
+  cwd?: string;
+  tags?: string[];
+  /** In the trash (listed only with includeDeleted). */
+  deleted?: boolean;
 }
 
 /** A session in the trash (deleted, restorable until purged). */
@@ -132,6 +138,28 @@ export interface TrashEntry {
   /** Its stored bytes (journal and archived generations). */
   bytes: number;
 }
+
+/** session/list's filters (all optional; they combine with AND). */
+export interface ListFilter {
+  cwd?: string;
+  cwdPrefix?: string;
+  /** Sessions carrying every one of these tags. */
+  tags?: string[];
+  parentId?: string;
+  updatedAfter?: string;
+  updatedBefore?: string;
+  includeDeleted?: boolean;
+  /** Case-insensitive substring of the title, a tag, or the first/last message summary. */
+  query?: string;
+}
+
+export interface ListOptions extends ListFilter {
+  limit?: number;
+  cursor?: string;
+}
+
+/** The header after session/update, and the seq of the update record. */
+export type UpdatedHeader = Omit<SessionHeader, 'secretEnv'> & { seq: number; redactions?: Redaction[] };
 
 export interface ListPage {
   sessions: SessionSummary[];
@@ -169,7 +197,12 @@ export interface SessionStore {
    */
   readText?(sessionId: string, opts?: Omit<ReadOptions, 'inline'>): Promise<RecordsText>;
   /** Lists sessions, most recently updated first. */
-  list(opts?: { limit?: number; cursor?: string }): Promise<ListPage>;
+  list(opts?: ListOptions): Promise<ListPage>;
+  /**
+   * Appends a `sessionUpdate` record (through the commit queue, like any append) and returns the
+   * effective header after it.
+   */
+  update(sessionId: string, update: { title?: string; metadata?: Record<string, unknown>; tags?: string[] }): Promise<UpdatedHeader>;
   /** Waits for in-flight appends, then closes the session in this store instance. */
   close(sessionId: string): Promise<void>;
   /** Compacts the records up to throughSeq into a checkpoint, archiving the journal first. */

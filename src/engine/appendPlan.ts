@@ -51,7 +51,7 @@ export function planBatch(batch: PreparedBatch, auto: boolean, tools: ToolSeqIss
       runtime.take();
       giveBack = runtime.giveBack;
       recordSeqs = planned.recordSeqs;
-      return { texts: planned.texts, turn: planned.turn, runtime: runtime.counters };
+      return { ...state, texts: planned.texts, turn: planned.turn, runtime: runtime.counters };
     },
     recordSeqs: () => recordSeqs,
     giveBack: () => giveBack(),
@@ -60,7 +60,7 @@ export function planBatch(batch: PreparedBatch, auto: boolean, tools: ToolSeqIss
 
 /** The plan of one turn record (start or transition), validated against the committed turn. */
 export function turnEventPlan(text: string, value: TurnEvent): NonNullable<AppendRequest['plan']> {
-  return (state, firstSeq) => ({ texts: [text], turn: applyNewTurnEvent(state.turn, value, firstSeq), runtime: state.runtime });
+  return (state, firstSeq) => ({ ...state, texts: [text], turn: applyNewTurnEvent(state.turn, value, firstSeq) });
 }
 
 /** True when the error proves the commit wrote nothing (allocated toolSeqs may be reused). */

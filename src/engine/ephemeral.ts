@@ -1,8 +1,8 @@
 import { StoreError } from '../domain/errors.js';
 import type {
-  AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListPage, OpenedSession, OpenMode, PruneOptions,
+  AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListFilter, ListOptions, ListPage, OpenedSession, OpenMode, PruneOptions,
   ReadOptions, ReadPage, RecordInput, RecordsText, SecretsInput, SessionHeader, SessionHeaderInput, SessionStore, SessionSummary, StoredRecord, TrashEntry,
-  TurnChange, TurnKind, TurnState,
+  TurnChange, TurnKind, TurnState, UpdatedHeader,
 } from '../domain/types.js';
 
 /**
@@ -108,7 +108,8 @@ export class EphemeralRouter implements SessionStore {
    * first), then the durable store's pages. A cursor into the ephemeral part is `e:<count>`
    * (never a durable cursor: those are base64url, which has no `:`).
    */
-  async list(opts: { limit?: number; cursor?: string } = {}): Promise<ListPage> {
+  async list(opts: ListOptions = {}): Promise<ListPage> {
+    const { limit: _l, cursor: _c, ...filter } = opts; // session/list's filters apply to both parts
     const limit = opts.limit ?? 100;
     let skip = 0;
     if (opts.cursor !== undefined) {
@@ -116,20 +117,20 @@ export class EphemeralRouter implements SessionStore {
       if (!m) return this.durable.list(opts);
       skip = Number(m[1]);
     }
-    const mine = await this.ephemeralSummaries();
+    const mine = await this.ephemeralSummaries(filter);
     const sessions = mine.slice(skip, skip + limit);
     if (skip + sessions.length < mine.length) return { sessions, nextCursor: `e:${skip + sessions.length}` };
     if (sessions.length === limit) return { sessions, nextCursor: `e:${skip + sessions.length}` };
-    const rest = await this.durable.list({ limit: limit - sessions.length });
+    const rest = await this.durable.list({ ...filter, limit: limit - sessions.length });
     return { sessions: [...sessions, ...rest.sessions], ...(rest.nextCursor ? { nextCursor: rest.nextCursor } : {}) };
   }
 
-  private async ephemeralSummaries(): Promise<SessionSummary[]> {
+  private async ephemeralSummaries(filter: ListFilter): Promise<SessionSummary[]> {
     if (!this.memory || this.ids.size === 0) return [];
     const all: SessionSummary[] = [];
     let cursor: string | undefined;
     do {
-      const page = await this.memory.list({ limit: 1000, cursor });
+      const page = await this.memory.list({ ...filter, limit: 1000, cursor });
       all.push(...page.sessions.map((s) => ({ ...s, ephemeral: true as const })));
       cursor = page.nextCursor;
     } while (cursor !== undefined);
@@ -142,6 +143,10 @@ export class EphemeralRouter implements SessionStore {
     if (s === this.durable) return this.durable.close(sessionId);
     await s.delete(sessionId, true);
     await this.forget(sessionId);
+  }
+
+  update(sessionId: string, update: { title?: string; metadata?: Record<string, unknown>; tags?: string[] }): Promise<UpdatedHeader> {
+    return this.route(sessionId).update(sessionId, update);
   }
 
   compact(sessionId: string, req: CompactRequest) {

@@ -2,6 +2,7 @@ import { StoreError } from '../domain/errors.js';
 import { guardValue } from '../domain/secrets/gate.js';
 import { MIN_SECRET_CHARS, SecretSet } from '../domain/secrets/knownSecrets.js';
 import type { Redaction } from '../domain/secrets/redact.js';
+import { checkTags } from '../domain/sessionUpdate.js';
 import { redactTokens } from '../domain/secrets/tokenRules.js';
 import type { ListPage, SecretsInput, SessionHeaderInput } from '../domain/types.js';
 
@@ -11,6 +12,7 @@ import type { ListPage, SecretsInput, SessionHeaderInput } from '../domain/types
  * secret, well-known credentials redacted. The backend then seals it (a journal line, a row).
  */
 export function guardHeader(input: SessionHeaderInput, secretsInput: SecretsInput, secrets: SecretSet): { value: SessionHeaderInput; redactions: Redaction[] } {
+  if (input.tags !== undefined) checkTags(input.tags); // tags are a contract: never stored malformed
   const secretEnv = secretsInput.env?.length ? { secretEnv: [...new Set(secretsInput.env)] } : {};
   const fields = JSON.parse(JSON.stringify({ ...input, ...secretEnv })) as SessionHeaderInput;
   const guarded = guardValue(fields, secrets, 'header');

@@ -20,6 +20,7 @@
  */
 import type { SessionBundle, SealedRecord, Snapshot } from '../backend/port.js';
 import { EMPTY_PREFIX, reducePrefix } from '../engine/reduce.js';
+import { baseState } from '../domain/sessionUpdate.js';
 import { snapshotOf, summariesOf } from '../backends/postgres/store/session.js';
 import { StoreError } from '../domain/errors.js';
 import { checkBytes } from '../domain/secrets/finalGate.js';
@@ -149,7 +150,8 @@ export function sameBundle(a: SessionBundle, b: SessionBundle): boolean {
 function snapshotFor(b: SessionBundle): { snapshot: Snapshot; toolSeq: number } {
   const active = b.generations[b.generations.length - 1]?.records ?? [];
   let state = EMPTY_PREFIX;
-  for (const r of active) state = reducePrefix(state, { ...(JSON.parse(r.text) as Record<string, unknown>), seq: r.seq, kind: r.kind });
+  const base = baseState(JSON.parse(b.header.text) as SessionHeader);
+  for (const r of active) state = reducePrefix(state, { ...(JSON.parse(r.text) as Record<string, unknown>), seq: r.seq, kind: r.kind }, base);
   const all = summariesOf(b.generations.flatMap((g) => g.records));
   const recent = summariesOf(active);
   return { snapshot: snapshotOf(state, all[0], recent[recent.length - 1] ?? all[all.length - 1]), toolSeq: state.runtime.toolSeq };

@@ -1,7 +1,7 @@
 import { ResponseError } from 'vscode-jsonrpc/node';
 import {
   ErrorKindCode, initialize, JsonRpcErrorCode, MAX_APPEND_RECORDS, MAX_LIST_LIMIT, MAX_READ_LIMIT, PROTOCOL_VERSION,
-  DEFAULT_BLOB_THRESHOLD, MAX_BLOB_CHUNK, MAX_STATE_VALUE_BYTES, RecordKinds, shutdown, SUPPORTED_PROTOCOL_VERSIONS,
+  DEFAULT_BLOB_THRESHOLD, MAX_BLOB_CHUNK, MAX_TAGS, MAX_STATE_VALUE_BYTES, RecordKinds, shutdown, SUPPORTED_PROTOCOL_VERSIONS,
 } from '../../protocol/index.js';
 import type { InitializeResult } from '../../protocol/methods/lifecycle.js';
 import type { Logger } from '../log.js';
@@ -88,6 +88,7 @@ export class Lifecycle {
           subscribe: { crossProcess: true, maxUnsentRecords: MAX_UNSENT_RECORDS },
           prune: { dryRun: true, tags: true },
           ...(this.opts.store.createEphemeral ? { ephemeral: { scratch: false } } : {}),
+          update: { maxTags: MAX_TAGS },
         },
         turns: { modes: ['manual', 'auto'] },
         tool: { scratch: true },

@@ -31,10 +31,12 @@ import { checkSealedHeader, guardHeader, scrubText, withoutSecretSummaries } fro
 import { appendResult, planBatch, prepareBatch, turnEventPlan, wroteNothing } from '../../engine/appendPlan.js';
 import type {
   AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListPage, PruneOptions, ReadOptions, ReadPage, RecordInput, RecordsText,
-  SecretsInput, SecretsStatus, SessionHeader, SessionHeaderInput, TrashEntry, SessionStore, StoredRecord, TurnChange, TurnKind, TurnState,
+  SecretsInput, SecretsStatus, SessionHeader, SessionHeaderInput, TrashEntry, SessionStore, StoredRecord, TurnChange, TurnKind, TurnState, UpdatedHeader,
 } from '../../domain/types.js';
 import { DEFAULT_READ_LIMIT, PAGE_BYTES } from '../../domain/limits.js';
 import { RuntimeStore } from './runtimeStore.js';
+import { baseState, type SessionUpdate } from '../../domain/sessionUpdate.js';
+import { prepareUpdate, updatedHeader, updatePlan } from '../../engine/sessionUpdate.js';
 import { CONVERSATION_KINDS } from '../../domain/turns/context.js';
 
 export { type FileStoreOptions } from './storeCore.js';
@@ -196,6 +198,17 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
 
   async transitionTurn(sessionId: string, turnId: string, change: TurnChange): Promise<void> {
     await this.writeTurnEvent(sessionId, { kind: 'turn', turnId, ...change });
+  }
+
+  /** session/update: a `sessionUpdate` record through the commit queue, laid out against the header state at commit time. */
+  async update(sessionId: string, update: SessionUpdate): Promise<UpdatedHeader> {
+    const session = this.writable(sessionId);
+    const prepared = prepareUpdate(update, this.allSecrets, this.maxRecordBytes);
+    const { header } = session.handle;
+    const planned = updatePlan(prepared, baseState(header), header, this.allSecrets, this.maxRecordBytes);
+    const committed = await this.commit(session, { texts: [], plan: planned.plan });
+    session.noteCommitted([], committed.ts);
+    return updatedHeader(header, planned.after(), committed.firstSeq, prepared.redactions);
   }
 
   /** A transition is validated at commit time, against the state the appends before it left. */

@@ -110,7 +110,7 @@ function summarize(
   const row = cache.lookup(id, st);
   if (row) return { sessionId: id, updatedAt: row.updatedAt, ...(row.summary ? { summary: row.summary } : { row }) };
   const entry = readIndexEntry(fsl, layout, id);
-  if (entry && entry.bytes === st.size && entry.ino === st.ino) {
+  if (entry && entry.hv === 1 && entry.bytes === st.size && entry.ino === st.ino) {
     cache.noteEntry(entry, st);
     return listed(summaryOf(entry));
   }

@@ -42,7 +42,7 @@ export interface CacheRow {
   end?: number;
 }
 
-const HEADER = 'session-sidecar list cache v2';
+const HEADER = 'session-sidecar list cache v3'; // v3: summaries name cwd and tags
 
 /** What a row is checked against: one lstat of the journal. */
 export interface JournalStat {

@@ -5,6 +5,7 @@ import type { StoreLayout } from './layout.js';
 import { entryOf, type IndexEntry, latest, writeIndexEntry } from './sessionIndex.js';
 import type { SessionLease } from './leases.js';
 import type { SecretSet } from '../../domain/secrets/knownSecrets.js';
+import { effectiveHeader } from '../../domain/sessionUpdate.js';
 import { NO_RUNTIME } from '../../domain/runtimeCounters.js';
 import { ToolRuns } from '../../scratch/toolRuns.js';
 import type { OpenedSession, OpenMode, SecretsStatus } from '../../domain/types.js';
@@ -54,7 +55,8 @@ export class OpenSession {
   }
 
   describe(): OpenedSession {
-    const { header, position, recovered } = this.handle;
+    const { position, recovered } = this.handle;
+    const header = effectiveHeader(this.handle.header, position.header);
     const { secretEnv: _names, ...shown } = header;
     const mode = this.writer?.stoppedReason ? 'read' : this.mode; // a fail-stopped writer writes no more
     return {

@@ -5,6 +5,7 @@ import type { JournalHandle } from './journal/open.js';
 import type { JournalPosition } from './journal/scan.js';
 import { asCounters, NO_RUNTIME, type RuntimeCounters } from '../../domain/runtimeCounters.js';
 import type { StoreLayout } from './layout.js';
+import { effectiveHeader, type HeaderState } from '../../domain/sessionUpdate.js';
 import type { SessionSummary, TurnState } from '../../domain/types.js';
 
 /**
@@ -24,6 +25,10 @@ export interface IndexEntry extends SessionSummary {
   turn?: TurnState | null;
   /** Runtime counters after the last record (absent: all zero, as in entries of journals without runtime records). */
   runtime?: RuntimeCounters;
+  /** The effective title/metadata/tags after session/update (absent: never updated). */
+  header?: HeaderState;
+  /** 1: the entry names cwd and tags (entries of older versions do not, and list summarizes those from the journal). */
+  hv?: 1;
 }
 
 const MAX_INDEX_BYTES = 1 << 20;
@@ -60,7 +65,11 @@ export async function writeIndexEntry(fsl: FsLayer, layout: StoreLayout, entry: 
     // The summaries are derived text (whitespace folded, parts joined, cut): they can rebuild a
     // registered secret the records never held as such, or repeat a title written before the
     // secret was registered. The entry is then written without them; it vouches for the same bytes.
-    const { title: _t, firstMessage: _f, lastMessage: _l, ...bare } = entry;
+    // An entry whose header state is left out could not vouch for it: it drops its turn too, so
+    // no open or list trusts it (they scan the journal).
+    const { title: _t, firstMessage: _f, lastMessage: _l, ...rest } = entry;
+    const { header: _h, turn: _turn, ...noHeader } = rest;
+    const bare = entry.header ? (noHeader as IndexEntry) : rest;
     await replaceAtomically(fsl, layout.indexEntry(entry.sessionId), `${JSON.stringify(bare)}\n`, false);
     return bare;
   }
@@ -70,20 +79,26 @@ export async function writeIndexEntry(fsl: FsLayer, layout: StoreLayout, entry: 
 export function positionOf(entry: IndexEntry): JournalPosition {
   return {
     bytes: entry.bytes, lastSeq: entry.lastSeq, records: entry.records, lastCrc: entry.lastCrc, lastTs: entry.updatedAt,
-    turn: entry.turn ?? null, runtime: asCounters(entry.runtime),
+    turn: entry.turn ?? null, runtime: asCounters(entry.runtime), ...(entry.header ? { header: entry.header } : {}),
   };
 }
 
 export function summaryOf(entry: IndexEntry): SessionSummary {
-  const { sessionId, title, createdAt, updatedAt, lastSeq, bytes, firstMessage, lastMessage, parent } = entry;
-  return { sessionId, title, createdAt, updatedAt, lastSeq, bytes, firstMessage, lastMessage, ...(parent ? { parent } : {}) };
+  const { sessionId, title, createdAt, updatedAt, lastSeq, bytes, firstMessage, lastMessage, parent, cwd, tags } = entry;
+  return {
+    sessionId, title, createdAt, updatedAt, lastSeq, bytes, firstMessage, lastMessage, ...(parent ? { parent } : {}),
+    ...(typeof cwd === 'string' ? { cwd } : {}), ...(Array.isArray(tags) ? { tags } : {}),
+  };
 }
 
 /** The entry describing a verified journal handle. */
 export function entryOf(handle: JournalHandle, updatedAt?: string): IndexEntry {
-  const { header, position, ino, firstMessage, lastMessage } = handle;
+  const { position, ino, firstMessage, lastMessage } = handle;
+  const header = effectiveHeader(handle.header, position.header);
   return {
-    v: 1, sessionId: header.sessionId, title: header.title, parent: header.parent, createdAt: header.createdAt,
+    v: 1, hv: 1, sessionId: header.sessionId, title: header.title, parent: header.parent, createdAt: header.createdAt,
+    ...(header.cwd !== undefined ? { cwd: header.cwd } : {}), ...(header.tags ? { tags: header.tags } : {}),
+    ...(position.header ? { header: position.header } : {}),
     updatedAt: updatedAt ?? latest(position.lastTs, header.createdAt), lastSeq: position.lastSeq, records: position.records,
     bytes: position.bytes, ino, lastCrc: position.lastCrc, firstMessage, lastMessage, turn: position.turn ?? null,
     ...(position.runtime && position.runtime !== NO_RUNTIME ? { runtime: position.runtime } : {}),

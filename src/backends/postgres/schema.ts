@@ -84,4 +84,9 @@ CREATE TABLE state_values (
 );
 `,
   },
+  {
+    version: 2,
+    name: 'the effective title/metadata/tags after session/update (engine text)',
+    sql: `ALTER TABLE sessions ADD COLUMN header_state text;`,
+  },
 ];

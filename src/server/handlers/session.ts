@@ -1,6 +1,6 @@
 import {
   sessionCompact, sessionHistory,
-  DEFAULT_LIST_LIMIT, DEFAULT_READ_LIMIT, sessionAppend, sessionClose, sessionCreate, sessionList, sessionOpen, sessionRead,
+  DEFAULT_LIST_LIMIT, DEFAULT_READ_LIMIT, sessionAppend, sessionClose, sessionCreate, sessionList, sessionOpen, sessionRead, sessionUpdate,
 } from '../../../protocol/index.js';
 import { RawJson } from '../../framing/writers.js';
 import { StoreError } from '../../domain/errors.js';
@@ -30,6 +30,7 @@ export function sessionHandlers(store: SessionStore): RequestHandler[] {
     handle(sessionCompact, async ({ _meta, sessionId, ...req }) => store.compact(sessionId, req)),
     handle(sessionHistory, async (p) => ({ generations: await store.history(p.sessionId) })),
     handle(sessionList, async (p) => store.list({ limit: p.limit ?? DEFAULT_LIST_LIMIT, cursor: p.cursor })),
+    handle(sessionUpdate, async ({ _meta, sessionId, ...update }) => store.update(sessionId, update)),
     handle(sessionClose, async (p) => {
       await store.close(p.sessionId);
       return {};

@@ -1,3 +1,4 @@
+import { baseState } from '../../../domain/sessionUpdate.js';
 import { checkpointMembers, EMPTY_PREFIX, type PrefixState, reducePrefix } from '../../../engine/reduce.js';
 import { createPrivate, ensurePrivateDir, fsyncDir } from '../../../durable/durableFile.js';
 import { errnoOf, UnsafeFileError } from '../../../durable/errors.js';
@@ -130,12 +131,13 @@ function prefixState(
   fsl: FsLayer, handle: JournalHandle, end: number, throughSeq: number,
 ): PrefixState {
   let s = EMPTY_PREFIX;
+  const base = baseState(handle.header);
   let afterSeq = 0;
   while (afterSeq < throughSeq) {
     const from = afterSeq === 0 ? handle.dataStart : seekAfterSeq(fsl, handle.fd, handle.dataStart, end, afterSeq);
     const page = readPage(fsl, handle.fd, { from, end, afterSeq, limit: 10_000, maxBytes: 16 << 20, firstSeq: handle.firstSeq });
     if (page.records.length === 0) break;
-    for (const rec of page.records as Array<Record<string, unknown> & { seq: number; kind: string }>) s = reducePrefix(s, rec);
+    for (const rec of page.records as Array<Record<string, unknown> & { seq: number; kind: string }>) s = reducePrefix(s, rec, base);
     afterSeq = page.scannedSeq;
   }
   return s;

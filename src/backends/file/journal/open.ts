@@ -6,6 +6,7 @@ import { StoreError } from '../../../domain/errors.js';
 import { ungated } from '../../../domain/secrets/finalGate.js';
 import type { StoreLayout } from '../layout.js';
 import { type IndexEntry, positionOf } from '../sessionIndex.js';
+import { baseState } from '../../../domain/sessionUpdate.js';
 import { summarizeRecord } from '../../../domain/summary.js';
 import type { SessionHeader } from '../../../domain/types.js';
 import { decodeLine, peekKind, peekSeq } from './format.js';
@@ -16,6 +17,7 @@ import { corrupt, crcOf, type JournalPosition, readHeader, scanRecords } from '.
 export interface JournalHandle {
   fd: number;
   ino: number;
+  /** The header line as created (never rewritten); position.header holds the updates' effect. */
   header: SessionHeader;
   /** Offset of the first record line. */
   dataStart: number;
@@ -99,7 +101,7 @@ function verifyJournal(fsl: FsLayer, layout: StoreLayout, id: string, fd: number
     if (opts.writable) fsl.fsyncSync(fd);
     return handle;
   }
-  const scan = scanRecords(fsl, fd, handle.position, st.size, (rec) => noteSummary(handle, rec));
+  const scan = scanRecords(fsl, fd, handle.position, st.size, (rec) => noteSummary(handle, rec), baseState(handle.header));
   handle.position = scan.position;
   if (scan.tail && opts.hint?.ino === st.ino && scan.tail.offset < opts.hint.bytes) {
     // The index vouches only for bytes known durable (written and synced by the writer, or synced
@@ -120,7 +122,7 @@ function verifyJournal(fsl: FsLayer, layout: StoreLayout, id: string, fd: number
 export function catchUp(fsl: FsLayer, handle: JournalHandle): void {
   const size = fsl.fstatSync(handle.fd).size;
   if (size <= handle.position.bytes) return;
-  handle.position = scanRecords(fsl, handle.fd, handle.position, size, (rec) => noteSummary(handle, rec)).position;
+  handle.position = scanRecords(fsl, handle.fd, handle.position, size, (rec) => noteSummary(handle, rec), baseState(handle.header)).position;
 }
 
 function noteSummary(handle: JournalHandle, record: Record<string, unknown>): void {

@@ -3,6 +3,7 @@ import { StoreError } from '../../../domain/errors.js';
 import { decodeLine, JOURNAL_FORMAT, JOURNAL_VERSION } from './format.js';
 import { applyTurn, type TurnEvent, type TurnState } from '../../../domain/turns/turnState.js';
 import { firstLine, type Line, scanLines } from './lines.js';
+import { type HeaderState, reduceHeader } from '../../../domain/sessionUpdate.js';
 import { NO_RUNTIME, reduceRuntime, type RuntimeCounters } from '../../../domain/runtimeCounters.js';
 
 /** Where a verified journal prefix ends: everything a reader or writer needs to continue. */
@@ -20,11 +21,13 @@ export interface JournalPosition {
   turn?: TurnState | null;
   /** The apiSeq/toolSeq counters after the last record (absent: all zero). */
   runtime?: RuntimeCounters;
+  /** The effective title/metadata/tags after the session's updates (absent: never updated). */
+  header?: HeaderState;
 }
 
 /** The session state a position ends in: what the next append is planned against. */
-export function stateOf(p: JournalPosition): { turn: TurnState | null; runtime: RuntimeCounters } {
-  return { turn: p.turn ?? null, runtime: p.runtime ?? NO_RUNTIME };
+export function stateOf(p: JournalPosition): { turn: TurnState | null; runtime: RuntimeCounters; header?: HeaderState } {
+  return { turn: p.turn ?? null, runtime: p.runtime ?? NO_RUNTIME, ...(p.header ? { header: p.header } : {}) };
 }
 
 export interface ScanResult {
@@ -62,7 +65,8 @@ export function readHeader(fsl: FsLayer, fd: number, size: number): { header: Re
  * - a damaged or unterminated line with only damage after it, or a batch cut short at the
  *   end, is a torn tail: reported, not part of the position;
  * - a damaged line followed by a valid one, or a valid line out of sequence, is corruption.
- * `onCommit` sees each record once its batch is complete.
+ * `onCommit` sees each record once its batch is complete. `base`: the header's title/metadata/tags
+ * (what the first `sessionUpdate` applies to).
  */
 export function scanRecords(
   fsl: FsLayer,
@@ -70,6 +74,7 @@ export function scanRecords(
   from: JournalPosition,
   end: number,
   onCommit?: (record: CommittedRecord) => void,
+  base: HeaderState = {},
 ): ScanResult {
   let position = { ...from };
   let expected = from.lastSeq + 1;
@@ -104,7 +109,9 @@ export function scanRecords(
     if (rec.seq === batch.end) {
       let turn = position.turn ?? null;
       let runtime = position.runtime ?? NO_RUNTIME;
+      let header = position.header;
       for (const r of batch.records) {
+        header = reduceHeader(header, base, r);
         if (r.kind === 'turn') turn = reduceOnDisk(turn, r, lineNo - (batch.end - r.seq));
         else if (r.kind === 'checkpoint') turn = (r.turn as TurnState | null | undefined) ?? null;
         runtime = reduceRuntime(runtime, r);
@@ -118,6 +125,7 @@ export function scanRecords(
         lastTs: typeof rec.ts === 'string' ? rec.ts : position.lastTs,
         turn,
         runtime,
+        ...(header ? { header } : {}),
       };
       batch = undefined;
     }

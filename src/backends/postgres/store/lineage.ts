@@ -1,5 +1,6 @@
 import type { SealedRecord } from '../../../backend/port.js';
 import { checkpointMembers, EMPTY_PREFIX, reducePrefix } from '../../../engine/reduce.js';
+import { baseState } from '../../../domain/sessionUpdate.js';
 import { StoreError } from '../../../domain/errors.js';
 import { sanitizeSummary } from '../../../domain/summary.js';
 import { checkSessionId } from '../../../domain/ids.js';
@@ -26,8 +27,9 @@ export class PgLineageStore extends PgReadStore {
         throw new StoreError('InvalidArgument', `throughSeq must be between ${row.firstSeq} and ${lastSeq}`, { path: 'throughSeq' });
       }
       let prefix = EMPTY_PREFIX;
+      const base = baseState(s.header);
       for (const r of await this.activeRecords(sessionId, req.throughSeq)) {
-        prefix = reducePrefix(prefix, { ...(JSON.parse(r.text) as Record<string, unknown>), seq: r.seq, kind: r.kind });
+        prefix = reducePrefix(prefix, { ...(JSON.parse(r.text) as Record<string, unknown>), seq: r.seq, kind: r.kind }, base);
       }
       const archived = { generation: row.generation, records: row.records, bytes: row.storedBytes };
       const guarded = guardValue({ ...checkpointMembers(req.throughSeq, row.generation + 1, prefix, archived), ...extra }, this.allSecrets, 'checkpoint');

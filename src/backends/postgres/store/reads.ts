@@ -13,6 +13,8 @@ import type {
 } from '../../../domain/types.js';
 import { pg } from './errors.js';
 import { PgStoreCore } from './store.js';
+import { stateOfRow } from './session.js';
+import { effectiveHeader } from '../../../domain/sessionUpdate.js';
 
 /** A stored record as the protocol shows it: seq and ts, then the members of its exact text. */
 export function storedOf(r: SealedRecord): StoredRecord {
@@ -20,12 +22,13 @@ export function storedOf(r: SealedRecord): StoredRecord {
 }
 
 export function summaryOfRow(row: SessionRow): SessionSummary {
-  const h = JSON.parse(row.headerText) as SessionHeader;
+  const h = effectiveHeader(JSON.parse(row.headerText) as SessionHeader, stateOfRow(row).header);
   const updatedAt = row.lastTs !== null && row.lastTs > row.createdAt ? row.lastTs : row.createdAt;
   return {
     sessionId: row.sessionId, ...(h.title !== undefined ? { title: h.title } : {}), createdAt: row.createdAt, updatedAt, lastSeq: row.lastSeq,
     bytes: row.storedBytes, ...(row.snapshot.firstMessage !== null ? { firstMessage: row.snapshot.firstMessage } : {}),
     ...(row.snapshot.lastMessage !== null ? { lastMessage: row.snapshot.lastMessage } : {}), ...(h.parent ? { parent: h.parent } : {}),
+    ...(h.cwd !== undefined ? { cwd: h.cwd } : {}), ...(h.tags ? { tags: h.tags } : {}), ...(row.trashed ? { deleted: true } : {}),
   };
 }
 

@@ -12,12 +12,14 @@ import { summarizeRecord } from '../../../domain/summary.js';
 import type { TurnState } from '../../../domain/turns/turnState.js';
 import type { OpenedSession, OpenMode, SecretsStatus, SessionHeader } from '../../../domain/types.js';
 import { pg } from './errors.js';
+import { effectiveHeader, type HeaderState } from '../../../domain/sessionUpdate.js';
 
 /** The engine state a session row's snapshot carries (texts the engine wrote itself). */
 export function stateOfRow(row: SessionRow): PlanState {
   const turn = row.snapshot.turn === null ? null : (JSON.parse(row.snapshot.turn) as TurnState | null);
   const runtime = row.snapshot.runtime === null ? NO_RUNTIME : asCounters(JSON.parse(row.snapshot.runtime));
-  return { turn, runtime };
+  const header = row.snapshot.header === null ? undefined : (JSON.parse(row.snapshot.header) as HeaderState);
+  return { turn, runtime, ...(header ? { header } : {}) };
 }
 
 export function snapshotOf(state: PlanState, firstMessage: string | undefined, lastMessage: string | undefined): Snapshot {
@@ -26,6 +28,7 @@ export function snapshotOf(state: PlanState, firstMessage: string | undefined, l
     runtime: state.runtime === NO_RUNTIME ? null : JSON.stringify(state.runtime),
     firstMessage: firstMessage ?? null,
     lastMessage: lastMessage ?? null,
+    header: state.header === undefined ? null : JSON.stringify(state.header),
   };
 }
 
@@ -103,8 +106,8 @@ export class PgSession {
     return this.toolRuns;
   }
 
-  describe(lastSeq: number, turn: TurnState | null): OpenedSession {
-    const { secretEnv: _names, ...shown } = this.header;
+  describe(lastSeq: number, turn: TurnState | null, header: HeaderState | undefined): OpenedSession {
+    const { secretEnv: _names, ...shown } = effectiveHeader(this.header, header);
     const mode = this.queue?.stoppedReason ? 'read' : this.mode;
     return { ...shown, mode, lastSeq, secrets: this.status, turn };
   }

@@ -16,6 +16,8 @@ import { EMPTY_PREFIX, reducePrefix } from '../../../engine/reduce.js';
 import { checkSealedHeader, guardHeader, scrubText } from '../../../engine/header.js';
 import { type FsLayer, nodeFs } from '../../../durable/fsLayer.js';
 import { ensurePrivateDir } from '../../../durable/durableFile.js';
+import { baseState, type HeaderState, type SessionUpdate } from '../../../domain/sessionUpdate.js';
+import { prepareUpdate, updatedHeader, updatePlan } from '../../../engine/sessionUpdate.js';
 import { StoreError } from '../../../domain/errors.js';
 import { checkSessionId, newSessionId } from '../../../domain/ids.js';
 import type { ScratchDirs } from '../../../scratch/toolRuns.js';
@@ -27,7 +29,7 @@ import { newTurnId } from '../../../domain/turns/ids.js';
 import type { TurnEvent } from '../../../domain/turns/turnState.js';
 import type {
   AppendResult, CreatedSession, OpenedSession, OpenMode, RecordInput, SecretsInput, SecretsStatus, SessionHeader, SessionHeaderInput,
-  TurnChange, TurnKind,
+  TurnChange, TurnKind, UpdatedHeader,
 } from '../../../domain/types.js';
 import { pg } from './errors.js';
 import { PgSession, snapshotOf, stateOfRow, summariesOf } from './session.js';
@@ -119,7 +121,7 @@ export class PgStoreCore {
     const rule = initial.length > 0 ? this.gate(initial.map((r) => r.text)) : undefined;
     if (rule) throw new StoreError('SecretRejected', `the records to fork hold a registered secret (rule: ${rule}); nothing was written`, { path: 'records', rule });
     const fence = await pg(() => this.db.leases.acquire(sessionId));
-    const snapshot = initial.length > 0 ? this.initialSnapshot(initial) : EMPTY_SNAPSHOT;
+    const snapshot = initial.length > 0 ? this.initialSnapshot(initial, header) : EMPTY_SNAPSHOT;
     try {
       await pg(() => this.db.create({ sessionId, createdAt, text }, initial, snapshot, fence));
     } catch (err) {
@@ -133,9 +135,10 @@ export class PgStoreCore {
   }
 
   /** The turn, counters and summaries a fork's copied records leave. */
-  private initialSnapshot(initial: SealedRecord[]) {
+  private initialSnapshot(initial: SealedRecord[], header: SessionHeader) {
     let state = EMPTY_PREFIX;
-    for (const r of initial) state = reducePrefix(state, { ...(JSON.parse(r.text) as Record<string, unknown>), seq: r.seq, kind: r.kind });
+    const base = baseState(header);
+    for (const r of initial) state = reducePrefix(state, { ...(JSON.parse(r.text) as Record<string, unknown>), seq: r.seq, kind: r.kind }, base);
     const summaries = summariesOf(initial);
     return snapshotOf(state, summaries[0], summaries[summaries.length - 1]);
   }
@@ -162,7 +165,7 @@ export class PgStoreCore {
       existing.status = resolveSecrets({ input: secretsInput }, this.env, this.vocabulary, existing.secrets).status;
       this.allSecrets.addAll(existing.secrets);
       const v = await this.view(existing);
-      return existing.describe(v.lastSeq, v.turn);
+      return existing.describe(v.lastSeq, v.turn, v.header);
     }
     const prior = existing?.secrets;
     if (existing) await this.close(sessionId);
@@ -178,7 +181,7 @@ export class PgStoreCore {
       if (fence) await this.db.leases.release(fence).catch(() => undefined);
       throw err;
     }
-    return session.describe(row.lastSeq, stateOfRow(row).turn);
+    return session.describe(row.lastSeq, stateOfRow(row).turn, stateOfRow(row).header);
   }
 
   protected async loadLive(sessionId: string) {
@@ -188,13 +191,14 @@ export class PgStoreCore {
   }
 
   /** lastSeq and turn: the writer's committed view (after the requests sent before), or the database's. */
-  protected async view(s: PgSession | undefined, sessionId?: string): Promise<{ lastSeq: number; turn: ReturnType<typeof stateOfRow>['turn'] }> {
+  protected async view(s: PgSession | undefined, sessionId?: string): Promise<{ lastSeq: number; turn: ReturnType<typeof stateOfRow>['turn']; header?: HeaderState }> {
     if (s?.queue) {
       await s.settled(); // every write called before this one has committed or failed
-      return { lastSeq: s.queue.lastSeq, turn: s.queue.state.turn };
+      return { lastSeq: s.queue.lastSeq, turn: s.queue.state.turn, header: s.queue.state.header };
     }
     const row = await this.loadLive(s?.id ?? (sessionId as string));
-    return { lastSeq: row.lastSeq, turn: stateOfRow(row).turn };
+    const state = stateOfRow(row);
+    return { lastSeq: row.lastSeq, turn: state.turn, header: state.header };
   }
 
   /** The session open for writing in this instance, or undefined (see notWritable). */
@@ -284,6 +288,15 @@ export class PgStoreCore {
     const s = this.writable(sessionId) ?? await this.notWritable(sessionId);
     const [text] = prepareBatch([event as unknown as RecordInput], this.allSecrets, this.maxRecordBytes).texts;
     await this.commitInOrder(s, () => s.queue.append({ texts: [], plan: turnEventPlan(text as string, JSON.parse(text as string) as TurnEvent) }));
+  }
+
+  /** session/update: a `sessionUpdate` record through the commit queue, laid out against the header state at commit time. */
+  async update(sessionId: string, update: SessionUpdate): Promise<UpdatedHeader> {
+    const s = this.writable(sessionId) ?? await this.notWritable(sessionId);
+    const prepared = prepareUpdate(update, this.allSecrets, this.maxRecordBytes);
+    const planned = updatePlan(prepared, baseState(s.header), s.header, this.allSecrets, this.maxRecordBytes);
+    const committed = await this.commitInOrder(s, () => s.queue.append({ texts: [], plan: planned.plan }));
+    return updatedHeader(s.header, planned.after(), committed.firstSeq, prepared.redactions);
   }
 
   async getTurn(sessionId: string) {
