@@ -10,6 +10,7 @@ import { sessionCreate } from './methods/session.create.js';
 import { sessionList } from './methods/session.list.js';
 import { sessionOpen } from './methods/session.open.js';
 import { sessionUpdate } from './methods/session.update.js';
+import { sessionSearch } from './methods/session.search.js';
 import { sessionRead } from './methods/session.read.js';
 import { sessionContext } from './methods/session.context.js';
 import { sessionCompact, sessionHistory } from './methods/session.compact.js';
@@ -34,6 +35,7 @@ export * from './methods/session.append.js';
 export * from './methods/session.read.js';
 export * from './methods/session.list.js';
 export * from './methods/session.update.js';
+export * from './methods/session.search.js';
 export * from './methods/session.close.js';
 export * from './methods/session.context.js';
 export * from './methods/session.compact.js';
@@ -49,7 +51,7 @@ export * from './methods/blob.js';
 /** Every method and notification of the protocol, in documentation order. */
 export const methods: readonly MethodDescriptor[] = [
   initialize, initialized, shutdown, exit,
-  sessionCreate, sessionOpen, sessionAppend, sessionRead, sessionList, sessionUpdate, sessionClose, sessionContext, sessionCompact, sessionHistory, sessionFork, sessionDelete, sessionRestore, sessionPrune,
+  sessionCreate, sessionOpen, sessionAppend, sessionRead, sessionList, sessionUpdate, sessionSearch, sessionClose, sessionContext, sessionCompact, sessionHistory, sessionFork, sessionDelete, sessionRestore, sessionPrune,
   sessionSubscribe, sessionUnsubscribe, sessionDidAppend, sessionDidOverflow, turnDidChange,
   turnStart, turnSetPhase, turnFail, turnResume, turnFinish, turnGet,
   toolAllocateScratch, stateSet, stateGet, stateDelete, blobGet,

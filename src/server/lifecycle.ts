@@ -1,7 +1,7 @@
 import { ResponseError } from 'vscode-jsonrpc/node';
 import {
   ErrorKindCode, initialize, JsonRpcErrorCode, MAX_APPEND_RECORDS, MAX_LIST_LIMIT, MAX_READ_LIMIT, PROTOCOL_VERSION,
-  DEFAULT_BLOB_THRESHOLD, MAX_BLOB_CHUNK, MAX_TAGS, MAX_STATE_VALUE_BYTES, RecordKinds, shutdown, SUPPORTED_PROTOCOL_VERSIONS,
+  DEFAULT_BLOB_THRESHOLD, MAX_BLOB_CHUNK, MAX_SEARCH_LIMIT, MAX_TAGS, MAX_STATE_VALUE_BYTES, RecordKinds, shutdown, SUPPORTED_PROTOCOL_VERSIONS,
 } from '../../protocol/index.js';
 import type { InitializeResult } from '../../protocol/methods/lifecycle.js';
 import type { Logger } from '../log.js';
@@ -80,7 +80,7 @@ export class Lifecycle {
           open: { modes: ['write', 'read'] },
           append: { maxRecords: MAX_APPEND_RECORDS, expectedLastSeq: true },
           read: { maxLimit: MAX_READ_LIMIT, kinds: true },
-          list: { maxLimit: MAX_LIST_LIMIT },
+          list: { maxLimit: MAX_LIST_LIMIT, filters: true },
           context: { prune: true },
           compact: true,
           fork: true,
@@ -89,6 +89,7 @@ export class Lifecycle {
           prune: { dryRun: true, tags: true },
           ...(this.opts.store.createEphemeral ? { ephemeral: { scratch: false } } : {}),
           update: { maxTags: MAX_TAGS },
+          search: { maxLimit: MAX_SEARCH_LIMIT },
         },
         turns: { modes: ['manual', 'auto'] },
         tool: { scratch: true },

@@ -30,7 +30,7 @@ import { type TurnEvent } from '../../domain/turns/turnState.js';
 import { checkSealedHeader, guardHeader, scrubText, withoutSecretSummaries } from '../../engine/header.js';
 import { appendResult, planBatch, prepareBatch, turnEventPlan, wroteNothing } from '../../engine/appendPlan.js';
 import type {
-  AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListPage, PruneOptions, ReadOptions, ReadPage, RecordInput, RecordsText,
+  AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListOptions, ListPage, PruneOptions, ReadOptions, ReadPage, RecordInput, RecordsText,
   SecretsInput, SecretsStatus, SessionHeader, SessionHeaderInput, TrashEntry, SessionStore, StoredRecord, TurnChange, TurnKind, TurnState, UpdatedHeader,
 } from '../../domain/types.js';
 import { DEFAULT_READ_LIMIT, PAGE_BYTES } from '../../domain/limits.js';
@@ -320,7 +320,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     });
   }
 
-  async list(opts: { limit?: number; cursor?: string } = {}): Promise<ListPage> {
+  async list(opts: ListOptions = {}): Promise<ListPage> {
     const live = new Map(this.sessions);
     for (const [id, s] of this.sessions) {
       if (s.writer) continue;

@@ -8,7 +8,9 @@ import { type CacheRow, type ListCache, rowMatches } from './listCache.js';
 import type { OpenSession } from './openSession.js';
 import { entryOf, type IndexEntry, readIndexEntry, summaryOf } from './sessionIndex.js';
 import { decodeCursor, pageOf } from '../../engine/listPage.js';
-import type { ListPage, SessionSummary } from '../../domain/types.js';
+import type { ListOptions, ListPage, SessionSummary } from '../../domain/types.js';
+import { checkFilter, filters, matches } from '../../engine/listFilter.js';
+import { trashedSummaries } from './listTrash.js';
 
 /** A listed session: its sort key, and its summary or the cache row holding it (parsed only if returned). */
 interface Listed {
@@ -48,10 +50,13 @@ export function listSessions(
   layout: StoreLayout,
   open: ReadonlyMap<string, OpenSession>,
   cache: ListCache,
-  opts: { limit?: number; cursor?: string },
+  opts: ListOptions,
   warn: (message: string) => void,
 ): ListPage {
   const after = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor); // an invalid cursor is refused before any journal is read
+  const filter = checkFilter(opts); // so is an invalid filter
+  const narrowed = filters(filter);
+  const trashed = filter.includeDeleted ? trashedSummaries(fsl, layout, warn).map(listed) : [];
   const afterMs = after ? Date.parse(after.updatedAt) : NaN;
   const skipSince = Number.isFinite(afterMs) ? afterMs + CLOCK_MARGIN_MS : Infinity;
   const mustCheck = new Set<string>();
@@ -69,7 +74,14 @@ export function listSessions(
       if (listed) all.push(listed);
     }
     if (!after) cache.retainOnly(ids); // once per pagination: a vanished session's row is never looked up (readdir drives)
-    const page = pageOf(all, opts);
+    all.push(...trashed);
+    // Filtered on the summaries (a row's is parsed here); a row whose text cannot be parsed stays,
+    // and is summarized afresh when it would be returned (below), then filtered on the next turn.
+    const kept = narrowed ? all.filter((l) => {
+      const s = l.summary ?? (l.row ? cache.summaryOf(l.sessionId, l.row) : undefined);
+      return s === undefined || matches(s, filter);
+    }) : all;
+    const page = pageOf(kept, { limit: opts.limit, cursor: opts.cursor });
     const sessions: SessionSummary[] = [];
     for (const s of page.sessions) {
       const row = s.row as CacheRow;

@@ -33,10 +33,10 @@ export interface IndexEntry extends SessionSummary {
 
 const MAX_INDEX_BYTES = 1 << 20;
 
-export function readIndexEntry(fsl: FsLayer, layout: StoreLayout, id: string): IndexEntry | undefined {
+export function readIndexEntry(fsl: FsLayer, layout: StoreLayout, id: string, file = layout.indexEntry(id)): IndexEntry | undefined {
   let text: string | undefined;
   try {
-    text = readPrivateSmall(fsl, layout.indexEntry(id), MAX_INDEX_BYTES);
+    text = readPrivateSmall(fsl, file, MAX_INDEX_BYTES);
   } catch {
     return undefined; // unreadable or unsafe: rebuilt from the journal, never trusted
   }

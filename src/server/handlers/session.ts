@@ -1,10 +1,11 @@
 import {
   sessionCompact, sessionHistory,
-  DEFAULT_LIST_LIMIT, DEFAULT_READ_LIMIT, sessionAppend, sessionClose, sessionCreate, sessionList, sessionOpen, sessionRead, sessionUpdate,
+  DEFAULT_LIST_LIMIT, DEFAULT_READ_LIMIT, sessionAppend, sessionClose, sessionCreate, sessionList, sessionOpen, sessionRead, sessionSearch, sessionUpdate,
 } from '../../../protocol/index.js';
 import { RawJson } from '../../framing/writers.js';
 import { StoreError } from '../../domain/errors.js';
 import type { SessionStore } from '../../domain/types.js';
+import { searchSessions } from '../../engine/search.js';
 import { cancelled, handle, type RequestHandler } from '../dispatch.js';
 
 /** session/* — each handler only translates params to one store call. */
@@ -29,8 +30,9 @@ export function sessionHandlers(store: SessionStore): RequestHandler[] {
     }),
     handle(sessionCompact, async ({ _meta, sessionId, ...req }) => store.compact(sessionId, req)),
     handle(sessionHistory, async (p) => ({ generations: await store.history(p.sessionId) })),
-    handle(sessionList, async (p) => store.list({ limit: p.limit ?? DEFAULT_LIST_LIMIT, cursor: p.cursor })),
+    handle(sessionList, async ({ _meta, ...p }) => store.list({ ...p, limit: p.limit ?? DEFAULT_LIST_LIMIT })),
     handle(sessionUpdate, async ({ _meta, sessionId, ...update }) => store.update(sessionId, update)),
+    handle(sessionSearch, async ({ _meta, ...req }) => searchSessions(store, req)),
     handle(sessionClose, async (p) => {
       await store.close(p.sessionId);
       return {};

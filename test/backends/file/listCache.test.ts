@@ -98,7 +98,7 @@ describe('the list cache', () => {
       row({ json: '{"damaged' }), // damaged text
       row({ json: JSON.stringify({ ...JSON.parse(json as string), sessionId: b }) }), // foreign
       row({ updatedAt: '2001-01-01T00:00:00.000Z', json: json as string }), // a key its text does not hold
-      saved.replace('session-sidecar list cache v2', 'session-sidecar list cache v9'),
+      saved.replace('session-sidecar list cache v3', 'session-sidecar list cache v9'),
     ];
     expect(variants.at(-1)).not.toBe(saved);
     for (const v of variants) {

@@ -1,3 +1,4 @@
+import { baseState, type HeaderState } from '../../../domain/sessionUpdate.js';
 import { StoreError } from '../../../domain/errors.js';
 import { decodeLine } from '../journal/format.js';
 import { type Line, scanLines } from '../journal/lines.js';
@@ -95,7 +96,7 @@ function scanOpen(s: Scan, fd: number): ScannedJournal | undefined {
     if (rec.kind === 'checkpoint') checkpoint = { ...rec };
     s.onRecord(s.id, rec, s.rel);
   };
-  const scanned = scanBody(s, fd, head.line, fst.size, onCommit);
+  const scanned = scanBody(s, fd, head.line, fst.size, onCommit, baseState(head.header));
   if (!scanned) return undefined;
   const { position, tail } = scanned;
   if (tail) reportTail(s, position, tail);
@@ -122,17 +123,17 @@ function checkedHeader(s: Scan, fd: number, size: number): { header: Record<stri
 }
 
 /** The record lines after the header; undefined (with the damage reported) when they are corrupt. */
-function scanBody(s: Scan, fd: number, header: Line, size: number, onCommit: (rec: CommittedRecord) => void): (ScanResult & { size: number }) | undefined {
+function scanBody(s: Scan, fd: number, header: Line, size: number, onCommit: (rec: CommittedRecord) => void, base: HeaderState): (ScanResult & { size: number }) | undefined {
   const { fsl } = s.fc;
   const origin: JournalPosition = { bytes: header.end, lastSeq: 0, records: 0, lastCrc: crcOf(header.bytes) };
   try {
-    let scan = scanRecords(fsl, fd, origin, size, onCommit);
+    let scan = scanRecords(fsl, fd, origin, size, onCommit, base);
     if (scan.tail && s.what === 'journal') {
       // A sidecar may be writing right now: what looked torn may be a batch being written.
       const now = fsl.fstatSync(fd).size;
       if (now > size) {
         size = now;
-        scan = scanRecords(fsl, fd, scan.position, size, onCommit);
+        scan = scanRecords(fsl, fd, scan.position, size, onCommit, base);
       }
     }
     return { ...scan, size };

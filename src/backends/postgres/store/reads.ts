@@ -1,5 +1,6 @@
 import type { SealedRecord, SessionRow } from '../../../backend/port.js';
-import { pageOf } from '../../../engine/listPage.js';
+import { decodeCursor, pageOf } from '../../../engine/listPage.js';
+import { checkFilter, filters, matches } from '../../../engine/listFilter.js';
 import { withoutSecretSummaries } from '../../../engine/header.js';
 import { type Watch, watchRecords } from '../../../engine/watch.js';
 import { isBlobRef, inlineBlobs } from '../../../domain/blobRefs.js';
@@ -9,7 +10,7 @@ import { checkSessionId } from '../../../domain/ids.js';
 import { DEFAULT_READ_LIMIT, PAGE_BYTES } from '../../../domain/limits.js';
 import { ContextBuilder, CONVERSATION_KINDS } from '../../../domain/turns/context.js';
 import type {
-  ContextMessage, HistoryEntry, ListPage, PruneOptions, ReadOptions, ReadPage, SessionHeader, SessionSummary, StoredRecord, TurnState,
+  ContextMessage, HistoryEntry, ListOptions, ListPage, PruneOptions, ReadOptions, ReadPage, SessionHeader, SessionSummary, StoredRecord, TurnState,
 } from '../../../domain/types.js';
 import { pg } from './errors.js';
 import { PgStoreCore } from './store.js';
@@ -105,16 +106,28 @@ export class PgReadStore extends PgStoreCore {
     return { messages: builder.finish(prune), turn };
   }
 
-  async list(opts: { limit?: number; cursor?: string } = {}): Promise<ListPage> {
+  /**
+   * Filters are matched on the session rows' summaries (header text, header state and message
+   * summaries; never the records), the trashed rows added with includeDeleted.
+   */
+  async list(opts: ListOptions = {}): Promise<ListPage> {
+    if (opts.cursor !== undefined) decodeCursor(opts.cursor); // refused before the database is asked
+    const filter = checkFilter(opts);
+    const narrowed = filters(filter);
     const all: SessionSummary[] = [];
-    let after: string | undefined;
-    for (;;) {
-      const page = await pg(() => this.db.list({ ...(after !== undefined ? { after } : {}), limit: 1000 }));
-      all.push(...page.sessions.map(summaryOfRow));
-      if (page.nextAfter === null) break;
-      after = page.nextAfter;
+    for (const trashed of filter.includeDeleted ? [false, true] : [false]) {
+      let after: string | undefined;
+      for (;;) {
+        const page = await pg(() => this.db.list({ ...(after !== undefined ? { after } : {}), limit: 1000, trashed }));
+        for (const row of page.sessions) {
+          const s = summaryOfRow(row);
+          if (!narrowed || matches(s, filter)) all.push(s);
+        }
+        if (page.nextAfter === null) break;
+        after = page.nextAfter;
+      }
     }
-    return withoutSecretSummaries(pageOf(all, opts), this.allSecrets);
+    return withoutSecretSummaries(pageOf(all, { limit: opts.limit, cursor: opts.cursor }), this.allSecrets);
   }
 
   /** The archived generations, oldest first; createdAt is the ts of the checkpoint that replaced each. */
