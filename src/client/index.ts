@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type {
   InitializeParams, InitializeResult, SessionAppendParams, SessionAppendResult, SessionCreateParams, SessionCreateResult,
-  SessionListParams, SessionListResult, SessionOpenParams, SessionOpenResult, SessionReadParams, SessionReadResult,
+  SessionListParams, SessionListResult, SessionSearchParams, SessionSearchResult, SessionUpdateParams, SessionUpdateResult, SessionOpenParams, SessionOpenResult, SessionReadParams, SessionReadResult,
   BlobGetParams, BlobGetResult, ToolAllocateScratchParams, ToolAllocateScratchResult,
 } from '../../protocol/index.js';
 import { FrameDecoder, type Framing } from '../framing/frameDecoder.js';
@@ -124,6 +124,8 @@ export class SidecarClient {
   read(p: SessionReadParams) { return this.request<SessionReadResult>('session/read', p); }
   list(p: SessionListParams = {}) { return this.request<SessionListResult>('session/list', p); }
   close(sessionId: string) { return this.request<Record<string, never>>('session/close', { sessionId }); }
+  update(p: SessionUpdateParams) { return this.request<SessionUpdateResult>('session/update', p); }
+  search(p: SessionSearchParams) { return this.request<SessionSearchResult>('session/search', p); }
   allocateScratch(p: ToolAllocateScratchParams) { return this.request<ToolAllocateScratchResult>('tool/allocateScratch', p); }
   setState(sessionId: string, key: string, value: unknown) { return this.request<{ redactions?: unknown[] }>('state/set', { sessionId, key, value }); }
   getState(sessionId: string, key: string) { return this.request<{ value: unknown }>('state/get', { sessionId, key }).then((r) => r.value); }

@@ -6,6 +6,7 @@ import { ephemeral } from './ephemeral.js';
 import { framing } from './framing.js';
 import { lifecycle } from './lifecycle.js';
 import { lineage } from './lineage.js';
+import { management } from './management.js';
 import { records } from './records.js';
 import { retention } from './retention.js';
 import { repair } from './repair.js';
@@ -17,5 +18,5 @@ import { turns } from './turns.js';
 
 /** Every scenario of the suite, in the order they run (the order of the protocol document). */
 export const SCENARIOS: readonly Scenario[] = [
-  framing, lifecycle, sessions, records, cancel, turns, repair, compaction, lineage, subscribe, runtime, secrets, durability, ephemeral, retention,
+  framing, lifecycle, sessions, management, records, cancel, turns, repair, compaction, lineage, subscribe, runtime, secrets, durability, ephemeral, retention,
 ];
