@@ -133,3 +133,17 @@ export async function tooLarge(steps: Steps, store: string): Promise<void> {
   await steps.step(sc, 'message-too-large', { jsonrpc: '2.0', id: 'big', method: 'session/create', params: { title: 'x'.repeat(5000) } });
   await sc.end();
 }
+
+/** §4.11 session/update and §4.12 session/search: a session renamed, its metadata patched and tags set, then searched. */
+export async function management(steps: Steps, store: string): Promise<void> {
+  const sc = new RawSidecar(store);
+  await sc.call(INIT);
+  const sessionId = await created(steps, sc, { title: 'Fix the build', cwd: '/work/project', metadata: { owner: 'ana', draft: true } });
+  steps.ids.bind(sessionId, '01M8MGMT0000000000000000AA');
+  await steps.call(sc, rpc(91, 'session/append', { sessionId, records: [{ kind: 'message', message: { role: 'user', content: 'The integration tests are flaky on CI since Monday; find out why.' } }] }));
+  await steps.step(sc, 'update');
+  const { records } = (await steps.call(sc, rpc(92, 'session/read', { sessionId, afterSeq: 1 }))) as { records: Value[] };
+  steps.record('update-record', [records[0]!]);
+  await steps.step(sc, 'search');
+  await sc.end();
+}
