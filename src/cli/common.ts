@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { StoreError } from '../domain/errors.js';
 import { FileSessionStore } from '../backends/file/fileStore.js';
-import type { OpenedSession, SessionStore, SessionSummary } from '../domain/types.js';
+import type { ListFilter, OpenedSession, SessionStore, SessionSummary } from '../domain/types.js';
 import { err } from './output.js';
 import { readOnlyFs } from './readOnlyFs.js';
 import { openReadOnlyBackend, openReadOnlyPgStore, type StoreTarget, targetOf } from './storeTarget.js';
@@ -166,11 +166,11 @@ function openFileStore(root: string): FileSessionStore {
 }
 
 /** Every session of the store, most recently updated first. */
-export async function listAll(store: SessionStore): Promise<SessionSummary[]> {
+export async function listAll(store: SessionStore, filter: ListFilter = {}): Promise<SessionSummary[]> {
   const all: SessionSummary[] = [];
   let cursor: string | undefined;
   do {
-    const page = await store.list({ limit: 1000, ...(cursor ? { cursor } : {}) });
+    const page = await store.list({ ...filter, limit: 1000, ...(cursor ? { cursor } : {}) });
     all.push(...page.sessions);
     cursor = page.nextCursor;
   } while (cursor);

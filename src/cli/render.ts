@@ -98,7 +98,9 @@ export class TranscriptRenderer {
       facts.push(`${session.parent.relation} of ${session.parent.sessionId}${session.parent.atSeq !== undefined ? ` at #${session.parent.atSeq}` : ''}`);
     }
     if (session.turn) facts.push(`turn ${session.turn.status}${session.turn.status === 'active' ? ` (${session.turn.phase})` : ''}`);
+    if (session.tags?.length) facts.push(`tags ${session.tags.map(safeText).join(', ')}`);
     lines.push(s.dim(facts.join(' · ')));
+    if (session.metadata && Object.keys(session.metadata).length > 0) lines.push(s.dim(`metadata ${safeText(JSON.stringify(session.metadata))}`));
     for (const e of extra) lines.push(s.dim(e));
     if (session.systemPrompt) {
       lines.push(`${s.magenta('system prompt')}`);

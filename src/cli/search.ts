@@ -1,0 +1,64 @@
+import { summaryOf } from './commands.js';
+import type { SessionStore } from '../domain/types.js';
+import { type SearchHit, searchSessions } from '../engine/search.js';
+import { MAX_SEARCH_LIMIT } from '../../protocol/methods/session.search.js';
+import { type Command, openSession, openStore, parseCommand, positiveInt, STORE_HELP, UsageError } from './common.js';
+import { oneLine, out, safeText, stdoutStyle, table } from './output.js';
+
+export const searchCommand: Command = {
+  name: 'search',
+  summary: summaryOf('search'),
+  usage: `Usage: session-sidecar search TEXT [--session ID]... [--limit N] [--json] [options]
+
+Finds TEXT (case-insensitive) in the messages of the store's sessions, as session/search does:
+one line per matching message record — session, seq and a snippet — in (session, seq) order.
+Archived generations (before a compaction) are not searched. Reads only; safe while a sidecar
+is serving the store.
+
+Options:
+  --session ID             search only this session (an id or a unique prefix; repeatable)
+  --limit N                at most N hits (default 50)
+  --json                   the hits as one JSON array of {sessionId, seq, snippet}
+${STORE_HELP}
+`,
+  async run(argv) {
+    const p = parseCommand(this, argv, { json: { type: 'boolean' }, session: { type: 'string', multiple: true }, limit: { type: 'string' } }, { min: 1, max: 1, names: 'TEXT' });
+    if (!p) return out(this.usage), 0;
+    const query = p.positionals[0] as string;
+    if (query.trim() === '') throw new UsageError('TEXT is empty', this.name);
+    const limit = positiveInt(p.values.limit as string | undefined, '--limit', 50);
+    const store = await openStore(p.target);
+    let hits: SearchHit[];
+    try {
+      const wanted = (p.values as { session?: string[] }).session;
+      const sessionIds = wanted ? await Promise.all(wanted.map(async (w) => (await openSession(store, w)).sessionId)) : undefined;
+      hits = await collect(store, query, limit, sessionIds);
+    } finally {
+      await store.closeAll();
+    }
+    if (p.values.json === true) {
+      out(`${JSON.stringify(hits, null, 2)}\n`);
+      return 0;
+    }
+    if (hits.length === 0) {
+      out(`no message holds ${JSON.stringify(query)}\n`);
+      return 0;
+    }
+    const s = stdoutStyle();
+    const rows = [['SESSION', 'SEQ', 'SNIPPET'], ...hits.map((h) => [h.sessionId, String(h.seq), oneLine(safeText(h.snippet), 100)])];
+    out(table(rows, new Set([1]), (r, c, cell) => (r === 0 ? s.bold(cell) : c === 0 ? s.cyan(cell) : cell)));
+    return 0;
+  },
+};
+
+/** Up to `limit` hits, page by page (a page holds at most the protocol's maximum). */
+async function collect(store: SessionStore, query: string, limit: number, sessionIds: string[] | undefined): Promise<SearchHit[]> {
+  const hits: SearchHit[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await searchSessions(store, { query, limit: Math.min(MAX_SEARCH_LIMIT, limit - hits.length), ...(cursor ? { cursor } : {}), ...(sessionIds ? { sessionIds } : {}) });
+    hits.push(...page.hits);
+    cursor = page.nextCursor;
+  } while (cursor && hits.length < limit);
+  return hits;
+}
