@@ -97,4 +97,17 @@ eachBackend('session/list filters and session/search', (setup) => {
     const reader = await f.reopen({ readOnly: true });
     expect((await searchSessions(reader, { query: 'NEEDLE' })).hits).toEqual(all.hits);
   });
+
+  it('search snippets are scrubbed of a secret registered after the text was stored', async () => {
+    const secret = 'sk-late-0123456789abcdefghijklmnop-LATER';
+    const f = await setup();
+    const s = f.store;
+    const { sessionId: id } = await s.create({});
+    await s.append(id, [user(`the flaky key was ${secret} yesterday`)]);
+    await s.open(id, 'write', { values: [secret] });
+    const { hits } = await searchSessions(s, { query: 'flaky' });
+    expect(hits.map((h) => h.seq)).toEqual([1]);
+    expect(hits[0]!.snippet).not.toContain(secret);
+    expect(hits[0]!.snippet).toContain('the flaky key was');
+  });
 });

@@ -92,4 +92,28 @@ eachBackend('session/update', (setup, backend) => {
     await storeError(reader.update(id, { title: 'no' }), 'ReadOnly');
     await storeError(s.create({ tags: ['no spaces'] }), 'InvalidArgument');
   });
+
+  it('an update that would leave a secret registered since in the header is refused; one that removes it passes', async () => {
+    const secret = 'sk-late-0123456789abcdefghijklmnop-LATER';
+    const f = await setup();
+    const s = f.store;
+    const { sessionId: id } = await s.create({ metadata: { note: secret, keep: 1 } });
+    await s.open(id, 'write', { values: [secret] });
+    await storeError(s.update(id, { tags: ['x'] }), 'SecretRejected');
+    expect((await readAll(s, id)).length).toBe(0);
+    expect((await s.update(id, { metadata: { note: null } })).metadata).toEqual({ keep: 1 });
+  });
+
+  it.runIf(backend === 'file')('file: an index entry of an older version (no cwd, no hv) is not used by a filtered list', async () => {
+    const f = await setup();
+    const { sessionId: id } = await f.store.create({ cwd: '/old/entry' });
+    await f.store.closeAll();
+    const root = (f.store as { root: string }).root;
+    const file = path.join(root, 'index', `${id}.json`);
+    const { hv: _hv, cwd: _cwd, ...old } = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+    fs.writeFileSync(file, `${JSON.stringify(old)}\n`, { mode: 0o600 });
+    fs.rmSync(path.join(root, 'index', 'list.cache'), { force: true });
+    const other = await f.reopen();
+    expect((await other.list({ cwd: '/old/entry' })).sessions.map((x) => x.sessionId)).toEqual([id]);
+  });
 });
