@@ -74,7 +74,9 @@ describe('list filters, search and show after an update (directory store)', () =
     expect(show.stdout).toContain('Fix the flaky build');
     expect(show.stdout).toContain('tags ci, team:infra');
     expect(show.stdout).toContain('metadata {"ticket":"OPS-7"}');
-    expect(fullSnapshot(root)).toEqual(before); // search and show never write the store
+    const verify = await runCli(['verify', '--store', root]); // the index's title is the updated one: no drift
+    expect(verify.code, explain(verify)).toBe(0);
+    expect(fullSnapshot(root)).toEqual(before); // search, show and verify never write the store
   });
 });
 
