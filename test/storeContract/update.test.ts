@@ -91,6 +91,7 @@ eachBackend('session/update', (setup, backend) => {
     await reader.open(id, 'read');
     await storeError(reader.update(id, { title: 'no' }), 'ReadOnly');
     await storeError(s.create({ tags: ['no spaces'] }), 'InvalidArgument');
+    expect((await storeError(s.append(id, [{ kind: 'sessionUpdate', title: 'sneaky' }]), 'InvalidArgument')).details.path).toBe('records[0].kind');
   });
 
   it('an update that would leave a secret registered since in the header is refused; one that removes it passes', async () => {

@@ -48,10 +48,12 @@ export function planAppend(
  * `turn` records are written by the turn methods only (an appended one would never pass the
  * reducer: acknowledged, then `Corrupt` on the next open), and `turnId` is the store's member:
  * a record bringing its own would be written with the member twice, a line that fails its
- * canonical check and is later cut as a torn tail or reported as `Corrupt`.
+ * canonical check and is later cut as a torn tail or reported as `Corrupt`. `sessionUpdate`
+ * records are session/update's (laid out against the header state at commit time): an appended
+ * one would change the header on the next open without the plan's checks.
  */
 function refuseTurnMembers(rec: Rec, i: number): void {
-  if (rec.kind === 'turn' || rec.kind === 'checkpoint') {
+  if (rec.kind === 'turn' || rec.kind === 'checkpoint' || rec.kind === 'sessionUpdate') {
     throw new StoreError('InvalidArgument', `record ${i}: kind "${rec.kind}" is written by the server, not appended`, { path: `records[${i}].kind` });
   }
   if (Object.hasOwn(rec, 'turnId')) {
