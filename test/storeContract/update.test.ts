@@ -23,6 +23,7 @@ eachBackend('session/update', (setup, backend) => {
     expect(recs[1]).toMatchObject({ seq: 2, kind: 'sessionUpdate', title: 'New title', tags: ['x', 'team:a'], metadata: { nested: { y: null, z: 3 }, drop: null, b: [1, 2] } });
     expect(await s.open(id, 'write')).toMatchObject({ title: 'New title', tags: ['x', 'team:a'], metadata: res.metadata, lastSeq: 2 });
     expect((await s.list()).sessions[0]).toMatchObject({ sessionId: id, title: 'New title', tags: ['x', 'team:a'], cwd: '/w' });
+    expect(await s.header?.(id)).toMatchObject({ title: 'New title', tags: ['x', 'team:a'] }); // what session/prune's tag filter reads
     // a second update applies to the first's result; empty title and tags remove them
     const second = await s.update(id, { title: '', tags: [], metadata: { a: null } });
     expect(second.title).toBeUndefined();

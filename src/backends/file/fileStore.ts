@@ -35,7 +35,7 @@ import type {
 } from '../../domain/types.js';
 import { DEFAULT_READ_LIMIT, PAGE_BYTES } from '../../domain/limits.js';
 import { RuntimeStore } from './runtimeStore.js';
-import { baseState, type SessionUpdate } from '../../domain/sessionUpdate.js';
+import { baseState, effectiveHeader, type SessionUpdate } from '../../domain/sessionUpdate.js';
 import { prepareUpdate, updatedHeader, updatePlan } from '../../engine/sessionUpdate.js';
 import { CONVERSATION_KINDS } from '../../domain/turns/context.js';
 
@@ -125,7 +125,8 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
   }
 
   async header(sessionId: string): Promise<SessionHeader> {
-    return this.withReadHandle(sessionId, undefined, (handle) => handle.header as SessionHeader);
+    // the effective header (after session/update): prune's tag filter sees the tags as they are now
+    return this.withReadHandle(sessionId, undefined, (handle) => effectiveHeader(handle.header as SessionHeader, handle.position.header));
   }
 
   async delete(sessionId: string, purge = false, opts: { ifIdle?: boolean } = {}): Promise<void> {

@@ -1,6 +1,7 @@
 import type { SealedRecord } from '../../../backend/port.js';
 import { checkpointMembers, EMPTY_PREFIX, reducePrefix } from '../../../engine/reduce.js';
-import { baseState } from '../../../domain/sessionUpdate.js';
+import { baseState, effectiveHeader } from '../../../domain/sessionUpdate.js';
+import { stateOfRow } from './session.js';
 import { StoreError } from '../../../domain/errors.js';
 import { sanitizeSummary } from '../../../domain/summary.js';
 import { checkSessionId } from '../../../domain/ids.js';
@@ -73,7 +74,9 @@ export class PgLineageStore extends PgReadStore {
   }
 
   async header(sessionId: string): Promise<SessionHeader> {
-    return JSON.parse((await this.loadLive(checkSessionId(sessionId))).headerText) as SessionHeader;
+    // the effective header (after session/update): prune's tag filter sees the tags as they are now
+    const row = await this.loadLive(checkSessionId(sessionId));
+    return effectiveHeader(JSON.parse(row.headerText) as SessionHeader, stateOfRow(row).header);
   }
 
   async delete(sessionId: string, purge = false, opts: { ifIdle?: boolean } = {}): Promise<void> {
