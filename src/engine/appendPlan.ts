@@ -18,6 +18,9 @@ import { prepareRecord } from '../domain/serialize.js';
 import { planAppend } from '../domain/turns/autoTurns.js';
 import { applyNewTurnEvent, type TurnEvent } from '../domain/turns/turnState.js';
 import type { AppendResult, RecordInput } from '../domain/types.js';
+import { reduceUsage } from '../domain/usage.js';
+import { checkRewindTarget, checkRewindTurn, type RewindRecord } from '../domain/rewind.js';
+import { reduceRuntime } from '../domain/runtimeCounters.js';
 import type { AppendRequest, CommittedAppend, PlanState } from './layOut.js';
 
 export interface PreparedBatch {
@@ -51,7 +54,7 @@ export function planBatch(batch: PreparedBatch, auto: boolean, tools: ToolSeqIss
       runtime.take();
       giveBack = runtime.giveBack;
       recordSeqs = planned.recordSeqs;
-      return { texts: planned.texts, turn: planned.turn, runtime: runtime.counters };
+      return { texts: planned.texts, turn: planned.turn, runtime: runtime.counters, usage: batch.values.reduce(reduceUsage, state.usage) };
     },
     recordSeqs: () => recordSeqs,
     giveBack: () => giveBack(),
@@ -60,7 +63,21 @@ export function planBatch(batch: PreparedBatch, auto: boolean, tools: ToolSeqIss
 
 /** The plan of one turn record (start or transition), validated against the committed turn. */
 export function turnEventPlan(text: string, value: TurnEvent): NonNullable<AppendRequest['plan']> {
-  return (state, firstSeq) => ({ texts: [text], turn: applyNewTurnEvent(state.turn, value, firstSeq), runtime: state.runtime });
+  return (state, firstSeq) => ({ ...state, texts: [text], turn: applyNewTurnEvent(state.turn, value, firstSeq) });
+}
+
+/**
+ * The plan of one rewind record (domain/rewind.ts), checked at commit time against what may
+ * have changed since its state was reduced: the active generation's first seq (`floor()`: a
+ * compaction may have moved it past toSeq) and the turn. The records up to toSeq never change,
+ * so the state reduced from them before queueing is still the state as of toSeq.
+ */
+export function rewindPlan(text: string, rec: RewindRecord, floor: () => number): NonNullable<AppendRequest['plan']> {
+  return (state, firstSeq) => {
+    checkRewindTarget(rec.toSeq, floor(), firstSeq - 1);
+    checkRewindTurn(state.turn, rec.toSeq);
+    return { ...state, texts: [text], turn: rec.turn, runtime: reduceRuntime(state.runtime, rec as unknown as RecordInput) };
+  };
 }
 
 /** True when the error proves the commit wrote nothing (allocated toolSeqs may be reused). */

@@ -1,11 +1,14 @@
 import { StoreError } from '../domain/errors.js';
 import type { RuntimeCounters } from '../domain/runtimeCounters.js';
 import type { TurnState } from '../domain/turns/turnState.js';
+import type { UsageTotals } from '../domain/usage.js';
 
 /** What a plan is laid out against: the state the committed records and the requests before it leave. */
 export interface PlanState {
   turn: TurnState | null;
   runtime: RuntimeCounters;
+  /** Usage totals (domain/usage.ts): a rewind leaves them as they are. */
+  usage: UsageTotals;
 }
 
 /**

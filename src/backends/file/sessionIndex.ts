@@ -5,6 +5,7 @@ import type { JournalHandle } from './journal/open.js';
 import type { JournalPosition } from './journal/scan.js';
 import { asCounters, NO_RUNTIME, type RuntimeCounters } from '../../domain/runtimeCounters.js';
 import type { StoreLayout } from './layout.js';
+import { asUsage, NO_USAGE, type UsageTotals } from '../../domain/usage.js';
 import type { SessionSummary, TurnState } from '../../domain/types.js';
 
 /**
@@ -24,6 +25,8 @@ export interface IndexEntry extends SessionSummary {
   turn?: TurnState | null;
   /** Runtime counters after the last record (absent: all zero, as in entries of journals without runtime records). */
   runtime?: RuntimeCounters;
+  /** Usage totals after the last record; an entry without them (written before usage totals existed) is not trusted. */
+  usage?: UsageTotals;
 }
 
 const MAX_INDEX_BYTES = 1 << 20;
@@ -40,7 +43,8 @@ export function readIndexEntry(fsl: FsLayer, layout: StoreLayout, id: string): I
     const e = JSON.parse(text) as IndexEntry;
     const ok = e && e.v === 1 && e.sessionId === id && Number.isSafeInteger(e.bytes) && Number.isSafeInteger(e.lastSeq)
       && Number.isSafeInteger(e.records) && typeof e.lastCrc === 'string' && typeof e.createdAt === 'string'
-      && e.turn !== undefined; // an entry without the turn state cannot vouch for it: scan instead
+      && e.turn !== undefined // an entry without the turn state cannot vouch for it: scan instead
+      && e.usage !== undefined; // nor one without the usage totals
     return ok ? e : undefined;
   } catch {
     return undefined;
@@ -70,7 +74,7 @@ export async function writeIndexEntry(fsl: FsLayer, layout: StoreLayout, entry: 
 export function positionOf(entry: IndexEntry): JournalPosition {
   return {
     bytes: entry.bytes, lastSeq: entry.lastSeq, records: entry.records, lastCrc: entry.lastCrc, lastTs: entry.updatedAt,
-    turn: entry.turn ?? null, runtime: asCounters(entry.runtime),
+    turn: entry.turn ?? null, runtime: asCounters(entry.runtime), usage: asUsage(entry.usage),
   };
 }
 
@@ -87,6 +91,7 @@ export function entryOf(handle: JournalHandle, updatedAt?: string): IndexEntry {
     updatedAt: updatedAt ?? latest(position.lastTs, header.createdAt), lastSeq: position.lastSeq, records: position.records,
     bytes: position.bytes, ino, lastCrc: position.lastCrc, firstMessage, lastMessage, turn: position.turn ?? null,
     ...(position.runtime && position.runtime !== NO_RUNTIME ? { runtime: position.runtime } : {}),
+    usage: position.usage ?? NO_USAGE,
   };
 }
 

@@ -84,4 +84,10 @@ CREATE TABLE state_values (
 );
 `,
   },
+  {
+    version: 2,
+    name: 'usage totals in the session row',
+    // NULL in rows written before: the store reduces their totals from the records once.
+    sql: 'ALTER TABLE sessions ADD COLUMN usage_text text;',
+  },
 ];

@@ -4,6 +4,7 @@ import { decodeLine, JOURNAL_FORMAT, JOURNAL_VERSION } from './format.js';
 import { applyTurn, type TurnEvent, type TurnState } from '../../../domain/turns/turnState.js';
 import { type Line, scanLines } from './lines.js';
 import { NO_RUNTIME, reduceRuntime, type RuntimeCounters } from '../../../domain/runtimeCounters.js';
+import { NO_USAGE, reduceUsage, type UsageTotals } from '../../../domain/usage.js';
 
 /** Where a verified journal prefix ends: everything a reader or writer needs to continue. */
 export interface JournalPosition {
@@ -20,11 +21,13 @@ export interface JournalPosition {
   turn?: TurnState | null;
   /** The apiSeq/toolSeq counters after the last record (absent: all zero). */
   runtime?: RuntimeCounters;
+  /** The usage totals after the last record (absent: none counted). */
+  usage?: UsageTotals;
 }
 
 /** The session state a position ends in: what the next append is planned against. */
-export function stateOf(p: JournalPosition): { turn: TurnState | null; runtime: RuntimeCounters } {
-  return { turn: p.turn ?? null, runtime: p.runtime ?? NO_RUNTIME };
+export function stateOf(p: JournalPosition): { turn: TurnState | null; runtime: RuntimeCounters; usage: UsageTotals } {
+  return { turn: p.turn ?? null, runtime: p.runtime ?? NO_RUNTIME, usage: p.usage ?? NO_USAGE };
 }
 
 export interface ScanResult {
@@ -105,10 +108,12 @@ export function scanRecords(
     if (rec.seq === batch.end) {
       let turn = position.turn ?? null;
       let runtime = position.runtime ?? NO_RUNTIME;
+      let usage = position.usage ?? NO_USAGE;
       for (const r of batch.records) {
         if (r.kind === 'turn') turn = reduceOnDisk(turn, r, lineNo - (batch.end - r.seq));
-        else if (r.kind === 'checkpoint') turn = (r.turn as TurnState | null | undefined) ?? null;
+        else if (r.kind === 'checkpoint' || r.kind === 'rewind') turn = (r.turn as TurnState | null | undefined) ?? null;
         runtime = reduceRuntime(runtime, r);
+        usage = reduceUsage(usage, r);
         onCommit?.(r);
       }
       position = {
@@ -119,6 +124,7 @@ export function scanRecords(
         lastTs: typeof rec.ts === 'string' ? rec.ts : position.lastTs,
         turn,
         runtime,
+        usage,
       };
       batch = undefined;
     }

@@ -88,6 +88,7 @@ function journalSink(
         lastTs: next.ts,
         turn: next.after.turn,
         runtime: next.after.runtime,
+        usage: next.after.usage,
       });
     },
   };
