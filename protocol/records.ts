@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Seq, Timestamp } from './common.js';
 import { StoredTurnRecord, TurnState } from './turns.js';
+import { StoredUsageTotals } from './usage.js';
 import {
   ApiRecord, BlobRef, RuntimeCounters, RuntimeRecordKinds, storedRuntimeShapes, ToolFinishRecord, ToolStartRecord, ToolStreamRecord,
 } from './runtimeRecords.js';
@@ -69,8 +70,19 @@ export const StoredCheckpointRecord = z
       .meta({ description: 'The generation this compaction archived (absent in a fork, which has no archives)' }),
     summary: z.string(), provider: z.string().optional(), model: z.string().optional(),
     runtime: RuntimeCounters.optional().meta({ description: 'The apiSeq/toolSeq counters at throughSeq (absent: all zero)' }),
+    usage: StoredUsageTotals.optional().meta({ description: 'The usage totals at throughSeq (absent: none counted)' }),
   })
   .meta({ id: 'StoredCheckpointRecord' });
+
+/** Written by session/rewind: from here on the session is as it was at toSeq, plus what follows. */
+export const StoredRewindRecord = z
+  .strictObject({
+    seq: Seq.min(1), ts: Timestamp, kind: z.literal('rewind'),
+    toSeq: Seq.meta({ description: 'The records after toSeq and before this one are rewound (still readable, left out of the context)' }),
+    turn: TurnState.nullable().meta({ description: 'The turn state as of toSeq: the turn state from here on' }),
+    openApi: z.array(z.number().int()).meta({ description: 'apiSeqs of the requests open as of toSeq (the apiSeq/toolSeq high-water marks are never rewound)' }),
+  })
+  .meta({ id: 'StoredRewindRecord' });
 
 /** A record as read back: the appended fields plus its `seq` (gapless per session) and `ts`. */
 export const StoredRecord = z
@@ -84,6 +96,7 @@ export const StoredRecord = z
     z.strictObject({ ...stored, ...storedRuntimeShapes.toolStream }),
     StoredTurnRecord,
     StoredCheckpointRecord,
+    StoredRewindRecord,
   ])
   .meta({ id: 'StoredRecord' });
 

@@ -26,6 +26,8 @@ export const ServerCapabilities = z
       fork: z.boolean(),
       delete: z.object({ trash: z.boolean(), purge: z.boolean() }),
       subscribe: z.object({ crossProcess: z.boolean(), maxUnsentRecords: z.number().int() }),
+      usage: z.boolean().optional().meta({ description: 'session/usage: token usage totals by model' }),
+      rewind: z.boolean().optional().meta({ description: 'session/rewind: undo in place with a rewind record' }),
     }),
     turns: z.object({ modes: z.array(z.enum(['manual', 'auto'])) }),
     tool: z.object({ scratch: z.boolean() }).optional(),

@@ -86,6 +86,8 @@ export class Lifecycle {
           fork: true,
           delete: { trash: true, purge: true },
           subscribe: { crossProcess: true, maxUnsentRecords: MAX_UNSENT_RECORDS },
+          usage: true,
+          rewind: true,
         },
         turns: { modes: ['manual', 'auto'] },
         tool: { scratch: true },
