@@ -35,12 +35,13 @@ describe.skipIf(pgSkip)('postgres migrations', () => {
     const [c] = await connections(schema, 1);
     try {
       await migrate(c!, schema);
-      const broken = [...MIGRATIONS, { version: 2, name: 'half', sql: 'CREATE TABLE extra (a int); SELECT 1/0;' }];
+      const next = Math.max(...MIGRATIONS.map((m) => m.version)) + 1;
+      const broken = [...MIGRATIONS, { version: next, name: 'half', sql: 'CREATE TABLE extra (a int); SELECT 1/0;' }];
       await expect(migrate(c!, schema, broken)).rejects.toMatchObject({ kind: 'NotWritten' });
       const extra = await c!.query('SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2', [schema, 'extra']);
       expect(extra).toHaveLength(0);
-      const good = [...MIGRATIONS, { version: 2, name: 'extra', sql: 'CREATE TABLE extra (a int);' }];
-      expect((await migrate(c!, schema, good)).applied).toEqual([2]);
+      const good = [...MIGRATIONS, { version: next, name: 'extra', sql: 'CREATE TABLE extra (a int);' }];
+      expect((await migrate(c!, schema, good)).applied).toEqual([next]);
       // This sidecar's own list is now older than the schema: it refuses to write there.
       await expect(migrate(c!, schema)).rejects.toMatchObject({ kind: 'UnsafeStore', details: { reason: 'schemaNewer' } });
     } finally {
