@@ -163,6 +163,6 @@ export function shownUsage(u: UsageTotals, defaultModel: string | undefined): {
 export type ShownCounts = Omit<UsageCounts, 'reasoning'> & { reasoning?: number };
 
 function shown(c: UsageCounts): ShownCounts {
-  const { reasoning, ...rest } = c;
-  return reasoning > 0 ? { ...rest, reasoning } : rest;
+  const { input, output, cacheRead, cacheWrite, reasoning, total, requests } = c;
+  return { input, output, cacheRead, cacheWrite, ...(reasoning > 0 ? { reasoning } : {}), total, requests };
 }
