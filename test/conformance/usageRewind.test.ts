@@ -7,8 +7,8 @@ type Rec = Record<string, unknown>;
 const CONFLICT = -31003;
 const INVALID_PARAMS = -32602;
 
-const api = (direction: 'request' | 'response', payload: Rec = {}) => ({ kind: 'api', direction, payload });
-const msg = (role: string, content: string, extra: Rec = {}) => ({ kind: 'message', message: { role, content, ...extra } });
+const api = (direction: 'request' | 'response', payload: Rec = {}) => ({ kind: 'api' as const, direction, payload });
+const msg = (role: string, content: string, extra: Rec = {}) => ({ kind: 'message' as const, message: { role, content, ...extra } });
 
 describe.each(FRAMINGS)('session/usage and session/rewind over %s', (framing) => {
   it('usage by model across provider shapes, kept through a SIGKILL and a compaction', async () => {
