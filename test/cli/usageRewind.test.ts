@@ -34,7 +34,7 @@ describe('session-sidecar show and stats: usage totals', () => {
     expect(r.stdout).toContain('usage 1280 tokens (input 1200, 1024 cache read; output 80) in 1 request · gpt-4o 1280\n');
     expect(r.stdout).toMatch(/\n#5 [^\n]+ {2}rewind {2}back to #1: records #2–#4 rewound\n/);
     const none = await runCli(['show', f.c, '--store', f.root]);
-    expect(none.stdout).not.toContain('usage ');
+    expect(none.stdout).not.toContain('\nusage ');
   });
 
   it('stats sums them over the sessions, by model in --json', async () => {
