@@ -11,7 +11,7 @@
  */
 import { StoreError } from '../domain/errors.js';
 import type { BlobSink } from '../domain/blobRefs.js';
-import { assignRuntime, type ToolSeqIssuer } from '../domain/runtimeCounters.js';
+import { assignRuntime, reduceRuntime, type ToolSeqIssuer } from '../domain/runtimeCounters.js';
 import type { SecretSet } from '../domain/secrets/knownSecrets.js';
 import type { Redaction } from '../domain/secrets/redact.js';
 import { prepareRecord } from '../domain/serialize.js';
@@ -19,8 +19,7 @@ import { planAppend } from '../domain/turns/autoTurns.js';
 import { applyNewTurnEvent, type TurnEvent } from '../domain/turns/turnState.js';
 import type { AppendResult, RecordInput } from '../domain/types.js';
 import { reduceUsage } from '../domain/usage.js';
-import { checkRewindTarget, checkRewindTurn, type RewindRecord } from '../domain/rewind.js';
-import { reduceRuntime } from '../domain/runtimeCounters.js';
+import { checkRewindTurn, type RewindRecord } from '../domain/rewind.js';
 import type { AppendRequest, CommittedAppend, PlanState } from './layOut.js';
 
 export interface PreparedBatch {
@@ -67,14 +66,13 @@ export function turnEventPlan(text: string, value: TurnEvent): NonNullable<Appen
 }
 
 /**
- * The plan of one rewind record (domain/rewind.ts), checked at commit time against what may
- * have changed since its state was reduced: the active generation's first seq (`floor()`: a
- * compaction may have moved it past toSeq) and the turn. The records up to toSeq never change,
- * so the state reduced from them before queueing is still the state as of toSeq.
+ * The plan of one rewind record (domain/rewind.ts), prepared by CommitQueue.appendPrepared once
+ * every request before it committed (its toSeq checked against that view and its state reduced
+ * from the records up to toSeq, which never change): the turn rule is checked against the turn
+ * the plan is laid out against, and the record's state becomes the session's.
  */
-export function rewindPlan(text: string, rec: RewindRecord, floor: () => number): NonNullable<AppendRequest['plan']> {
-  return (state, firstSeq) => {
-    checkRewindTarget(rec.toSeq, floor(), firstSeq - 1);
+export function rewindPlan(text: string, rec: RewindRecord): NonNullable<AppendRequest['plan']> {
+  return (state) => {
     checkRewindTurn(state.turn, rec.toSeq);
     return { ...state, texts: [text], turn: rec.turn, runtime: reduceRuntime(state.runtime, rec as unknown as RecordInput) };
   };

@@ -37,6 +37,16 @@ eachBackend('rewind', (setup) => {
     expect(contents((await other.context(id)).messages)).toEqual(['system:sys']);
   });
 
+  it('a rewind takes effect in arrival order among pipelined writes', async () => {
+    const f = await setup();
+    const s = f.store;
+    const { sessionId: id } = await s.create({});
+    await s.append(id, [user('q1'), final('a1')]);
+    const [before, rewound, after] = await Promise.all([s.append(id, [user('q2')]), s.rewind(id, 2), s.append(id, [user('q3')])]);
+    expect([before.firstSeq, rewound.seq, after.firstSeq]).toEqual([3, 4, 5]);
+    expect(contents((await s.context(id)).messages)).toEqual(['user:q1', 'assistant:a1', 'user:q3']);
+  });
+
   it('the turn state is the one as of toSeq; refused while a turn is active unless it goes before it; a retryable turn may be rewound', async () => {
     const f = await setup();
     const s = f.store;

@@ -196,7 +196,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
       checkRewindTarget(toSeq, handle.firstSeq, handle.position.lastSeq);
       rec = rewindRecord(toSeq, stateAt(this.fsl, handle, toSeq));
       const { text } = prepareRecord(rec as unknown as RecordInput, 0, this.allSecrets, this.maxRecordBytes);
-      return { texts: [], expectedLastSeq: opts.expectedLastSeq, plan: rewindPlan(text, rec, () => session.handle.firstSeq) };
+      return { texts: [], expectedLastSeq: opts.expectedLastSeq, plan: rewindPlan(text, rec) };
     });
     session.noteCommitted([], committed.ts);
     return { seq: committed.firstSeq, toSeq, turn: (rec as RewindRecord).turn };

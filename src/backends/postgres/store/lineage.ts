@@ -59,7 +59,7 @@ export class PgLineageStore extends PgReadStore {
       }
       rec = rewindRecord(toSeq, prefix);
       const [text] = prepareBatch([rec as unknown as RecordInput], this.allSecrets, this.maxRecordBytes).texts;
-      return { texts: [], expectedLastSeq: opts.expectedLastSeq, plan: rewindPlan(text as string, rec, () => row.firstSeq) };
+      return { texts: [], expectedLastSeq: opts.expectedLastSeq, plan: rewindPlan(text as string, rec) };
     }));
     return { seq: committed.firstSeq, toSeq, turn: (rec as RewindRecord).turn };
   }
