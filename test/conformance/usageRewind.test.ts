@@ -71,6 +71,22 @@ describe.each(FRAMINGS)('session/usage and session/rewind over %s', (framing) =>
     await b.shutdown();
   });
 
+  it('a subscriber gets the rewind record and turn/didChange with the turn as of toSeq', async () => {
+    const c = await startSidecar({ framing });
+    const { sessionId } = await c.create({});
+    const { turnId } = await c.request<{ turnId: string }>('turn/start', { sessionId, kind: 'user' }); // 1
+    await c.request('turn/fail', { sessionId, turnId, error: 'HTTP 500' }); // 2: retryable
+    await c.request('session/subscribe', { sessionId, afterSeq: 2 });
+    await c.request('session/rewind', { sessionId, toSeq: 1 }); // 3: active again
+    const changes = () => c.notifications.filter((n) => n.method === 'turn/didChange').map((n) => (n.params as { turn: Rec | null }).turn);
+    const start = Date.now();
+    while (changes().length === 0 && Date.now() - start < 10_000) await new Promise((r) => setTimeout(r, 20));
+    expect(changes()).toEqual([expect.objectContaining({ turnId, status: 'active' })]);
+    const appended = c.notifications.filter((n) => n.method === 'session/didAppend').flatMap((n) => (n.params as { records: Rec[] }).records);
+    expect(appended.map((r) => [r.seq, r.kind])).toEqual([[3, 'rewind']]);
+    await c.shutdown();
+  });
+
   it('the conformance scenario usage-rewind passes against the sidecar', async () => {
     const child = spawn('node', [CLI, 'conformance', '--framing', framing, '--scenario', 'usage-rewind', '--', 'node', CLI, 'serve', '--store', '{store}'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
