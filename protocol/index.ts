@@ -13,6 +13,7 @@ import { sessionRead } from './methods/session.read.js';
 import { sessionContext } from './methods/session.context.js';
 import { sessionCompact, sessionHistory } from './methods/session.compact.js';
 import { sessionDelete, sessionFork, sessionRestore } from './methods/session.lineage.js';
+import { sessionPrune } from './methods/session.prune.js';
 import { sessionDidAppend, sessionDidOverflow, sessionSubscribe, sessionUnsubscribe, turnDidChange } from './methods/session.subscribe.js';
 import { toolAllocateScratch } from './methods/tool.js';
 import { stateDelete, stateGet, stateSet } from './methods/state.js';
@@ -37,6 +38,7 @@ export * from './methods/session.close.js';
 export * from './methods/session.context.js';
 export * from './methods/session.compact.js';
 export * from './methods/session.lineage.js';
+export * from './methods/session.prune.js';
 export * from './methods/session.subscribe.js';
 export * from './methods/turn.js';
 export * from './runtimeRecords.js';
@@ -50,7 +52,7 @@ export * from './methods/session.rewind.js';
 /** Every method and notification of the protocol, in documentation order. */
 export const methods: readonly MethodDescriptor[] = [
   initialize, initialized, shutdown, exit,
-  sessionCreate, sessionOpen, sessionAppend, sessionRead, sessionList, sessionClose, sessionContext, sessionCompact, sessionHistory, sessionFork, sessionDelete, sessionRestore,
+  sessionCreate, sessionOpen, sessionAppend, sessionRead, sessionList, sessionClose, sessionContext, sessionCompact, sessionHistory, sessionFork, sessionDelete, sessionRestore, sessionPrune,
   sessionUsage, sessionRewind,
   sessionSubscribe, sessionUnsubscribe, sessionDidAppend, sessionDidOverflow, turnDidChange,
   turnStart, turnSetPhase, turnFail, turnResume, turnFinish, turnGet,

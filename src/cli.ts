@@ -11,6 +11,9 @@ import { protocolVocabulary } from '../protocol/vocabulary.js';
 import { startServer } from './server/server.js';
 import { StoreError } from './domain/errors.js';
 import { FileSessionStore } from './backends/file/fileStore.js';
+import { ephemeralFileStore } from './backends/file/ephemeralStore.js';
+import { SecretSet } from './domain/secrets/knownSecrets.js';
+import { EphemeralRouter } from './engine/ephemeral.js';
 import type { SessionStore } from './domain/types.js';
 import { DEFAULT_PG_SCHEMA, isPostgresUrl } from './backends/postgres/url.js';
 import { packageInfo } from './version.js';
@@ -118,9 +121,19 @@ function storeRoot(store: string | undefined, workspace: string | undefined): st
   return path.resolve(workspace ?? process.cwd(), '.session-sidecar');
 }
 
+/**
+ * The served store: the durable one (file or PostgreSQL) behind the router that keeps ephemeral
+ * sessions (protocol §17) in a file store over memory; one secret set gates both.
+ */
 async function openStore(args: ServeArgs, log: ReturnType<typeof createStderrLogger>): Promise<SessionStore> {
   const warn = (m: string) => log.warn(m);
-  if (!args.pg) return new FileSessionStore(args.store, { warn, vocabulary: protocolVocabulary, leaseStaleMs: args.leaseStaleMs });
+  const secrets = new SecretSet();
+  const durable = await openDurableStore(args, warn, secrets);
+  return new EphemeralRouter(durable, () => ephemeralFileStore({ warn, vocabulary: protocolVocabulary, secrets }));
+}
+
+async function openDurableStore(args: ServeArgs, warn: (m: string) => void, secrets: SecretSet): Promise<SessionStore> {
+  if (!args.pg) return new FileSessionStore(args.store, { warn, vocabulary: protocolVocabulary, leaseStaleMs: args.leaseStaleMs, secrets });
   // Loaded only for a PostgreSQL store: a file store's start never pays for them.
   const [{ openPostgresBackend }, { storeErrorOf }, { PostgresSessionStore }] = await Promise.all([
     import('./backends/postgres/backend.js'), import('./backends/postgres/store/errors.js'), import('./backends/postgres/store/runtime.js'),
@@ -129,12 +142,12 @@ async function openStore(args: ServeArgs, log: ReturnType<typeof createStderrLog
   try {
     backend = await openPostgresBackend({
       url: args.store, schema: args.pg.schema, leaseStaleMs: args.leaseStaleMs,
-      onError: (e) => log.warn(`database: ${e.kind}${e.details.reason ? ` (${String(e.details.reason)})` : ''}`),
+      onError: (e) => warn(`database: ${e.kind}${e.details.reason ? ` (${String(e.details.reason)})` : ''}`),
     });
   } catch (e) {
     throw storeErrorOf(e);
   }
-  return new PostgresSessionStore(backend, { localRoot: args.pg.localRoot, warn, vocabulary: protocolVocabulary });
+  return new PostgresSessionStore(backend, { localRoot: args.pg.localRoot, warn, vocabulary: protocolVocabulary, secrets });
 }
 
 async function serve(args: ServeArgs): Promise<number> {

@@ -29,6 +29,9 @@ export const SessionCreateParams = paramsObject({
     description: 'manual (default): turns only through turn/* methods; auto: messages drive the turn lifecycle',
   }),
   keepScratch: KeepScratch.optional().meta({ description: 'When tool scratch directories survive session/close (default never)' }),
+  ephemeral: z.boolean().optional().meta({
+    description: 'Keep the session in this process\'s memory only: never written to the store, gone at session/close and at exit (capability session.ephemeral)',
+  }),
   blobThreshold: z.number().int().min(1024).max(1 << 30).optional().meta({
     description: `String members larger than this many bytes are stored as blobs (default ${DEFAULT_BLOB_THRESHOLD})`,
   }),

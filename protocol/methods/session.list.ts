@@ -21,6 +21,7 @@ export const SessionSummary = z
     firstMessage: z.string().optional().meta({ description: '"role: text" of the first message, cut at 120 characters' }),
     lastMessage: z.string().optional().meta({ description: '"role: text" of the last message, cut at 120 characters' }),
     parent: ParentLink.optional(),
+    ephemeral: z.literal(true).optional().meta({ description: 'An ephemeral session of this process (listed only here, before the durable ones)' }),
   })
   .meta({ id: 'SessionSummary' });
 

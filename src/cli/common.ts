@@ -6,7 +6,7 @@ import { FileSessionStore } from '../backends/file/fileStore.js';
 import type { OpenedSession, SessionStore, SessionSummary } from '../domain/types.js';
 import { err } from './output.js';
 import { readOnlyFs } from './readOnlyFs.js';
-import { openReadOnlyPgStore, type StoreTarget, targetOf } from './storeTarget.js';
+import { openReadOnlyBackend, openReadOnlyPgStore, type StoreTarget, targetOf } from './storeTarget.js';
 
 /** A command-line mistake: one line on stderr, exit code 2. */
 export class UsageError extends Error {
@@ -131,6 +131,28 @@ function storeWarning(message: string): void {
 export async function openStore(target: StoreTarget): Promise<SessionStore> {
   if (target.kind === 'postgres') return openReadOnlyPgStore(target, (m) => new CliError(m), storeWarning);
   return openFileStore(target.root);
+}
+
+/**
+ * Opens an existing store for the commands that change it (prune, trash restore|empty): as
+ * `serve` does — writer leases taken, so a session a sidecar holds open is never moved — but a
+ * missing store (or PostgreSQL schema) is an error, never created.
+ */
+export async function openWritableStore(target: StoreTarget): Promise<SessionStore> {
+  if (target.kind === 'postgres') {
+    await (await openReadOnlyBackend(target, (m) => new CliError(m))).close(); // it exists: nothing is created
+    const [{ openPostgresBackend }, { PostgresSessionStore }, { storeErrorOf }] = await Promise.all([
+      import('../backends/postgres/backend.js'), import('../backends/postgres/store/runtime.js'), import('../backends/postgres/store/errors.js'),
+    ]);
+    try {
+      const db = await openPostgresBackend({ url: target.url, schema: target.schema, poolMax: 2, applicationName: 'session-sidecar-cli' });
+      return new PostgresSessionStore(db, { localRoot: path.join(process.cwd(), '.session-sidecar'), warn: storeWarning });
+    } catch (e) {
+      throw storeErrorOf(e);
+    }
+  }
+  openFileStore(target.root); // the same checks: an existing store
+  return new FileSessionStore(target.root, { warn: storeWarning });
 }
 
 function openFileStore(root: string): FileSessionStore {

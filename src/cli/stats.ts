@@ -11,28 +11,35 @@ const TOP = 10;
 export const statsCommand: Command = {
   name: 'stats',
   summary: summaryOf('stats'),
-  usage: `Usage: session-sidecar stats [--json] [options]
+  usage: `Usage: session-sidecar stats [--all] [--json] [options]
 
-Counts the store's sessions, their records (last seqs: compacted records included) and bytes
-(journals and archived generations), sums their token usage (by model in --json), and lists
-the ${TOP} largest sessions.
+Counts the store's sessions, their records (last seqs: compacted records included) and bytes,
+sums their token usage (by model in --json, as "usage"), and lists the ${TOP} largest sessions (every session with --all). A session's bytes are those of
+its journal and of its archived generations (history/), as stored; the trash, blobs, state
+values and tool scratch are not counted, nor are the index and list cache (derived data).
+With --json, "perSession" holds every session's size (and "bytes" their total).
 
 Options:
+  --all                    list every session's size, largest first
   --json                   the numbers as JSON
 ${STORE_HELP}
 `,
   async run(argv) {
-    const listing = await listingOf(this, argv);
+    const all = argv.includes('--all');
+    const listing = await listingOf(this, argv.filter((a) => a !== '--all'));
     if (!listing) return out(this.usage), 0;
     const rows = await withArchives(listing.store, listing.sessions);
     const usage = sumUsage(rows.map((r) => r.usage));
     await listing.store.closeAll();
     const totals = totalsOf(rows);
-    const largest = [...rows].sort((a, b) => b.totalBytes - a.totalBytes || (a.sessionId < b.sessionId ? -1 : 1)).slice(0, TOP);
+    const bySize = [...rows].sort((a, b) => b.totalBytes - a.totalBytes || (a.sessionId < b.sessionId ? -1 : 1));
+    const largest = all ? bySize : bySize.slice(0, TOP);
+    const sizeOf = (r: Row) => ({ sessionId: r.sessionId, title: r.title, records: r.lastSeq, bytes: r.totalBytes, journalBytes: r.bytes, archivedBytes: r.archivedBytes, updatedAt: r.updatedAt });
     if (listing.json) {
       out(`${JSON.stringify({
         root: listing.root, ...totals, usage,
-        largest: largest.map((r) => ({ sessionId: r.sessionId, title: r.title, records: r.lastSeq, bytes: r.totalBytes, journalBytes: r.bytes, archivedBytes: r.archivedBytes, updatedAt: r.updatedAt })),
+        largest: bySize.slice(0, TOP).map(sizeOf),
+        perSession: bySize.map(sizeOf),
       }, null, 2)}\n`);
     } else printStats(listing.root, totals, largest, usageLine(usage));
     return 0;
@@ -87,7 +94,7 @@ function printStats(root: string, totals: Totals, largest: Row[], usage: string 
   if (totals.lastUpdate) lines.push(`${st.bold('updated')}   ${relativeTime(totals.lastUpdate, now)} (${totals.lastUpdate})`);
   out(`${lines.join('\n')}\n`);
   if (largest.length === 0) return;
-  out(`\n${st.bold(`largest sessions`)}\n`);
+  out(`\n${st.bold(largest.length > TOP ? 'every session, largest first' : 'largest sessions')}\n`);
   const t = [['ID', 'TITLE', 'RECORDS', 'SIZE', 'UPDATED']];
   for (const r of largest) t.push([r.sessionId, r.title ? oneLine(safeText(r.title), 40) : '-', String(r.lastSeq), humanBytes(r.totalBytes), relativeTime(r.updatedAt, now)]);
   out(table(t, new Set([2, 3]), (row, _c, cell) => (row === 0 ? st.bold(cell) : cell)));

@@ -120,6 +120,18 @@ export interface SessionSummary {
   firstMessage?: string;
   lastMessage?: string;
   parent?: ParentLink;
+  /** Kept in this process's memory only (session/create ephemeral): listed only here. */
+  ephemeral?: true;
+}
+
+/** A session in the trash (deleted, restorable until purged). */
+export interface TrashEntry {
+  sessionId: string;
+  title?: string;
+  /** When it was moved to the trash. */
+  deletedAt: string;
+  /** Its stored bytes (journal and archived generations). */
+  bytes: number;
 }
 
 export interface ListPage {
@@ -141,6 +153,11 @@ export interface SessionStore {
   setRequestsWaiting?(probe: () => number): void;
   /** Creates a session durably and opens it for writing; no secret of `secrets` may be in the header. */
   create(header: SessionHeaderInput, secrets?: SecretsInput): Promise<CreatedSession>;
+  /**
+   * Creates a session kept in this process's memory only (protocol §17): never written to disk
+   * or database, gone at close and at exit. Optional: a store without it refuses `ephemeral`.
+   */
+  createEphemeral?(header: SessionHeaderInput, secrets?: SecretsInput): Promise<CreatedSession>;
   /** Opens (or re-opens) a session; `write` repairs a torn tail and allows appends. Adds `secrets`. */
   open(sessionId: string, mode: OpenMode, secrets?: SecretsInput): Promise<OpenedSession>;
   /** Appends all records or none; resolves only once they are durable. */
@@ -162,8 +179,16 @@ export interface SessionStore {
   history(sessionId: string): Promise<HistoryEntry[]>;
   /** A new session with a copy of the records up to atSeq, linked to its parent; opened for writing. */
   fork(sessionId: string, atSeq?: number): Promise<{ sessionId: string }>;
-  /** Moves a session to the trash (or removes it for good with purge). */
-  delete(sessionId: string, purge?: boolean): Promise<void>;
+  /**
+   * Moves a session to the trash (or removes it for good with purge). `ifIdle`: a session open
+   * for writing in this instance is refused (SessionLocked, reason openHere) instead of closed
+   * first — as one open in another process always is.
+   */
+  delete(sessionId: string, purge?: boolean, opts?: { ifIdle?: boolean }): Promise<void>;
+  /** The sessions in the trash, most recently deleted first. Optional: a store without it has no trash listing. */
+  listTrash?(): Promise<TrashEntry[]>;
+  /** The session's stored header (for a prune's tag filter). Optional: without it, no session has tags. */
+  header?(sessionId: string): Promise<SessionHeader>;
   /** Brings a deleted session back from the trash. */
   restore(sessionId: string): Promise<void>;
   /**
@@ -260,4 +285,9 @@ export interface RecordsText {
   count: number;
   lastSeq: number;
   nextAfterSeq: number | null;
+  /**
+   * Called once `body` has been written out and will never be read again: a backend may then
+   * reuse its buffers for a later page (so paging through a large session holds about one page).
+   */
+  release?: () => void;
 }

@@ -9,7 +9,11 @@ import type { Framing } from './frameDecoder.js';
  * output is). `toJSON` keeps any other serializer correct.
  */
 export class RawJson {
-  constructor(readonly parts: Buffer[]) {}
+  constructor(
+    readonly parts: Buffer[],
+    /** Called once the parts have been written out (or the write failed): nothing reads them after. */
+    readonly release?: () => void,
+  ) {}
 
   toJSON(): unknown {
     return JSON.parse(Buffer.concat(this.parts).toString('utf8'));
@@ -49,8 +53,11 @@ export class FramingWriter extends AbstractMessageWriter implements MessageWrite
     // so they leave in one writev); the stream keeps them in order with every other frame.
     const last = frame.pop() as Buffer;
     for (const part of frame) this.output.write(part);
+    const result = (msg as { result?: unknown }).result;
     return new Promise((resolve, reject) => {
       this.output.write(last, (err) => {
+        // the stream calls back once every part before `last` has gone out too (it keeps order)
+        if (result instanceof RawJson) result.release?.();
         if (!err) return resolve();
         this.fireError(err, msg);
         reject(err);

@@ -88,6 +88,8 @@ export class Lifecycle {
           subscribe: { crossProcess: true, maxUnsentRecords: MAX_UNSENT_RECORDS },
           usage: true,
           rewind: true,
+          prune: { dryRun: true, tags: true },
+          ...(this.opts.store.createEphemeral ? { ephemeral: { scratch: false } } : {}),
         },
         turns: { modes: ['manual', 'auto'] },
         tool: { scratch: true },

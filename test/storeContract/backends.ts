@@ -17,6 +17,7 @@ import { PostgresSessionStore } from '../../src/backends/postgres/store/runtime.
 import { StoreError, type StoreErrorKind } from '../../src/domain/errors.js';
 import { FileSessionStore } from '../../src/backends/file/fileStore.js';
 import type { RecordInput, SessionStore, StoredRecord } from '../../src/domain/types.js';
+import type { SecretSet } from '../../src/domain/secrets/knownSecrets.js';
 import { tempDir } from '../helpers.js';
 import { freshSchema, pgAvailability, releaseSharedCluster, sharedCluster } from '../pg/pgServer.js';
 
@@ -28,6 +29,8 @@ export interface StoreOpts {
   vocabulary?: readonly string[];
   maxRecordBytes?: number;
   readOnly?: boolean;
+  /** The secret set the instance gates against (shared with an ephemeral store, say). */
+  secrets?: SecretSet;
 }
 
 /** One store's data (a directory, or a schema) and the instances opened on it. */

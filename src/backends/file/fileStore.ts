@@ -15,6 +15,7 @@ import { JournalWriter } from './journal/writer.js';
 import { SessionLease } from './leases.js';
 import { finishTrash, forkLines, liveLeftovers, purgeSession, restoreSession, trashSession } from './lineage.js';
 import { listSessions } from './list.js';
+import { listTrashed } from './trash.js';
 import { watchSession } from './watch.js';
 import { OpenSession } from './openSession.js';
 import type { SecretSet } from '../../domain/secrets/knownSecrets.js';
@@ -33,7 +34,7 @@ import { NO_USAGE, shownUsage } from '../../domain/usage.js';
 import { stateAt } from './journal/compact.js';
 import type {
   AppendResult, RewindResult, UsageReport, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListPage, PruneOptions, ReadOptions, ReadPage, RecordInput, RecordsText,
-  SecretsInput, SecretsStatus, SessionHeaderInput, SessionStore, StoredRecord, TurnChange, TurnKind, TurnState,
+  SecretsInput, SecretsStatus, SessionHeader, SessionHeaderInput, TrashEntry, SessionStore, StoredRecord, TurnChange, TurnKind, TurnState,
 } from '../../domain/types.js';
 import { DEFAULT_READ_LIMIT, PAGE_BYTES } from '../../domain/limits.js';
 import { RuntimeStore } from './runtimeStore.js';
@@ -120,7 +121,15 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     return { sessionId: created.sessionId };
   }
 
-  async delete(sessionId: string, purge = false): Promise<void> {
+  async listTrash(): Promise<TrashEntry[]> {
+    return listTrashed(this.fsl, this.layout);
+  }
+
+  async header(sessionId: string): Promise<SessionHeader> {
+    return this.withReadHandle(sessionId, undefined, (handle) => handle.header as SessionHeader);
+  }
+
+  async delete(sessionId: string, purge = false, opts: { ifIdle?: boolean } = {}): Promise<void> {
     checkSessionId(sessionId);
     this.refuseIfReadOnly('delete a session');
     const live = this.fsl.lstatSync(this.layout.journal(sessionId)) !== undefined;
@@ -133,6 +142,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
       throw new StoreError('Conflict', `session ${sessionId} is already in the trash: restore or purge it`, { reason: 'inTrash', sessionId });
     }
     const open = this.sessions.get(sessionId);
+    if (opts.ifIdle && open?.writer) throw openHere(sessionId);
     if (open) {
       this.sessions.delete(sessionId);
       await open.close();
@@ -298,7 +308,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
         const afterSeq = Math.min(opts.afterSeq ?? 0, position.lastSeq);
         const from = afterSeq === 0 ? dataStart : seekAfterSeq(this.fsl, fd, dataStart, position.bytes, afterSeq);
         const page = readTextPage(this.fsl, fd, { from, end: position.bytes, afterSeq, limit: opts.limit ?? DEFAULT_READ_LIMIT, maxBytes: PAGE_BYTES, firstSeq: handle.firstSeq });
-        return page && { body: page.chunks, count: page.count, lastSeq: position.lastSeq, nextAfterSeq: page.scannedSeq < position.lastSeq ? page.scannedSeq : null };
+        return page && { body: page.chunks, count: page.count, lastSeq: position.lastSeq, nextAfterSeq: page.scannedSeq < position.lastSeq ? page.scannedSeq : null, release: page.release };
       });
       if (fast) return fast;
     }
@@ -342,6 +352,10 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
 }
 
 const COMMA = Buffer.from(',');
+
+function openHere(sessionId: string): StoreError {
+  return new StoreError('SessionLocked', `session ${sessionId} is open for writing in this process`, { sessionId, reason: 'openHere' });
+}
 
 /** Records' byte slices as one comma-separated list. */
 function joinRecords(records: RecordBytes[]): Buffer[] {

@@ -43,6 +43,12 @@ export interface FileStoreOptions {
    * no folders created, no index entry refreshed, no write open, no lease taken.
    */
   readOnly?: boolean;
+  /**
+   * The secrets this instance gates against and adds its sessions' secrets to; given, it is
+   * shared with another store instance of the same process (an ephemeral store beside the
+   * durable one: a secret registered for either reaches neither's bytes).
+   */
+  secrets?: SecretSet;
   /** Test seams: called after each durable step of a compaction (a test may throw there). */
   hooks?: { compactionStep?: (step: CompactionStep) => void };
 }
@@ -67,7 +73,7 @@ export abstract class StoreCore {
   protected readonly useLeases: boolean;
   protected readonly readOnly: boolean;
   /** Every secret registered in this instance, kept to scrub error and log text. */
-  protected readonly allSecrets = new SecretSet();
+  protected readonly allSecrets: SecretSet;
   protected readonly sessions = new Map<string, OpenSession>();
   protected readonly opening = new Map<string, Promise<unknown>>();
   protected readonly watchers = new Map<string, Set<{ poke(): void }>>();
@@ -84,6 +90,7 @@ export abstract class StoreCore {
 
   constructor(root: string, opts: FileStoreOptions = {}) {
     this.root = path.resolve(root);
+    this.allSecrets = opts.secrets ?? new SecretSet();
     // Every write of this store passes the final secret gate (secrets/finalGate.ts).
     this.fsl = gateFs(opts.fs ?? nodeFs, this.allSecrets);
     this.layout = new StoreLayout(this.root);

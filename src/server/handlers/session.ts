@@ -10,7 +10,11 @@ import { cancelled, handle, type RequestHandler } from '../dispatch.js';
 /** session/* — each handler only translates params to one store call. */
 export function sessionHandlers(store: SessionStore): RequestHandler[] {
   return [
-    handle(sessionCreate, async ({ _meta, secrets, ...header }) => store.create(header, secrets)),
+    handle(sessionCreate, async ({ _meta, secrets, ephemeral, ...header }) => {
+      if (!ephemeral) return store.create(header, secrets);
+      if (!store.createEphemeral) throw new StoreError('InvalidArgument', 'this server keeps no ephemeral sessions', { path: 'ephemeral' });
+      return store.createEphemeral(header, secrets);
+    }),
     handle(sessionOpen, async (p) => store.open(sessionToOpen(store, p), p.mode ?? 'write', p.secrets)),
     handle(sessionAppend, async (p, token) => {
       if (token.isCancellationRequested) throw cancelled();
@@ -21,7 +25,7 @@ export function sessionHandlers(store: SessionStore): RequestHandler[] {
       if (p.inline || !store.readText) return store.read(p.sessionId, { ...opts, inline: p.inline });
       // The records' stored JSON bytes go out as they are: no objects built, none re-serialized.
       const page = await store.readText(p.sessionId, opts);
-      return new RawJson([OPEN_RECORDS, ...page.body, Buffer.from(`],"lastSeq":${page.lastSeq},"nextAfterSeq":${page.nextAfterSeq}}`)]);
+      return new RawJson([OPEN_RECORDS, ...page.body, Buffer.from(`],"lastSeq":${page.lastSeq},"nextAfterSeq":${page.nextAfterSeq}}`)], page.release);
     }),
     handle(sessionCompact, async ({ _meta, sessionId, ...req }) => store.compact(sessionId, req)),
     handle(sessionHistory, async (p) => ({ generations: await store.history(p.sessionId) })),

@@ -129,3 +129,25 @@ describe('session/read as stored bytes', () => {
     await r.closeAll();
   });
 });
+
+describe('session/read output buffers are reused only after release', () => {
+  it('a page never shares a buffer with a page not yet released; a released page gives its buffers to the next', async () => {
+    const root = tempDir();
+    const s = store(root);
+    const { sessionId } = await s.create({});
+    const big = 'x'.repeat(300_000);
+    for (let i = 0; i < 40; i++) await s.append(sessionId, [message('user', `${i} ${big}`)]); // ~12 MB: a page spans several 4 MiB buffers
+    const a = await s.readText(sessionId, { limit: 20 });
+    const aBytes = Buffer.concat(a.body);
+    const b = await s.readText(sessionId, { afterSeq: 20 });
+    const buffersOf = (p: RecordsText) => new Set(p.body.map((c) => c.buffer));
+    const shared = [...buffersOf(a)].filter((ab) => buffersOf(b).has(ab));
+    expect(shared).toHaveLength(0); // a is still being "written": b must not have taken its buffers
+    expect(Buffer.concat(a.body).equals(aBytes)).toBe(true);
+    a.release?.();
+    const c = await s.readText(sessionId, { afterSeq: 20 });
+    expect([...buffersOf(c)].some((ab) => buffersOf(a).has(ab))).toBe(true); // reused, not left to the GC
+    expect(parsed(c)).toEqual(parsed(b)); // and filled afresh
+    await s.closeAll();
+  });
+});

@@ -13,6 +13,8 @@ export interface Line {
 const CHUNK = 1 << 20;
 const SMALL_CHUNK = 1 << 16;
 const NL = 0x0a;
+/** nextLineStart's read buffer, reused (it is synchronous and keeps no view of it): a page's bisecting seek allocates nothing. */
+let seekBuf: Buffer | undefined;
 
 function readAt(fsl: FsLayer, fd: number, buf: Buffer, position: number): number {
   let got = 0;
@@ -24,13 +26,18 @@ function readAt(fsl: FsLayer, fd: number, buf: Buffer, position: number): number
   return got;
 }
 
-/** Lines of `fd` in [start, end), read in large chunks; a line may span many chunks. */
-export function* scanLines(fsl: FsLayer, fd: number, start: number, end: number): Generator<Line> {
+/**
+ * Lines of `fd` in [start, end), read in large chunks; a line may span many chunks. `firstChunk`
+ * sizes the first read: a caller that wants one line (a header) reads 64 KiB, not 1 MiB.
+ */
+export function* scanLines(fsl: FsLayer, fd: number, start: number, end: number, firstChunk = CHUNK): Generator<Line> {
   let pos = start;
   let lineStart = start;
   let parts: Buffer[] = [];
+  let size = firstChunk;
   while (pos < end) {
-    const chunk = Buffer.allocUnsafe(Math.min(CHUNK, end - pos));
+    const chunk = Buffer.allocUnsafe(Math.min(size, end - pos));
+    size = CHUNK;
     const n = readAt(fsl, fd, chunk, pos);
     let from = 0;
     for (let nl = chunk.indexOf(NL, from); nl !== -1 && nl < n; nl = chunk.indexOf(NL, from)) {
@@ -46,6 +53,12 @@ export function* scanLines(fsl: FsLayer, fd: number, start: number, end: number)
     if (n < chunk.length) break; // the file is shorter than expected: stop at what exists
   }
   if (parts.length > 0) yield { start: lineStart, end: pos, bytes: Buffer.concat(parts), terminated: false };
+}
+
+/** The first line of [start, end), or undefined when there is none. */
+export function firstLine(fsl: FsLayer, fd: number, start: number, end: number): Line | undefined {
+  const first = scanLines(fsl, fd, start, end, SMALL_CHUNK).next();
+  return first.done ? undefined : first.value;
 }
 
 /** The complete line whose newline is the byte at `end - 1`, or undefined if there is none. */
@@ -73,8 +86,9 @@ export function lineEndingAt(fsl: FsLayer, fd: number, end: number, floor: numbe
 /** Offset of the first line start at or after `from` (the byte after the next newline), or `limit`. */
 export function nextLineStart(fsl: FsLayer, fd: number, from: number, limit: number): number {
   let pos = from;
+  seekBuf ??= Buffer.allocUnsafe(SMALL_CHUNK);
   while (pos < limit) {
-    const buf = Buffer.allocUnsafe(Math.min(SMALL_CHUNK, limit - pos));
+    const buf = seekBuf.subarray(0, Math.min(SMALL_CHUNK, limit - pos));
     const n = readAt(fsl, fd, buf, pos);
     const nl = buf.subarray(0, n).indexOf(NL);
     if (nl !== -1) return pos + nl + 1;

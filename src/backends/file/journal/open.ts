@@ -9,7 +9,7 @@ import { type IndexEntry, positionOf } from '../sessionIndex.js';
 import { summarizeRecord } from '../../../domain/summary.js';
 import type { SessionHeader } from '../../../domain/types.js';
 import { decodeLine, peekKind, peekSeq } from './format.js';
-import { lineEndingAt, readPrefix, scanLines } from './lines.js';
+import { firstLine, lineEndingAt, readPrefix } from './lines.js';
 import { corrupt, crcOf, type JournalPosition, readHeader, scanRecords } from './scan.js';
 
 /** An open journal, verified up to `position`. */
@@ -140,7 +140,7 @@ function trustHint(fsl: FsLayer, fd: number, ino: number, size: number, dataStar
 
 function headerOf(h: Record<string, unknown>): SessionHeader {
   const header: SessionHeader = { sessionId: String(h.sessionId), createdAt: String(h.createdAt) };
-  for (const key of ['parent', 'turns', 'cwd', 'title', 'systemPrompt', 'llm', 'metadata', 'secretEnv', 'keepScratch', 'blobThreshold'] as const) {
+  for (const key of ['parent', 'turns', 'cwd', 'title', 'systemPrompt', 'llm', 'metadata', 'tags', 'secretEnv', 'keepScratch', 'blobThreshold'] as const) {
     if (h[key] !== undefined) (header as unknown as Record<string, unknown>)[key] = h[key];
   }
   return header;
@@ -185,8 +185,8 @@ function firstRecord(fsl: FsLayer, fd: number, dataStart: number, size: number):
   const cp = CHECKPOINT_PREFIX.exec(prefix.toString('latin1'));
   if (cp) return { firstSeq: seq, generation: Number(cp[2]) };
   if (peekKind(prefix) !== undefined || !prefix.includes('"kind":"checkpoint"')) return { firstSeq: seq, generation: 0 };
-  const first = scanLines(fsl, fd, dataStart, size).next(); // a line of an older writer: parse it
-  const decoded = !first.done && first.value.terminated ? decodeLine(first.value.bytes) : undefined;
+  const first = firstLine(fsl, fd, dataStart, size); // a line of an older writer: parse it
+  const decoded = first?.terminated ? decodeLine(first.bytes) : undefined;
   const generation = decoded?.ok && decoded.value.kind === 'checkpoint' ? Number(decoded.value.generation) : 0;
   return { firstSeq: seq, generation: Number.isSafeInteger(generation) ? generation : 0 };
 }

@@ -20,6 +20,8 @@ export interface TextPage {
   count: number;
   /** Seq of the last line examined. */
   scannedSeq: number;
+  /** Gives the chunks' buffers back to the pool: call only once nothing will read `chunks` again. */
+  release(): void;
 }
 
 export interface TextPageRequest {
@@ -75,18 +77,43 @@ function hex8At(buf: Buffer, at: number): number {
   return n;
 }
 
+/**
+ * Output buffers of OUT_CHUNK bytes that pages handed back (TextPage.release) once their bytes
+ * were written out, so paging through a large session reuses about one page's worth of memory
+ * instead of leaving every page's buffers to the garbage collector (external memory, which V8
+ * collects late). Invariant: a buffer is here only while no page references it.
+ */
+const pool: Buffer[] = [];
+const POOL_MAX = 8; // 32 MiB: two pages of PAGE_BYTES in flight at most are kept
+
+/** The read buffer, reused by every page (readTextPage is synchronous: one page at a time). */
+let readBuf: Buffer | undefined;
+
 /** Output buffers filled in order; a record never spans two. */
 class Out {
   readonly chunks: Buffer[] = [];
+  /** Every pooled buffer this page took (the chunks are views of them). */
+  private readonly owned: Buffer[] = [];
   private cur: Buffer = Buffer.alloc(0);
   private used = 0;
+
+  private take(need: number): Buffer {
+    if (need > OUT_CHUNK) return Buffer.allocUnsafe(need); // a record larger than a chunk: not pooled
+    const b = pool.pop() ?? Buffer.allocUnsafe(OUT_CHUNK); // every byte handed out is written first
+    this.owned.push(b);
+    return b;
+  }
+
+  release(): void {
+    for (const b of this.owned.splice(0)) if (pool.length < POOL_MAX) pool.push(b);
+  }
 
   /** Appends `[a, b)` then `[c, d)` of `src`, then `}` (after a comma unless first). */
   push(src: Buffer, a: number, b: number, c: number, d: number, first: boolean): void {
     const need = (first ? 0 : 1) + (b - a) + (d - c) + 1;
     if (this.used + need > this.cur.length) {
       this.seal();
-      this.cur = Buffer.allocUnsafe(Math.max(OUT_CHUNK, need)); // every byte handed out is written first
+      this.cur = this.take(need);
     }
     if (!first) this.cur[this.used++] = COMMA;
     this.used += src.copy(this.cur, this.used, a, b);
@@ -108,7 +135,8 @@ export function readTextPage(fsl: FsLayer, fd: number, req: TextPageRequest): Te
   let bytes = 0;
   let scannedSeq = Math.max(req.afterSeq, req.firstSeq - 1);
   const lineOf = (seq: number) => 2 + seq - req.firstSeq;
-  let buf: Buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK, Math.max(1, req.end - req.from)));
+  readBuf ??= Buffer.allocUnsafe(READ_CHUNK);
+  let buf: Buffer = readBuf; // grown (and then not kept) only for a line longer than READ_CHUNK
   let pos = req.from; // file offset of buf[0]
   let have = 0; // bytes of buf read
   for (;;) {
@@ -121,17 +149,17 @@ export function readTextPage(fsl: FsLayer, fd: number, req: TextPageRequest): Te
     let start = 0;
     let nl = buf.indexOf(NL, 0);
     if (nl === -1 || nl >= have) {
-      if (pos + have >= req.end) return have === 0 ? finish() : undefined; // an unterminated last line
+      if (pos + have >= req.end) return have === 0 ? finish() : bail(); // an unterminated last line
       if (have === buf.length) buf = grow(buf, have); // a line longer than the buffer
       continue;
     }
     while (nl !== -1 && nl < have) {
       const r = line(buf, start, nl);
-      if (r === undefined) return undefined;
+      if (r === undefined) return bail();
       if (r.seq > req.afterSeq) {
         const expected = scannedSeq + 1;
-        if (!r.crcOk) throw corrupt(lineOf(expected), 'checksum mismatch', { seq: expected });
-        if (r.seq !== expected) throw corrupt(lineOf(expected), `seq ${r.seq} where ${expected} was expected`);
+        if (!r.crcOk) throw bail(corrupt(lineOf(expected), 'checksum mismatch', { seq: expected }));
+        if (r.seq !== expected) throw bail(corrupt(lineOf(expected), `seq ${r.seq} where ${expected} was expected`));
         out.push(buf, start, r.cut, r.resume, r.bodyEnd, count === 0);
         scannedSeq = expected;
         count += 1;
@@ -148,9 +176,24 @@ export function readTextPage(fsl: FsLayer, fd: number, req: TextPageRequest): Te
     if (pos >= req.end) return finish();
   }
 
+  /** The page is abandoned (the general path takes over, or it is Corrupt): nothing references its buffers. */
+  function bail(): undefined;
+  function bail<E>(err: E): E;
+  function bail<E>(err?: E): E | undefined {
+    out.release();
+    return err;
+  }
+
   function finish(): TextPage {
     out.seal();
-    return { chunks: out.chunks, count, scannedSeq };
+    let released = false;
+    return {
+      chunks: out.chunks, count, scannedSeq,
+      release: () => {
+        if (!released) out.release();
+        released = true;
+      },
+    };
   }
 }
 

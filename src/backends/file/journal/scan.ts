@@ -2,7 +2,7 @@ import type { FsLayer } from '../../../durable/fsLayer.js';
 import { StoreError } from '../../../domain/errors.js';
 import { decodeLine, JOURNAL_FORMAT, JOURNAL_VERSION } from './format.js';
 import { applyTurn, type TurnEvent, type TurnState } from '../../../domain/turns/turnState.js';
-import { type Line, scanLines } from './lines.js';
+import { firstLine, type Line, scanLines } from './lines.js';
 import { NO_RUNTIME, reduceRuntime, type RuntimeCounters } from '../../../domain/runtimeCounters.js';
 import { NO_USAGE, reduceUsage, type UsageTotals } from '../../../domain/usage.js';
 
@@ -49,8 +49,7 @@ export function corrupt(lineNo: number, reason: string, extra: Record<string, un
 
 /** Reads and verifies the header (line 1). */
 export function readHeader(fsl: FsLayer, fd: number, size: number): { header: Record<string, unknown>; line: Line } {
-  const first = scanLines(fsl, fd, 0, size).next();
-  const line = first.done ? undefined : first.value;
+  const line = firstLine(fsl, fd, 0, size);
   if (!line || !line.terminated) throw corrupt(1, 'missing or unterminated header');
   const decoded = decodeLine(line.bytes);
   if (!decoded.ok) throw corrupt(1, `header ${decoded.reason}`);

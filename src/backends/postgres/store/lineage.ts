@@ -4,7 +4,7 @@ import { StoreError } from '../../../domain/errors.js';
 import { sanitizeSummary } from '../../../domain/summary.js';
 import { checkSessionId } from '../../../domain/ids.js';
 import { guardValue } from '../../../domain/secrets/gate.js';
-import type { CompactRequest, RecordInput, RewindResult, SessionHeader } from '../../../domain/types.js';
+import type { CompactRequest, RecordInput, RewindResult, SessionHeader, TrashEntry } from '../../../domain/types.js';
 import { checkCompactionThrough, checkRewindTarget, type RewindRecord, rewindRecord } from '../../../domain/rewind.js';
 import { prepareBatch, rewindPlan } from '../../../engine/appendPlan.js';
 import { pg } from './errors.js';
@@ -77,7 +77,27 @@ export class PgLineageStore extends PgReadStore {
     return { sessionId: created.sessionId };
   }
 
-  async delete(sessionId: string, purge = false): Promise<void> {
+  /** Trashed rows; deletedAt is the row's updated_at, which the trash move sets (sessions.ts). */
+  async listTrash(): Promise<TrashEntry[]> {
+    const out: TrashEntry[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = await pg(() => this.db.list({ ...(after !== undefined ? { after } : {}), limit: 1000, trashed: true }));
+      for (const row of page.sessions) {
+        const title = (JSON.parse(row.headerText) as SessionHeader).title;
+        out.push({ sessionId: row.sessionId, ...(title !== undefined ? { title } : {}), deletedAt: row.updatedAt, bytes: row.storedBytes });
+      }
+      if (page.nextAfter === null) break;
+      after = page.nextAfter;
+    }
+    return out.sort((a, b) => (a.deletedAt < b.deletedAt ? 1 : a.deletedAt > b.deletedAt ? -1 : a.sessionId < b.sessionId ? 1 : -1));
+  }
+
+  async header(sessionId: string): Promise<SessionHeader> {
+    return JSON.parse((await this.loadLive(checkSessionId(sessionId))).headerText) as SessionHeader;
+  }
+
+  async delete(sessionId: string, purge = false, opts: { ifIdle?: boolean } = {}): Promise<void> {
     checkSessionId(sessionId);
     this.refuseIfReadOnly('delete a session');
     const row = await pg(() => this.db.load(sessionId));
@@ -85,6 +105,9 @@ export class PgLineageStore extends PgReadStore {
       throw new StoreError('Conflict', `session ${sessionId} is already in the trash: restore or purge it`, { reason: 'inTrash', sessionId });
     }
     const open = this.sessions.get(sessionId);
+    if (opts.ifIdle && open?.queue) {
+      throw new StoreError('SessionLocked', `session ${sessionId} is open for writing in this process`, { sessionId, reason: 'openHere' });
+    }
     if (open) {
       this.sessions.delete(sessionId);
       await open.close();

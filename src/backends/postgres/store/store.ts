@@ -49,6 +49,8 @@ export interface PostgresStoreOptions {
    * reason readOnlyStore) before the backend is asked; the backend should be read-only too.
    */
   readOnly?: boolean;
+  /** Shared with another store instance of this process (as FileStoreOptions.secrets). */
+  secrets?: SecretSet;
 }
 
 /** A session open for writing in this instance (it holds the lease and a commit queue). */
@@ -63,7 +65,7 @@ export class PgStoreCore {
   protected readonly warn: (message: string) => void;
   protected readonly vocabulary: Vocabulary;
   protected readonly env: NodeJS.ProcessEnv;
-  protected readonly allSecrets = new SecretSet();
+  protected readonly allSecrets: SecretSet;
   protected readonly sessions = new Map<string, PgSession>();
   protected readonly opening = new Map<string, Promise<unknown>>();
   protected readonly failStopped = new Set<string>();
@@ -72,6 +74,7 @@ export class PgStoreCore {
 
   constructor(readonly db: PostgresBackend, opts: PostgresStoreOptions) {
     this.root = db.display;
+    this.allSecrets = opts.secrets ?? new SecretSet();
     this.readOnly = opts.readOnly ?? false;
     this.clock = opts.clock ?? Date.now;
     this.maxRecordBytes = opts.maxRecordBytes ?? 32 << 20;

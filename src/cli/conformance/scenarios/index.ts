@@ -2,10 +2,12 @@ import type { Scenario } from '../context.js';
 import { cancel } from './cancel.js';
 import { compaction } from './compaction.js';
 import { durability } from './durability.js';
+import { ephemeral } from './ephemeral.js';
 import { framing } from './framing.js';
 import { lifecycle } from './lifecycle.js';
 import { lineage } from './lineage.js';
 import { records } from './records.js';
+import { retention } from './retention.js';
 import { repair } from './repair.js';
 import { runtime } from './runtime.js';
 import { secrets } from './secrets.js';
@@ -16,5 +18,5 @@ import { usageRewind } from './usageRewind.js';
 
 /** Every scenario of the suite, in the order they run (the order of the protocol document). */
 export const SCENARIOS: readonly Scenario[] = [
-  framing, lifecycle, sessions, records, cancel, turns, repair, compaction, lineage, subscribe, runtime, secrets, durability, usageRewind,
+  framing, lifecycle, sessions, records, cancel, turns, repair, compaction, lineage, subscribe, runtime, secrets, durability, ephemeral, retention, usageRewind,
 ];

@@ -1,0 +1,87 @@
+import { summaryOf } from './commands.js';
+import { emptyTrash, trashOf } from '../engine/trash.js';
+import type { TrashEntry } from '../domain/types.js';
+import { type Command, openStore, openWritableStore, parseCommand, STORE_HELP, UsageError } from './common.js';
+import { dryRunOf } from './prune.js';
+import { humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
+
+export const trashCommand: Command = {
+  name: 'trash',
+  summary: summaryOf('trash'),
+  usage: `Usage: session-sidecar trash list [--older-than DURATION] [--json] [options]
+       session-sidecar trash restore ID... [options]
+       session-sidecar trash empty [--older-than DURATION] [--dry-run] [--yes] [--json] [options]
+
+The sessions deleted (session/delete, session/prune, 'session-sidecar prune') and kept in the
+trash. 'list' shows them, most recently deleted first (reads only); 'restore' brings sessions
+back; 'empty' removes for good the sessions deleted more than DURATION ago (all of them without
+--older-than) — with 'session/delete' purge, the only way bytes leave the store.
+
+Options:
+  --older-than DURATION    only sessions deleted more than this long ago: 7d, 12h, 90m, P7D, ...
+  --dry-run                (empty) list what would be removed; remove nothing (the default
+                           when stdout is a terminal and --yes is not given)
+  --yes                    (empty) remove them (the default when stdout is not a terminal)
+  --json                   the sessions as JSON
+${STORE_HELP}
+`,
+  async run(argv) {
+    const p = parseCommand(this, argv, {
+      'older-than': { type: 'string' }, 'dry-run': { type: 'boolean' }, yes: { type: 'boolean' }, json: { type: 'boolean' },
+    }, { min: 0, max: 1000, names: 'list, restore or empty' });
+    if (!p) return out(this.usage), 0;
+    const [action, ...ids] = p.positionals;
+    const olderThan = p.values['older-than'] as string | undefined;
+    const json = p.values.json === true;
+    if (action === 'list') {
+      if (ids.length > 0) throw new UsageError(`unexpected argument '${ids[0]}'`, this.name);
+      const store = await openStore(p.target);
+      try {
+        return show(await trashOf(store, olderThan), json, `nothing in the trash of ${p.root}`, '');
+      } finally {
+        await store.closeAll();
+      }
+    }
+    if (action === 'restore') {
+      if (ids.length === 0) throw new UsageError('restore needs the id of a session in the trash', this.name);
+      const store = await openWritableStore(p.target);
+      try {
+        for (const id of ids) {
+          await store.restore(id);
+          out(`restored ${id}\n`);
+        }
+      } finally {
+        await store.closeAll();
+      }
+      return 0;
+    }
+    if (action === 'empty') {
+      if (ids.length > 0) throw new UsageError(`unexpected argument '${ids[0]}'`, this.name);
+      const dryRun = dryRunOf(p.values);
+      const store = await openWritableStore(p.target);
+      let r;
+      try {
+        r = await emptyTrash(store, { ...(olderThan !== undefined ? { olderThan } : {}), dryRun }, Date.now());
+      } finally {
+        await store.closeAll();
+      }
+      if (json) return out(`${JSON.stringify(r, null, 2)}\n`), 0;
+      show(r.sessions, false, 'nothing to remove from the trash', dryRun ? 'would remove for good' : 'removed for good');
+      if (dryRun && r.sessions.length > 0) out(stdoutStyle().dim('dry run: nothing was removed; add --yes to remove them\n'));
+      return 0;
+    }
+    throw new UsageError(action === undefined ? 'missing list, restore or empty' : `unknown action '${action}' (list, restore or empty)`, this.name);
+  },
+};
+
+function show(entries: TrashEntry[], json: boolean, none: string, verb: string): number {
+  if (json) return out(`${JSON.stringify(entries, null, 2)}\n`), 0;
+  if (entries.length === 0) return out(`${none}\n`), 0;
+  const s = stdoutStyle();
+  const now = Date.now();
+  const rows = [['ID', 'TITLE', 'DELETED', 'SIZE']];
+  for (const e of entries) rows.push([e.sessionId, e.title ? oneLine(safeText(e.title), 40) : '-', relativeTime(e.deletedAt, now), humanBytes(e.bytes)]);
+  if (verb) out(`${verb} ${entries.length} session(s):\n`);
+  out(table(rows, new Set([3]), (r, _c, cell) => (r === 0 ? s.bold(cell) : cell)));
+  return 0;
+}

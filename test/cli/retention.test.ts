@@ -1,0 +1,133 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FileSessionStore } from '../../src/backends/file/fileStore.js';
+import { freshSchema } from '../pg/pgServer.js';
+import { pgSkip, pgUrl } from '../backends/postgres/pgTestKit.js';
+import { CLI, explain, journalPath, makeStore, runCli } from './helpers.js';
+import { makePgStore, PASSWORD, pgStore, withPassword } from './pgCliKit.js';
+
+/**
+ * `prune` and `trash list|restore|empty` through the built binary, on a file store and on a
+ * PostgreSQL URL: what moves (to the trash, bytes kept), what is skipped (a session a sidecar
+ * holds open), the dry-run default on a terminal, and that only `trash empty` removes bytes.
+ */
+
+const json = <T>(r: { stdout: string }) => JSON.parse(r.stdout) as T;
+type PruneOut = { dryRun: boolean; sessions: Array<{ sessionId: string; title?: string }>; skipped: Array<{ sessionId: string; reason: string }> };
+type TrashOut = Array<{ sessionId: string; title?: string; deletedAt: string; bytes: number }>;
+
+/** Runs the CLI with stdout on a pseudo-terminal (script(1)): what a person at a terminal gets. */
+function onTerminal(args: string[]): Promise<{ code: number | null; stdout: string }> {
+  const line = ['node', CLI, ...args].map((a) => `'${a}'`).join(' ');
+  return new Promise((resolve) => {
+    const child = spawn('script', ['-qec', line, '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+    child.on('close', (code) => resolve({ code, stdout }));
+  });
+}
+
+describe('prune and trash on a file store', () => {
+  it('prune moves to the trash (journal bytes kept), skips a session a sidecar holds open; trash list, restore, empty', async () => {
+    const fx = await makeStore();
+    const holder = new FileSessionStore(fx.root, {});
+    await holder.open(fx.chat, 'write'); // this process is "a sidecar" holding it: the CLI must skip it
+    const journal = fs.readFileSync(journalPath(fx.root, fx.compacted));
+    await new Promise((r) => setTimeout(r, 5));
+    const r = await runCli(['prune', '--store', fx.root, '--older-than', '0s', '--json']);
+    expect(r.code, explain(r)).toBe(0);
+    const out = json<PruneOut>(r);
+    expect(out.dryRun).toBe(false); // stdout is not a terminal: the default is to move
+    expect(out.sessions.map((s) => s.sessionId).sort()).toEqual([fx.compacted, fx.fork].sort());
+    expect(out.skipped).toEqual([{ sessionId: fx.chat, reason: 'open' }]);
+    expect(fs.readFileSync(path.join(fx.root, 'trash', fx.compacted, 'session', 'journal.jsonl'))).toEqual(journal);
+    expect(fs.existsSync(path.join(fx.root, 'trash', fx.compacted, 'history'))).toBe(true);
+    await holder.closeAll();
+
+    const list = await runCli(['trash', 'list', '--store', fx.root, '--json']);
+    expect(list.code, explain(list)).toBe(0);
+    const trashed = json<TrashOut>(list);
+    expect(trashed.map((e) => e.sessionId).sort()).toEqual([fx.compacted, fx.fork].sort());
+    expect(trashed.find((e) => e.sessionId === fx.compacted)).toMatchObject({ title: 'Greetings', bytes: expect.any(Number) });
+    expect(trashed.find((e) => e.sessionId === fx.compacted)!.bytes).toBeGreaterThan(journal.length); // its archive counted
+    expect(json<TrashOut>(await runCli(['trash', 'list', '--store', fx.root, '--json', '--older-than', '7d']))).toEqual([]);
+
+    const restored = await runCli(['trash', 'restore', fx.compacted, '--store', fx.root]);
+    expect(restored.code, explain(restored)).toBe(0);
+    expect(fs.readFileSync(journalPath(fx.root, fx.compacted))).toEqual(journal);
+
+    const young = await runCli(['trash', 'empty', '--store', fx.root, '--older-than', '7d', '--json']);
+    expect(json<{ sessions: TrashOut }>(young).sessions).toEqual([]);
+    expect(fs.existsSync(path.join(fx.root, 'trash', fx.fork, 'session'))).toBe(true);
+    const dry = await runCli(['trash', 'empty', '--store', fx.root, '--dry-run']);
+    expect(dry.stdout).toContain(fx.fork);
+    expect(fs.existsSync(path.join(fx.root, 'trash', fx.fork, 'session'))).toBe(true);
+    const emptied = await runCli(['trash', 'empty', '--store', fx.root, '--yes']);
+    expect(emptied.code, explain(emptied)).toBe(0);
+    expect(emptied.stdout).toContain(`removed for good 1 session(s)`);
+    expect(fs.existsSync(path.join(fx.root, 'trash', fx.fork))).toBe(false);
+    expect(fs.existsSync(journalPath(fx.root, fx.chat))).toBe(true);
+  });
+
+  it('on a terminal, prune and trash empty are dry runs unless --yes is given', async () => {
+    const fx = await makeStore();
+    await new Promise((r) => setTimeout(r, 5));
+    const dry = await onTerminal(['prune', '--store', fx.root, '--older-than', '0s']);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain('would move 3 session(s)');
+    expect(dry.stdout).toContain('add --yes');
+    for (const id of [fx.chat, fx.compacted, fx.fork]) expect(fs.existsSync(journalPath(fx.root, id))).toBe(true);
+    const moved = await onTerminal(['prune', '--store', fx.root, '--older-than', '0s', '--keep-last', '1', '--yes']);
+    expect(moved.stdout).toContain('moved 2 session(s)');
+    expect(fs.readdirSync(path.join(fx.root, 'trash'))).toHaveLength(2);
+    const empty = await onTerminal(['trash', 'empty', '--store', fx.root]);
+    expect(empty.stdout).toContain('would remove for good 2 session(s)');
+    expect(fs.readdirSync(path.join(fx.root, 'trash'))).toHaveLength(2);
+  });
+
+  it('--help, and usage errors exit 2 changing nothing', async () => {
+    const fx = await makeStore();
+    for (const cmd of ['prune', 'trash']) {
+      const h = await runCli([cmd, '--help']);
+      expect(h.code).toBe(0);
+      expect(h.stdout).toContain(`Usage: session-sidecar ${cmd}`);
+    }
+    for (const args of [['prune'], ['prune', '--older-than', '0s', '--keep-last', 'x'], ['trash'], ['trash', 'burn'], ['trash', 'restore']]) {
+      const r = await runCli([...args, '--store', fx.root]);
+      expect(r.code, `${args.join(' ')}: ${explain(r)}`).toBe(2);
+    }
+    const bad = await runCli(['prune', '--older-than', '3y', '--store', fx.root]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('duration');
+    expect(fs.existsSync(path.join(fx.root, 'trash'))).toBe(false);
+  });
+});
+
+describe.skipIf(pgSkip)('prune and trash on a PostgreSQL store', () => {
+  it('prune, trash list, restore and empty by URL (the password never printed)', async () => {
+    const url = await pgUrl();
+    const schema = freshSchema('cliprune');
+    const fx = await makePgStore(url, schema);
+    const store = ['--store', withPassword(url), '--pg-schema', schema];
+    await new Promise((r) => setTimeout(r, 5));
+    const r = await runCli(['prune', ...store, '--older-than', '0s', '--keep-last', '1', '--json']);
+    expect(r.code, explain(r)).toBe(0);
+    const moved = json<PruneOut>(r).sessions.map((s) => s.sessionId);
+    expect(moved.sort()).toEqual([fx.chat, fx.compacted].sort()); // runtime is the newest: kept
+    const trashed = json<TrashOut>(await runCli(['trash', 'list', ...store, '--json'])).map((e) => e.sessionId);
+    expect(trashed.sort()).toEqual([fx.chat, fx.compacted, fx.trashed].sort());
+    expect((await runCli(['trash', 'restore', fx.chat, ...store])).code).toBe(0);
+    const emptied = await runCli(['trash', 'empty', ...store, '--yes']);
+    expect(emptied.code, explain(emptied)).toBe(0);
+    for (const out of [r, emptied]) expect(out.stdout + out.stderr).not.toContain(PASSWORD);
+    const s = await pgStore(url, schema);
+    try {
+      expect((await s.list()).sessions.map((x) => x.sessionId).sort()).toEqual([fx.chat, fx.runtime].sort());
+      expect(await s.listTrash()).toEqual([]);
+    } finally {
+      await s.closeAll();
+    }
+  });
+});

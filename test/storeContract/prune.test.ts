@@ -1,0 +1,92 @@
+/**
+ * Store contract: session/prune (protocol §18) on both backends — the engine's prune over each
+ * store. Age is measured against `now`, which the tests move into the future (no clock faked).
+ */
+import { expect, it } from 'vitest';
+import { ephemeralFileStore } from '../../src/backends/file/ephemeralStore.js';
+import { SecretSet } from '../../src/domain/secrets/knownSecrets.js';
+import type { SessionHeaderInput, SessionStore } from '../../src/domain/types.js';
+import { EphemeralRouter } from '../../src/engine/ephemeral.js';
+import { pruneSessions } from '../../src/engine/prune.js';
+import { eachBackend, readAll, storeError, user } from './backends.js';
+
+const DAY = 86_400_000;
+const ids = async (s: SessionStore) => (await s.list()).sessions.map((x) => x.sessionId);
+const tagged = (title: string, tags?: string[]) => ({ title, ...(tags ? { tags } : {}) }) as SessionHeaderInput;
+
+/** Sessions a, b, c, d updated in that order (d most recently), closed. */
+async function four(s: SessionStore, tags: Array<string[] | undefined> = []): Promise<[string, string, string, string]> {
+  const out: string[] = [];
+  for (const [i, t] of ['a', 'b', 'c', 'd'].entries()) {
+    const { sessionId } = await s.create(tagged(t, tags[i]));
+    await s.append(sessionId, [user(t)]);
+    await s.close(sessionId);
+    out.push(sessionId);
+    await new Promise((r) => setTimeout(r, 5)); // distinct updatedAt
+  }
+  return out as [string, string, string, string];
+}
+
+eachBackend('prune', (setup) => {
+  it('olderThan against the last update, keepLast of the selected, dryRun moves nothing; the moved are in the trash, restorable whole', async () => {
+    const { store: s } = await setup();
+    const [a, b, c, d] = await four(s);
+    expect((await pruneSessions(s, { olderThan: '30d' }, Date.now())).sessions).toEqual([]);
+    const dry = await pruneSessions(s, { olderThan: '30d', keepLast: 1, dryRun: true }, Date.now() + 31 * DAY);
+    expect(dry.dryRun).toBe(true);
+    expect(dry.sessions.map((x) => x.sessionId)).toEqual([c, b, a]);
+    expect(dry.sessions[0]).toMatchObject({ title: 'c', updatedAt: expect.any(String), bytes: expect.any(Number) });
+    expect((await ids(s)).sort()).toEqual([a, b, c, d].sort());
+    const done = await pruneSessions(s, { olderThan: 'P30D', keepLast: 1 }, Date.now() + 31 * DAY);
+    expect(done).toMatchObject({ dryRun: false, skipped: [] });
+    expect(done.sessions.map((x) => x.sessionId)).toEqual([c, b, a]);
+    expect(await ids(s)).toEqual([d]);
+    await storeError(s.open(a, 'read'), 'SessionNotFound');
+    await s.restore(a);
+    expect((await readAll(s, a)).map((r) => r.message)).toEqual([{ role: 'user', content: 'a' }]);
+    // keepLast larger than the selection: nothing moves
+    expect((await pruneSessions(s, { olderThan: '1s', keepLast: 5 }, Date.now() + DAY)).sessions).toEqual([]);
+  });
+
+  it('a session open for writing (in this instance or another) is skipped, never moved; one open for reading here is moved', async () => {
+    const f = await setup();
+    const s = f.store;
+    const [a, b, c, d] = (await four(s)) as [string, string, string, string];
+    await s.open(a, 'write');
+    const other = await f.reopen();
+    await other.open(b, 'write');
+    await s.open(c, 'read');
+    const r = await pruneSessions(s, { olderThan: '1d', keepLast: 1 }, Date.now() + 2 * DAY);
+    expect(r.skipped).toEqual([{ sessionId: b, reason: 'open' }, { sessionId: a, reason: 'open' }]);
+    expect(r.sessions.map((x) => x.sessionId)).toEqual([c]);
+    expect((await ids(s)).sort()).toEqual([a, b, d].sort());
+    expect(await s.append(a, [user('still writable')])).toMatchObject({ firstSeq: 2 });
+    expect(await other.append(b, [user('still writable')])).toMatchObject({ firstSeq: 2 });
+  });
+
+  it('tags (all of them) narrow the selection; a session without tags never matches', async () => {
+    const { store: s } = await setup();
+    const [a, b, c, d] = await four(s, [['ci', 'x'], ['ci'], undefined, ['x']]);
+    const r = await pruneSessions(s, { olderThan: '1h', tags: ['ci', 'x'] }, Date.now() + DAY);
+    expect(r.sessions.map((x) => x.sessionId)).toEqual([a]);
+    const r2 = await pruneSessions(s, { olderThan: '1h', tags: ['x'], dryRun: true }, Date.now() + DAY);
+    expect(r2.sessions.map((x) => x.sessionId)).toEqual([d]);
+    expect((await ids(s)).sort()).toEqual([b, c, d].sort());
+  });
+
+  it('a malformed olderThan is InvalidArgument and moves nothing; ephemeral sessions are never pruned', async () => {
+    const secrets = new SecretSet();
+    const f = await setup({ secrets });
+    const s = new EphemeralRouter(f.store, () => ephemeralFileStore({ secrets }));
+    const [a] = await four(s);
+    for (const bad of ['30', '30y', 'P1M', 'P', 'PT', '-1d', '1.5h', '']) {
+      expect((await storeError(pruneSessions(s, { olderThan: bad }, Date.now() + DAY), 'InvalidArgument')).details).toMatchObject({ path: 'olderThan' });
+    }
+    expect(await ids(s)).toHaveLength(4);
+    const { sessionId: e } = await s.createEphemeral({});
+    const r = await pruneSessions(s, { olderThan: '0s' }, Date.now() + DAY);
+    expect(r.sessions.map((x) => x.sessionId)).not.toContain(e);
+    expect(r.sessions.map((x) => x.sessionId)).toContain(a);
+    expect(await ids(s)).toEqual([e]);
+  });
+});
