@@ -87,6 +87,16 @@ describe.each(FRAMINGS)('session/usage and session/rewind over %s', (framing) =>
     await c.shutdown();
   });
 
+  it('an ephemeral session has usage totals and rewinds too', async () => {
+    const c = await startSidecar({ framing });
+    const { sessionId } = await c.request<{ sessionId: string }>('session/create', { ephemeral: true, llm: { model: 'm' } });
+    await c.append({ sessionId, records: [msg('user', 'a'), msg('assistant', 'b', { usage: { prompt_tokens: 3, completion_tokens: 1 } })] });
+    expect((await c.request<Rec>('session/usage', { sessionId })).byModel).toEqual({ m: { input: 3, output: 1, cacheRead: 0, cacheWrite: 0, total: 4, requests: 1 } });
+    expect(await c.request('session/rewind', { sessionId, toSeq: 1 })).toEqual({ seq: 3, toSeq: 1, turn: null });
+    expect((await c.request<{ messages: Rec[] }>('session/context', { sessionId })).messages).toEqual([{ role: 'user', content: 'a' }]);
+    await c.shutdown();
+  });
+
   it('the conformance scenario usage-rewind passes against the sidecar', async () => {
     const child = spawn('node', [CLI, 'conformance', '--framing', framing, '--scenario', 'usage-rewind', '--', 'node', CLI, 'serve', '--store', '{store}'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
