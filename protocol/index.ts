@@ -20,6 +20,8 @@ import { sessionDidAppend, sessionDidOverflow, sessionSubscribe, sessionUnsubscr
 import { toolAllocateScratch } from './methods/tool.js';
 import { stateDelete, stateGet, stateSet } from './methods/state.js';
 import { blobGet } from './methods/blob.js';
+import { sessionUsage } from './methods/session.usage.js';
+import { sessionRewind } from './methods/session.rewind.js';
 import { turnFail, turnFinish, turnGet, turnResume, turnSetPhase, turnStart } from './methods/turn.js';
 
 export * from './version.js';
@@ -47,11 +49,15 @@ export * from './runtimeRecords.js';
 export * from './methods/tool.js';
 export * from './methods/state.js';
 export * from './methods/blob.js';
+export * from './usage.js';
+export * from './methods/session.usage.js';
+export * from './methods/session.rewind.js';
 
 /** Every method and notification of the protocol, in documentation order. */
 export const methods: readonly MethodDescriptor[] = [
   initialize, initialized, shutdown, exit,
   sessionCreate, sessionOpen, sessionAppend, sessionRead, sessionList, sessionUpdate, sessionSearch, sessionClose, sessionContext, sessionCompact, sessionHistory, sessionFork, sessionDelete, sessionRestore, sessionPrune,
+  sessionUsage, sessionRewind,
   sessionSubscribe, sessionUnsubscribe, sessionDidAppend, sessionDidOverflow, turnDidChange,
   turnStart, turnSetPhase, turnFail, turnResume, turnFinish, turnGet,
   toolAllocateScratch, stateSet, stateGet, stateDelete, blobGet,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Seq, Timestamp } from './common.js';
 import { StoredTurnRecord, TurnState } from './turns.js';
 import { StoredSessionUpdateRecord } from './methods/session.update.js';
+import { StoredUsageTotals } from './usage.js';
 import {
   ApiRecord, BlobRef, RuntimeCounters, RuntimeRecordKinds, storedRuntimeShapes, ToolFinishRecord, ToolStartRecord, ToolStreamRecord,
 } from './runtimeRecords.js';
@@ -72,8 +73,19 @@ export const StoredCheckpointRecord = z
     runtime: RuntimeCounters.optional().meta({ description: 'The apiSeq/toolSeq counters at throughSeq (absent: all zero)' }),
     header: z.strictObject({ title: z.string().optional(), metadata: z.record(z.string(), z.unknown()).optional(), tags: z.array(z.string()).optional() })
       .optional().meta({ description: 'The effective title/metadata/tags at throughSeq, when the session had a sessionUpdate record (absent: the header line\'s)' }),
+    usage: StoredUsageTotals.optional().meta({ description: 'The usage totals at throughSeq (absent: none counted)' }),
   })
   .meta({ id: 'StoredCheckpointRecord' });
+
+/** Written by session/rewind: from here on the session is as it was at toSeq, plus what follows. */
+export const StoredRewindRecord = z
+  .strictObject({
+    seq: Seq.min(1), ts: Timestamp, kind: z.literal('rewind'),
+    toSeq: Seq.meta({ description: 'The records after toSeq and before this one are rewound (still readable, left out of the context)' }),
+    turn: TurnState.nullable().meta({ description: 'The turn state as of toSeq: the turn state from here on' }),
+    openApi: z.array(z.number().int()).meta({ description: 'apiSeqs of the requests open as of toSeq (the apiSeq/toolSeq high-water marks are never rewound)' }),
+  })
+  .meta({ id: 'StoredRewindRecord' });
 
 /** A record as read back: the appended fields plus its `seq` (gapless per session) and `ts`. */
 export const StoredRecord = z
@@ -88,6 +100,7 @@ export const StoredRecord = z
     StoredTurnRecord,
     StoredCheckpointRecord,
     StoredSessionUpdateRecord,
+    StoredRewindRecord,
   ])
   .meta({ id: 'StoredRecord' });
 

@@ -26,6 +26,8 @@ export const ServerCapabilities = z
       fork: z.boolean(),
       delete: z.object({ trash: z.boolean(), purge: z.boolean() }),
       subscribe: z.object({ crossProcess: z.boolean(), maxUnsentRecords: z.number().int() }),
+      usage: z.boolean().optional().meta({ description: 'session/usage: token usage totals by model' }),
+      rewind: z.boolean().optional().meta({ description: 'session/rewind: undo in place with a rewind record' }),
       prune: z.object({ dryRun: z.boolean(), tags: z.boolean() }).optional().meta({ description: 'session/prune (§18)' }),
       ephemeral: z.object({ scratch: z.boolean() }).optional().meta({ description: 'session/create ephemeral: true (§17); scratch: whether tool/allocateScratch works for one' }),
       update: z.object({ maxTags: z.number().int() }).optional(),

@@ -46,6 +46,8 @@ export interface Fence {
 export interface Snapshot {
   turn: string | null;
   runtime: string | null;
+  /** Usage totals (domain/usage.ts); null only in rows written before they existed (then reduced from the records). */
+  usage: string | null;
   firstMessage: string | null;
   lastMessage: string | null;
   /** The effective title/metadata/tags after the session's updates (null: never updated). */

@@ -120,6 +120,7 @@ export class TranscriptRenderer {
     ['interruption', (rec) => this.interruption(rec)],
     ['turn', (rec) => this.turn(rec)],
     ['checkpoint', (rec) => this.checkpoint(rec)],
+    ['rewind', (rec) => this.rewind(rec)],
     ['api', (rec) => this.api(rec)],
     ['toolStart', (rec) => this.toolStart(rec)],
     ['toolStream', (rec) => this.toolStream(rec)],
@@ -165,6 +166,13 @@ export class TranscriptRenderer {
     const s = this.opts.style;
     const what = [rec.event, rec.turnKind, rec.phase, rec.outcome].filter((v) => typeof v === 'string').map((v) => safeText(v as string)).join(' ');
     return this.head(rec, s.blue('turn'), `${what}${rec.turnId ? s.dim(`  ${safeText(String(rec.turnId))}`) : ''}`) + this.error(rec.error);
+  }
+
+  private rewind(rec: StoredRecord): string {
+    const s = this.opts.style;
+    const to = Number(rec.toSeq);
+    const range = to + 1 < rec.seq ? `records #${to + 1}–#${rec.seq - 1} rewound` : 'nothing rewound';
+    return this.head(rec, s.yellow('rewind'), s.dim(`back to #${to}: ${range}`));
   }
 
   private checkpoint(rec: StoredRecord): string {

@@ -4,6 +4,7 @@ import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageEr
 import { out, stdoutStyle } from './output.js';
 import { fullHistory, recordsOf } from './records.js';
 import { TranscriptRenderer } from './render.js';
+import { usageLine } from './usageText.js';
 
 export const showCommand: Command = {
   name: 'show',
@@ -12,7 +13,7 @@ export const showCommand: Command = {
 
 Prints a session as a readable transcript: messages by role (text content; other parts named),
 tool calls (name and abbreviated arguments), tool results, interruptions, turn records,
-checkpoints (their summary) and events. Colors only on a terminal, and never with NO_COLOR set.
+checkpoints (their summary), rewinds and events; the header shows the token usage totals. Colors only on a terminal, and never with NO_COLOR set.
 A unique prefix of a session id is enough.
 
 Options:
@@ -44,7 +45,8 @@ ${STORE_HELP}
     } else if (p.values.raw) {
       for await (const r of records) out(`${JSON.stringify(r)}\n`);
     } else {
-      out(renderer.header(session, p.values.all ? [] : await archivedNote(store, id)));
+      const usage = usageLine(await store.usage(id));
+      out(renderer.header(session, [...(p.values.all ? [] : await archivedNote(store, id)), ...(usage ? [usage] : [])]));
       for await (const r of records) {
         for (const [rec, mark] of marks) {
           out(mark);

@@ -1,5 +1,8 @@
 import { summaryOf } from './commands.js';
-import type { SessionSummary, SessionStore } from '../domain/types.js';
+import type { SessionSummary, SessionStore, UsageReport } from '../domain/types.js';
+import { sumUsage, usageLine } from './usageText.js';
+
+const NO_USAGE: Omit<UsageReport, 'lastSeq'> = { records: 0, total: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0, requests: 0 }, byModel: {} };
 import { type Command, listingOf, STORE_HELP } from './common.js';
 import { humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
 
@@ -11,7 +14,7 @@ export const statsCommand: Command = {
   usage: `Usage: session-sidecar stats [--all] [--json] [options]
 
 Counts the store's sessions, their records (last seqs: compacted records included) and bytes,
-and lists the ${TOP} largest sessions (every session with --all). A session's bytes are those of
+sums their token usage (by model in --json, as "usage"), and lists the ${TOP} largest sessions (every session with --all). A session's bytes are those of
 its journal and of its archived generations (history/), as stored; the trash, blobs, state
 values and tool scratch are not counted, nor are the index and list cache (derived data).
 With --json, "perSession" holds every session's size (and "bytes" their total).
@@ -26,6 +29,7 @@ ${STORE_HELP}
     const listing = await listingOf(this, argv.filter((a) => a !== '--all'));
     if (!listing) return out(this.usage), 0;
     const rows = await withArchives(listing.store, listing.sessions);
+    const usage = sumUsage(rows.map((r) => r.usage));
     await listing.store.closeAll();
     const totals = totalsOf(rows);
     const bySize = [...rows].sort((a, b) => b.totalBytes - a.totalBytes || (a.sessionId < b.sessionId ? -1 : 1));
@@ -33,30 +37,33 @@ ${STORE_HELP}
     const sizeOf = (r: Row) => ({ sessionId: r.sessionId, title: r.title, records: r.lastSeq, bytes: r.totalBytes, journalBytes: r.bytes, archivedBytes: r.archivedBytes, updatedAt: r.updatedAt });
     if (listing.json) {
       out(`${JSON.stringify({
-        root: listing.root, ...totals,
+        root: listing.root, ...totals, usage,
         largest: bySize.slice(0, TOP).map(sizeOf),
         perSession: bySize.map(sizeOf),
       }, null, 2)}\n`);
-    } else printStats(listing.root, totals, largest);
+    } else printStats(listing.root, totals, largest, usageLine(usage));
     return 0;
   },
 };
 
 /** A session with the generations archived by its compactions and all its bytes. */
-type Row = SessionSummary & { archivedGenerations: number; archivedBytes: number; totalBytes: number };
+type Row = SessionSummary & { archivedGenerations: number; archivedBytes: number; totalBytes: number; usage: Omit<UsageReport, 'lastSeq'> };
 type Totals = ReturnType<typeof totalsOf>;
 
 async function withArchives(store: SessionStore, sessions: SessionSummary[]): Promise<Row[]> {
   const rows: Row[] = [];
   for (const s of sessions) {
     let archived = { generations: 0, bytes: 0 };
+    let usage: Omit<UsageReport, 'lastSeq'> = NO_USAGE;
     try {
       const history = await store.history(s.sessionId);
       archived = { generations: history.length, bytes: history.reduce((a, h) => a + h.bytes, 0) };
+      const { lastSeq: _l, ...counted } = await store.usage(s.sessionId);
+      usage = counted;
     } catch {
-      // deleted meanwhile: counted without archives
+      // deleted meanwhile: counted without archives or usage
     }
-    rows.push({ ...s, archivedGenerations: archived.generations, archivedBytes: archived.bytes, totalBytes: s.bytes + archived.bytes });
+    rows.push({ ...s, archivedGenerations: archived.generations, archivedBytes: archived.bytes, totalBytes: s.bytes + archived.bytes, usage });
   }
   return rows;
 }
@@ -74,7 +81,7 @@ function totalsOf(rows: Row[]) {
   };
 }
 
-function printStats(root: string, totals: Totals, largest: Row[]): void {
+function printStats(root: string, totals: Totals, largest: Row[], usage: string | undefined): void {
   const st = stdoutStyle();
   const now = Date.now();
   const lines = [
@@ -83,6 +90,7 @@ function printStats(root: string, totals: Totals, largest: Row[]): void {
     `${st.bold('records')}   ${totals.records}`,
     `${st.bold('bytes')}     ${humanBytes(totals.bytes)} (journals ${humanBytes(totals.journalBytes)}, ${totals.archivedGenerations} archived generations ${humanBytes(totals.archivedBytes)})`,
   ];
+  if (usage) lines.push(`${st.bold('tokens')}    ${usage.replace(/^usage /, '')}`);
   if (totals.lastUpdate) lines.push(`${st.bold('updated')}   ${relativeTime(totals.lastUpdate, now)} (${totals.lastUpdate})`);
   out(`${lines.join('\n')}\n`);
   if (largest.length === 0) return;

@@ -25,6 +25,8 @@ type Rec = Record<string, unknown> & { kind: string };
 /** The counters after a committed record; lenient, because it was checked when it was appended. */
 export function reduceRuntime(c: RuntimeCounters, rec: Rec): RuntimeCounters {
   if (rec.kind === 'checkpoint') return asCounters(rec.runtime);
+  // A rewind restores which requests are open as of its toSeq, never the high-water marks.
+  if (rec.kind === 'rewind') return { ...c, openApi: asCounters({ openApi: rec.openApi }).openApi };
   if (rec.kind === 'api' && typeof rec.apiSeq === 'number') {
     if (rec.direction === 'request') return { ...c, apiSeq: Math.max(c.apiSeq, rec.apiSeq), openApi: [...c.openApi, rec.apiSeq].slice(-MAX_OPEN_API) };
     return { ...c, openApi: c.openApi.filter((s) => s !== rec.apiSeq) };

@@ -4,6 +4,7 @@
  */
 
 import type { TurnKind, TurnOutcome, TurnPhase, TurnState } from './turns/turnState.js';
+import type { ShownCounts } from './usage.js';
 
 export type { TurnKind, TurnOutcome, TurnPhase, TurnState };
 
@@ -228,6 +229,10 @@ export interface SessionStore {
    * process), in order, each once; `deliver` returning false ends it.
    */
   watch(sessionId: string, afterSeq: number, deliver: (records: StoredRecord[]) => boolean | Promise<boolean>, onEnd: (reason: 'stopped' | 'error') => void): Promise<{ lastSeq: number; stop(): void }>;
+  /** Token usage totals, overall and by model, as of the last committed record (domain/usage.ts). */
+  usage(sessionId: string): Promise<UsageReport>;
+  /** Appends a `rewind` record undoing in place what followed toSeq (domain/rewind.ts); write mode. */
+  rewind(sessionId: string, toSeq: number, opts?: { expectedLastSeq?: number }): Promise<RewindResult>;
   /** Starts a turn; refused (InvalidTurnTransition) while one is pending. */
   startTurn(sessionId: string, kind: TurnKind): Promise<{ turnId: string }>;
   /** One turn transition, validated against the committed state and written as a `turn` record. */
@@ -255,6 +260,23 @@ export interface SessionStore {
    * request that failed), and every well-known credential redacted: for errors and logs.
    */
   scrub(text: string, extra?: SecretsInput): string;
+}
+
+export interface UsageReport {
+  /** The totals count the records up to here. */
+  lastSeq: number;
+  /** Records whose usage object was counted. */
+  records: number;
+  total: ShownCounts;
+  byModel: Record<string, ShownCounts>;
+}
+
+export interface RewindResult {
+  /** seq of the rewind record. */
+  seq: number;
+  toSeq: number;
+  /** The turn state from now on (the one as of toSeq). */
+  turn: TurnState | null;
 }
 
 export type TurnChange =

@@ -11,13 +11,15 @@
  */
 import { StoreError } from '../domain/errors.js';
 import type { BlobSink } from '../domain/blobRefs.js';
-import { assignRuntime, type ToolSeqIssuer } from '../domain/runtimeCounters.js';
+import { assignRuntime, reduceRuntime, type ToolSeqIssuer } from '../domain/runtimeCounters.js';
 import type { SecretSet } from '../domain/secrets/knownSecrets.js';
 import type { Redaction } from '../domain/secrets/redact.js';
 import { prepareRecord } from '../domain/serialize.js';
 import { planAppend } from '../domain/turns/autoTurns.js';
 import { applyNewTurnEvent, type TurnEvent } from '../domain/turns/turnState.js';
 import type { AppendResult, RecordInput } from '../domain/types.js';
+import { reduceUsage } from '../domain/usage.js';
+import { checkRewindTurn, type RewindRecord } from '../domain/rewind.js';
 import type { AppendRequest, CommittedAppend, PlanState } from './layOut.js';
 
 export interface PreparedBatch {
@@ -51,7 +53,7 @@ export function planBatch(batch: PreparedBatch, auto: boolean, tools: ToolSeqIss
       runtime.take();
       giveBack = runtime.giveBack;
       recordSeqs = planned.recordSeqs;
-      return { ...state, texts: planned.texts, turn: planned.turn, runtime: runtime.counters };
+      return { ...state, texts: planned.texts, turn: planned.turn, runtime: runtime.counters, usage: batch.values.reduce(reduceUsage, state.usage) };
     },
     recordSeqs: () => recordSeqs,
     giveBack: () => giveBack(),
@@ -61,6 +63,19 @@ export function planBatch(batch: PreparedBatch, auto: boolean, tools: ToolSeqIss
 /** The plan of one turn record (start or transition), validated against the committed turn. */
 export function turnEventPlan(text: string, value: TurnEvent): NonNullable<AppendRequest['plan']> {
   return (state, firstSeq) => ({ ...state, texts: [text], turn: applyNewTurnEvent(state.turn, value, firstSeq) });
+}
+
+/**
+ * The plan of one rewind record (domain/rewind.ts), prepared by CommitQueue.appendPrepared once
+ * every request before it committed (its toSeq checked against that view and its state reduced
+ * from the records up to toSeq, which never change): the turn rule is checked against the turn
+ * the plan is laid out against, and the record's state becomes the session's.
+ */
+export function rewindPlan(text: string, rec: RewindRecord): NonNullable<AppendRequest['plan']> {
+  return (state) => {
+    checkRewindTurn(state.turn, rec.toSeq);
+    return { ...state, texts: [text], turn: rec.turn, runtime: reduceRuntime(state.runtime, rec as unknown as RecordInput) };
+  };
 }
 
 /** True when the error proves the commit wrote nothing (allocated toolSeqs may be reused). */

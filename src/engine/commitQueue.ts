@@ -64,6 +64,8 @@ interface Pending extends AppendRequest {
   reject: (e: unknown) => void;
   /** An exclusive operation (a compaction, a state write, a scratch allocation): runs alone. */
   run?: () => unknown;
+  /** An append prepared once everything before it is committed (a rewind reads the committed records): runs alone. */
+  prepare?: () => AppendRequest | Promise<AppendRequest>;
 }
 
 export class CommitQueue<S> {
@@ -106,6 +108,17 @@ export class CommitQueue<S> {
     return new Promise<T>((resolve, reject) => this.push({ texts: [], run: op, resolve: resolve as (r: CommittedAppend) => void, reject }));
   }
 
+  /**
+   * An append whose request is prepared when its turn comes: every request queued before it is
+   * committed, nothing is persisted meanwhile, so `prepare` may read the committed records
+   * (arrival order kept: requests queued after it wait). The prepared request is then committed
+   * alone, as any append (expectedLastSeq, plan, final gate, fail-stop).
+   */
+  appendPrepared(prepare: () => AppendRequest | Promise<AppendRequest>): Promise<CommittedAppend> {
+    if (this.stopped) return Promise.reject(this.readOnlyError());
+    return new Promise((resolve, reject) => this.push({ texts: [], prepare, resolve, reject }));
+  }
+
   /** Resolves once every request queued before it is committed or failed (read-your-writes). */
   async barrier(): Promise<void> {
     if (this.queue.length === 0 && !this.flushing) return;
@@ -134,6 +147,11 @@ export class CommitQueue<S> {
           await this.runExclusive(batch[0] as Pending, op);
           continue;
         }
+        const prepare = batch[0]?.prepare;
+        if (prepare) {
+          await this.commitPrepared(batch[0] as Pending, prepare);
+          continue;
+        }
         // settled promises ignore a second settlement
         await this.commit(batch).catch((err: unknown) => batch.forEach((p) => p.reject(this.failure(err))));
       }
@@ -144,10 +162,10 @@ export class CommitQueue<S> {
 
   /** The next requests to commit together: all queued ones up to maxBatchText (at least one), stopping before an exclusive one. */
   private take(): Pending[] {
-    if (this.queue[0]?.run) return this.queue.splice(0, 1);
+    if (this.queue[0]?.run || this.queue[0]?.prepare) return this.queue.splice(0, 1);
     let bytes = 0;
     let n = 0;
-    while (n < this.queue.length && !this.queue[n]?.run) {
+    while (n < this.queue.length && !this.queue[n]?.run && !this.queue[n]?.prepare) {
       bytes += (this.queue[n] as Pending).texts.reduce((sum, t) => sum + t.length, 0); // plans add only small turn records
       if (n > 0 && bytes > this.maxBatchText) break;
       n += 1;
@@ -177,6 +195,18 @@ export class CommitQueue<S> {
       // An operation maps its own errors; only a StoreError can say the outcome is unknown.
       p.reject(err instanceof StoreError || err instanceof FailStop ? this.failure(err) : err);
     }
+  }
+
+  private async commitPrepared(p: Pending, prepare: NonNullable<Pending['prepare']>): Promise<void> {
+    if (this.stopped) return p.reject(this.readOnlyError());
+    let request: AppendRequest;
+    try {
+      request = await prepare(); // reads only: a failure here changed nothing
+    } catch (err) {
+      return p.reject(err);
+    }
+    const { prepare: _p, ...rest } = p;
+    await this.commit([{ ...rest, ...request }]).catch((err: unknown) => p.reject(this.failure(err)));
   }
 
   private async commit(batch: Pending[]): Promise<void> {

@@ -1,6 +1,6 @@
 import { StoreError } from '../domain/errors.js';
 import type {
-  AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListFilter, ListOptions, ListPage, OpenedSession, OpenMode, PruneOptions,
+  AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListFilter, ListOptions, ListPage, OpenedSession, OpenMode, PruneOptions, RewindResult, UsageReport,
   ReadOptions, ReadPage, RecordInput, RecordsText, SecretsInput, SessionHeader, SessionHeaderInput, SessionStore, SessionSummary, StoredRecord, TrashEntry,
   TurnChange, TurnKind, TurnState, UpdatedHeader,
 } from '../domain/types.js';
@@ -211,6 +211,14 @@ export class EphemeralRouter implements SessionStore {
 
   context(sessionId: string, prune?: PruneOptions): Promise<{ messages: ContextMessage[]; turn: TurnState | null }> {
     return this.route(sessionId).context(sessionId, prune);
+  }
+
+  usage(sessionId: string): Promise<UsageReport> {
+    return this.route(sessionId).usage(sessionId);
+  }
+
+  rewind(sessionId: string, toSeq: number, opts?: { expectedLastSeq?: number }): Promise<RewindResult> {
+    return this.route(sessionId).rewind(sessionId, toSeq, opts);
   }
 
   /** Tool scratch is a real directory for a tool to use: an ephemeral session has none (§17). */

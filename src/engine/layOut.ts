@@ -2,6 +2,7 @@ import { StoreError } from '../domain/errors.js';
 import type { RuntimeCounters } from '../domain/runtimeCounters.js';
 import type { TurnState } from '../domain/turns/turnState.js';
 import type { HeaderState } from '../domain/sessionUpdate.js';
+import type { UsageTotals } from '../domain/usage.js';
 
 /** What a plan is laid out against: the state the committed records and the requests before it leave. */
 export interface PlanState {
@@ -9,6 +10,8 @@ export interface PlanState {
   runtime: RuntimeCounters;
   /** The effective title/metadata/tags after the session's updates (absent: never updated). */
   header?: HeaderState;
+  /** Usage totals (domain/usage.ts): a rewind leaves them as they are. */
+  usage: UsageTotals;
 }
 
 /**

@@ -86,6 +86,8 @@ export class Lifecycle {
           fork: true,
           delete: { trash: true, purge: true },
           subscribe: { crossProcess: true, maxUnsentRecords: MAX_UNSENT_RECORDS },
+          usage: true,
+          rewind: true,
           prune: { dryRun: true, tags: true },
           ...(this.opts.store.createEphemeral ? { ephemeral: { scratch: false } } : {}),
           update: { maxTags: MAX_TAGS },

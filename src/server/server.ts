@@ -10,6 +10,7 @@ import { lineageHandlers } from './handlers/lineage.js';
 import { subscriptionHandlers } from './handlers/subscribe.js';
 import { turnHandlers } from './handlers/turn.js';
 import { runtimeHandlers } from './handlers/runtime.js';
+import { historyHandlers } from './handlers/history.js';
 import { Lifecycle } from './lifecycle.js';
 
 export interface ServerOptions {
@@ -54,7 +55,7 @@ export function startServer(opts: ServerOptions): RunningServer {
   let connection: ReturnType<typeof createMessageConnection> | undefined;
   const subscriptions = subscriptionHandlers(store, (method, params) => connection?.sendNotification(method, params) ?? Promise.resolve());
   const dispatcher = new Dispatcher(
-    [...lifecycle.handlers(), ...sessionHandlers(store), ...turnHandlers(store), ...lineageHandlers(store), ...runtimeHandlers(store), ...subscriptions.handlers],
+    [...lifecycle.handlers(), ...sessionHandlers(store), ...turnHandlers(store), ...lineageHandlers(store), ...historyHandlers(store), ...runtimeHandlers(store), ...subscriptions.handlers],
     lifecycle.gate, log, (t, extra) => store.scrub(t, extra),
   );
   connection = createMessageConnection(transport.reader, transport.writer, libraryLogger(log), {

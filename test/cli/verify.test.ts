@@ -103,6 +103,17 @@ describe('session-sidecar verify', () => {
     expect(r.stdout).toContain('error: index drift: records is 99 but the journal says 3');
   });
 
+  it('index drift: usage totals that contradict the journal', async () => {
+    const f = await makeStore();
+    const file = path.join(f.root, 'index', `${f.fork}.json`);
+    const entry = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+    const usage = { records: 1, total: { input: 5, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0, total: 5, requests: 1 }, byModel: {} };
+    fs.writeFileSync(file, JSON.stringify({ ...entry, usage }));
+    const r = await runCli(['verify', f.fork, '--store', f.root]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('error: index drift: usage is');
+  });
+
   it('damage in the last line is corruption when the index vouches for it, a torn tail when nothing does', async () => {
     const f = await makeStore();
     flipByte(journalPath(f.root, f.compacted), 'again?');

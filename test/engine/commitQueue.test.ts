@@ -5,8 +5,9 @@ import { kindOf, recordQueue } from '../../src/engine/recordSink.js';
 import type { PlanState } from '../../src/engine/layOut.js';
 import { StoreError } from '../../src/domain/errors.js';
 import { NO_RUNTIME } from '../../src/domain/runtimeCounters.js';
+import { NO_USAGE } from '../../src/domain/usage.js';
 
-const START: PlanState = { turn: null, runtime: NO_RUNTIME };
+const START: PlanState = { turn: null, runtime: NO_RUNTIME, usage: NO_USAGE };
 const rec = (i: number) => JSON.stringify({ kind: 'message', message: { role: 'user', content: `m${i}` } });
 
 /** A sink that keeps persisted batches in memory; `next` decides how the next persist ends. */

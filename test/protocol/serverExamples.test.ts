@@ -5,6 +5,7 @@ import { normalize, normalizeActual } from './exampleNormalize.js';
 import { corrupt, internal, lifecycle, management, quickStart, runtime, tooLarge, torn } from './exampleScenarios.js';
 import { Steps } from './exampleSteps.js';
 import { story } from './exampleStory.js';
+import { usageRewind } from './exampleUsageRewind.js';
 import { isServerOutput, readBlocks } from './readmeBlocks.js';
 
 /**
@@ -25,7 +26,7 @@ const steps = new Steps(blocks);
 describe('examples of server output in the READMEs', () => {
   beforeAll(async () => {
     // independent stores: the scenarios may run side by side
-    await Promise.all([story, lifecycle, torn, corrupt, internal, runtime, quickStart, tooLarge, management].map((s) => s(steps, tempDir('sidecar-examples-'))));
+    await Promise.all([story, lifecycle, torn, corrupt, internal, runtime, quickStart, tooLarge, management, usageRewind].map((s) => s(steps, tempDir('sidecar-examples-'))));
   }, 60_000);
 
   it('are all marked: server-output (reproduced here) or illustrative (with a reason)', () => {

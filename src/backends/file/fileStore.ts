@@ -28,9 +28,12 @@ import { ContextBuilder } from '../../domain/turns/context.js';
 import { newTurnId } from '../../domain/turns/ids.js';
 import { type TurnEvent } from '../../domain/turns/turnState.js';
 import { checkSealedHeader, guardHeader, scrubText, withoutSecretSummaries } from '../../engine/header.js';
-import { appendResult, planBatch, prepareBatch, turnEventPlan, wroteNothing } from '../../engine/appendPlan.js';
+import { appendResult, planBatch, prepareBatch, rewindPlan, turnEventPlan, wroteNothing } from '../../engine/appendPlan.js';
+import { checkRewindTarget, type RewindRecord, rewindRecord } from '../../domain/rewind.js';
+import { NO_USAGE, shownUsage } from '../../domain/usage.js';
+import { stateAt } from './journal/compact.js';
 import type {
-  AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListOptions, ListPage, PruneOptions, ReadOptions, ReadPage, RecordInput, RecordsText,
+  AppendResult, RewindResult, UsageReport, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListOptions, ListPage, PruneOptions, ReadOptions, ReadPage, RecordInput, RecordsText,
   SecretsInput, SecretsStatus, SessionHeader, SessionHeaderInput, TrashEntry, SessionStore, StoredRecord, TurnChange, TurnKind, TurnState, UpdatedHeader,
 } from '../../domain/types.js';
 import { DEFAULT_READ_LIMIT, PAGE_BYTES } from '../../domain/limits.js';
@@ -189,6 +192,27 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     tools.noteCommitted(batch.values);
     session.noteCommitted(batchSummaries(batch.values, session.handle.firstMessage === undefined), committed.ts);
     return appendResult(committed, batch, planned.recordSeqs());
+  }
+
+  async usage(sessionId: string): Promise<UsageReport> {
+    return this.withReadHandle(sessionId, undefined, (handle) => ({
+      lastSeq: handle.position.lastSeq, ...shownUsage(handle.position.usage ?? NO_USAGE, handle.header.llm?.model),
+    }));
+  }
+
+  /** The state as of toSeq is reduced when the rewind's turn in the queue comes (everything before it committed). */
+  async rewind(sessionId: string, toSeq: number, opts: { expectedLastSeq?: number } = {}): Promise<RewindResult> {
+    const session = this.writable(sessionId);
+    let rec: RewindRecord | undefined;
+    const committed = await this.commit(session, () => {
+      const { handle } = session;
+      checkRewindTarget(toSeq, handle.firstSeq, handle.position.lastSeq);
+      rec = rewindRecord(toSeq, stateAt(this.fsl, handle, toSeq));
+      const { text } = prepareRecord(rec as unknown as RecordInput, 0, this.allSecrets, this.maxRecordBytes);
+      return { texts: [], expectedLastSeq: opts.expectedLastSeq, plan: rewindPlan(text, rec) };
+    });
+    session.noteCommitted([], committed.ts);
+    return { seq: committed.firstSeq, toSeq, turn: (rec as RewindRecord).turn };
   }
 
   async startTurn(sessionId: string, kind: TurnKind): Promise<{ turnId: string }> {

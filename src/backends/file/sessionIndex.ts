@@ -6,6 +6,7 @@ import type { JournalPosition } from './journal/scan.js';
 import { asCounters, NO_RUNTIME, type RuntimeCounters } from '../../domain/runtimeCounters.js';
 import type { StoreLayout } from './layout.js';
 import { effectiveHeader, type HeaderState } from '../../domain/sessionUpdate.js';
+import { asUsage, NO_USAGE, type UsageTotals } from '../../domain/usage.js';
 import type { SessionSummary, TurnState } from '../../domain/types.js';
 
 /**
@@ -29,6 +30,8 @@ export interface IndexEntry extends SessionSummary {
   header?: HeaderState;
   /** 1: the entry names cwd and tags (entries of older versions do not, and list summarizes those from the journal). */
   hv?: 1;
+  /** Usage totals after the last record; an entry without them (written before usage totals existed) is not trusted. */
+  usage?: UsageTotals;
 }
 
 const MAX_INDEX_BYTES = 1 << 20;
@@ -45,7 +48,8 @@ export function readIndexEntry(fsl: FsLayer, layout: StoreLayout, id: string, fi
     const e = JSON.parse(text) as IndexEntry;
     const ok = e && e.v === 1 && e.sessionId === id && Number.isSafeInteger(e.bytes) && Number.isSafeInteger(e.lastSeq)
       && Number.isSafeInteger(e.records) && typeof e.lastCrc === 'string' && typeof e.createdAt === 'string'
-      && e.turn !== undefined; // an entry without the turn state cannot vouch for it: scan instead
+      && e.turn !== undefined // an entry without the turn state cannot vouch for it: scan instead
+      && e.usage !== undefined; // nor one without the usage totals
     return ok ? e : undefined;
   } catch {
     return undefined;
@@ -79,7 +83,7 @@ export async function writeIndexEntry(fsl: FsLayer, layout: StoreLayout, entry: 
 export function positionOf(entry: IndexEntry): JournalPosition {
   return {
     bytes: entry.bytes, lastSeq: entry.lastSeq, records: entry.records, lastCrc: entry.lastCrc, lastTs: entry.updatedAt,
-    turn: entry.turn ?? null, runtime: asCounters(entry.runtime), ...(entry.header ? { header: entry.header } : {}),
+    turn: entry.turn ?? null, runtime: asCounters(entry.runtime), usage: asUsage(entry.usage), ...(entry.header ? { header: entry.header } : {}),
   };
 }
 
@@ -102,6 +106,7 @@ export function entryOf(handle: JournalHandle, updatedAt?: string): IndexEntry {
     updatedAt: updatedAt ?? latest(position.lastTs, header.createdAt), lastSeq: position.lastSeq, records: position.records,
     bytes: position.bytes, ino, lastCrc: position.lastCrc, firstMessage, lastMessage, turn: position.turn ?? null,
     ...(position.runtime && position.runtime !== NO_RUNTIME ? { runtime: position.runtime } : {}),
+    usage: position.usage ?? NO_USAGE,
   };
 }
 

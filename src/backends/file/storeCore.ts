@@ -232,9 +232,10 @@ export abstract class StoreCore {
     return session;
   }
 
-  protected async commit(session: OpenSession, request: AppendRequest) {
+  /** Commits a request, or one prepared when its turn in the queue comes (JournalWriter.appendPrepared). */
+  protected async commit(session: OpenSession, request: AppendRequest | (() => AppendRequest)) {
     const writer = session.writer as JournalWriter;
-    const committed = await writer.append(request).catch((err: unknown) => {
+    const committed = await (typeof request === 'function' ? writer.appendPrepared(request) : writer.append(request)).catch((err: unknown) => {
       if (writer.stoppedReason) this.failStopped.add(session.id);
       throw err;
     });

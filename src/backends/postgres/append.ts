@@ -102,10 +102,10 @@ export class AppendQueue {
     const bytes = recs.reduce((n, r) => n + Buffer.byteLength(r.text, 'utf8'), 0);
     const updated = await tx.query(
       `UPDATE sessions SET last_seq = $4, last_ts = $5, record_count = record_count + $6, stored_bytes = stored_bytes + $7,
-              turn_text = $8, runtime_text = $9, first_message = $10, last_message = $11, header_state = $12, updated_at = now()
+              turn_text = $8, runtime_text = $9, first_message = $10, last_message = $11, header_state = $12, usage_text = $13, updated_at = now()
         WHERE session_id = $1 AND generation = $2 AND last_seq = $3 AND trashed_at IS NULL RETURNING 1`,
       [sessionId, first.expect.generation, first.expect.lastSeq, lastRec.seq, lastRec.ts, recs.length, bytes,
-        after.turn, after.runtime, after.firstMessage, after.lastMessage, after.header],
+        after.turn, after.runtime, after.firstMessage, after.lastMessage, after.header, after.usage],
     );
     if (updated.length === 0) throw await whyNotUpdated(tx, sessionId);
     await tx.query(

@@ -89,4 +89,10 @@ CREATE TABLE state_values (
     name: 'the effective title/metadata/tags after session/update (engine text)',
     sql: `ALTER TABLE sessions ADD COLUMN header_state text;`,
   },
+  {
+    version: 3,
+    name: 'usage totals in the session row',
+    // NULL in rows written before: the store reduces their totals from the records once.
+    sql: 'ALTER TABLE sessions ADD COLUMN usage_text text;',
+  },
 ];

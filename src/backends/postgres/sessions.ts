@@ -12,17 +12,17 @@ import { checkFence } from './leases.js';
 import type { PgConnections } from './pool.js';
 import { recordCrc, textCrc, type ArchivedGeneration, type Fence, type SealedHeader, type SealedRecord, type SessionRow, type Snapshot } from './types.js';
 
-export const EMPTY_SNAPSHOT: Snapshot = { turn: null, runtime: null, firstMessage: null, lastMessage: null, header: null };
+export const EMPTY_SNAPSHOT: Snapshot = { turn: null, runtime: null, usage: null, firstMessage: null, lastMessage: null, header: null };
 
 interface DbSession {
   session_id: string; header_text: string; header_crc: string; created_at: string; updated_at: Date;
   generation: number; first_seq: string; last_seq: string; last_ts: string | null; record_count: string;
-  stored_bytes: string; turn_text: string | null; runtime_text: string | null; first_message: string | null;
+  stored_bytes: string; turn_text: string | null; runtime_text: string | null; usage_text: string | null; first_message: string | null;
   last_message: string | null; trashed: boolean; tool_seq: string; header_state: string | null;
 }
 
 const SESSION_COLUMNS = `session_id, header_text, header_crc, created_at, updated_at, generation, first_seq, last_seq, last_ts,
-  record_count, stored_bytes, turn_text, runtime_text, first_message, last_message, trashed_at IS NOT NULL AS trashed, tool_seq, header_state`;
+  record_count, stored_bytes, turn_text, runtime_text, usage_text, first_message, last_message, trashed_at IS NOT NULL AS trashed, tool_seq, header_state`;
 
 function toRow(r: DbSession): SessionRow {
   if (r.header_crc !== textCrc(r.session_id, r.header_text)) {
@@ -32,7 +32,7 @@ function toRow(r: DbSession): SessionRow {
     sessionId: r.session_id, headerText: r.header_text, createdAt: r.created_at, updatedAt: r.updated_at.toISOString(),
     generation: r.generation, firstSeq: Number(r.first_seq), lastSeq: Number(r.last_seq), lastTs: r.last_ts,
     records: Number(r.record_count), storedBytes: Number(r.stored_bytes), trashed: r.trashed, toolSeq: Number(r.tool_seq),
-    snapshot: { turn: r.turn_text, runtime: r.runtime_text, firstMessage: r.first_message, lastMessage: r.last_message, header: r.header_state },
+    snapshot: { turn: r.turn_text, runtime: r.runtime_text, usage: r.usage_text, firstMessage: r.first_message, lastMessage: r.last_message, header: r.header_state },
   };
 }
 
@@ -51,10 +51,10 @@ export async function createSession(conns: PgConnections, channel: string, heade
     const bytes = initial.reduce((n, r) => n + Buffer.byteLength(r.text, 'utf8'), 0);
     const ins = await tx.query(
       `INSERT INTO sessions (session_id, header_text, header_crc, created_at, last_seq, last_ts, record_count, stored_bytes,
-              turn_text, runtime_text, first_message, last_message, first_seq, header_state)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (session_id) DO NOTHING RETURNING 1`,
+              turn_text, runtime_text, first_message, last_message, first_seq, header_state, usage_text)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT (session_id) DO NOTHING RETURNING 1`,
       [header.sessionId, header.text, textCrc(header.sessionId, header.text), header.createdAt, last?.seq ?? 0, last?.ts ?? null,
-        initial.length, bytes, after.turn, after.runtime, after.firstMessage, after.lastMessage, firstSeq, after.header],
+        initial.length, bytes, after.turn, after.runtime, after.firstMessage, after.lastMessage, firstSeq, after.header, after.usage],
     );
     if (ins.length === 0) throw new PgBackendError('Conflict', 'a session with this id exists already; nothing was written', { reason: 'exists', sessionId: header.sessionId });
     if (initial.length > 0) {

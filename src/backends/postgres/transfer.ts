@@ -70,12 +70,12 @@ export async function importSession(conns: PgConnections, channel: string, b: Se
   await conns.transaction(async (tx) => {
     const ins = await tx.query(
       `INSERT INTO sessions (session_id, header_text, header_crc, created_at, generation, first_seq, last_seq, last_ts, record_count, stored_bytes,
-              turn_text, runtime_text, first_message, last_message, tool_seq, trashed_at, header_state)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, CASE WHEN $16::boolean THEN now() END, $17)
+              turn_text, runtime_text, first_message, last_message, tool_seq, trashed_at, header_state, usage_text)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, CASE WHEN $16::boolean THEN now() END, $17, $18)
        ON CONFLICT (session_id) DO NOTHING RETURNING 1`,
       [id, b.header.text, textCrc(id, b.header.text), b.header.createdAt, active.generation, active.records[0]?.seq ?? 1, last?.seq ?? 0,
         last?.ts ?? null, active.records.length, bytesOf(active.records), snapshot.turn, snapshot.runtime, snapshot.firstMessage,
-        snapshot.lastMessage, toolSeq, b.trashed, snapshot.header],
+        snapshot.lastMessage, toolSeq, b.trashed, snapshot.header, snapshot.usage],
     );
     if (ins.length === 0) throw new PgBackendError('Conflict', 'a session with this id exists already; nothing was written', { reason: 'exists', sessionId: id });
     for (const g of b.generations) {

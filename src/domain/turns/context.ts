@@ -1,4 +1,5 @@
 import type { ContextMessage, PruneOptions, SessionHeader } from '../types.js';
+import { liveSeqs } from '../rewind.js';
 
 export const CANCELLED_RESULT = '[cancelled: the tool call did not complete; no result was recorded]';
 const DEFAULT_KEEP_RECENT = 3;
@@ -7,7 +8,7 @@ const DEFAULT_MAX_CHARS = 2000;
 type Rec = Record<string, unknown> & { kind: string };
 
 /** The kinds a context is built from: every other line is skipped unparsed (runtime records). */
-export const CONVERSATION_KINDS: ReadonlySet<string> = new Set(['message', 'interruption', 'checkpoint']);
+export const CONVERSATION_KINDS: ReadonlySet<string> = new Set(['message', 'interruption', 'checkpoint', 'rewind']);
 type Call = { id: string; name: string };
 
 /**
@@ -15,7 +16,9 @@ type Call = { id: string; name: string };
  * journal order, such that every assistant tool call is answered before the next non-tool
  * message (a provider refuses anything else). An interrupted turn's observed tool results
  * answer their calls; partial tool calls are never replayed; calls left without a result
- * (the agent died mid-tool) get a synthetic "cancelled" result.
+ * (the agent died mid-tool) get a synthetic "cancelled" result. Records a rewind undid (after
+ * its toSeq, before it: domain/rewind.ts) are left out, so the context is that of the session
+ * as of toSeq plus what followed the rewind.
  */
 export class ContextBuilder {
   private readonly messages: ContextMessage[] = [];
@@ -23,21 +26,35 @@ export class ContextBuilder {
   /** Every tool call id an assistant message in the context declared. */
   private readonly declared = new Set<string>();
 
+  /** Records in seq order, kept until finish: a later rewind may leave some of them out. */
+  private readonly records: Rec[] = [];
+  private readonly rewinds: Array<{ seq: number; toSeq: number }> = [];
+
   constructor(header: SessionHeader) {
     if (header.systemPrompt) this.messages.push({ role: 'system', content: header.systemPrompt });
   }
 
   add(rec: Rec): void {
+    if (rec.kind === 'rewind') {
+      if (typeof rec.seq === 'number' && typeof rec.toSeq === 'number') this.rewinds.push({ seq: rec.seq, toSeq: rec.toSeq });
+      return;
+    }
+    this.records.push(rec);
+  }
+
+  finish(prune?: PruneOptions): ContextMessage[] {
+    const live = liveSeqs(this.rewinds, Number.MAX_SAFE_INTEGER);
+    for (const rec of this.records) if (typeof rec.seq !== 'number' || live(rec.seq)) this.apply(rec);
+    this.answerOpenCalls();
+    return prune ? pruneToolOutputs(this.messages, prune) : this.messages;
+  }
+
+  private apply(rec: Rec): void {
     if (rec.kind === 'checkpoint' && typeof rec.summary === 'string') {
       // The summary stands in place of every record it covers (they are in the archive).
       this.addMessage({ role: 'user', content: rec.summary });
     } else if (rec.kind === 'message') this.addMessage(rec.message as ContextMessage);
     else if (rec.kind === 'interruption') this.addInterruption(rec);
-  }
-
-  finish(prune?: PruneOptions): ContextMessage[] {
-    this.answerOpenCalls();
-    return prune ? pruneToolOutputs(this.messages, prune) : this.messages;
   }
 
   private addMessage(m: ContextMessage): void {

@@ -37,7 +37,7 @@ export function subscriptionHandlers(store: SessionStore, notify: Notify): { han
         lastDelivered = Math.max(lastDelivered, last);
         progressAt = Date.now();
       }, () => undefined);
-      if (records.some((r) => r.kind === 'turn' || r.kind === 'checkpoint')) {
+      if (records.some((r) => r.kind === 'turn' || r.kind === 'checkpoint' || r.kind === 'rewind')) {
         void store.getTurn(sessionId).then((turn) => notify('turn/didChange', { sessionId, turn })).catch(() => {});
       }
       // A client reading slowly paces the delivery; one that reads nothing for STALL_MS is dropped.

@@ -47,7 +47,7 @@ export function recs(fromSeq: number, n: number, kind = 'message', body = 'hello
 }
 
 export function snap(label: string | null = null): Snapshot {
-  return { turn: label, runtime: null, firstMessage: label, lastMessage: label, header: null };
+  return { turn: label, runtime: null, usage: null, firstMessage: label, lastMessage: label, header: null };
 }
 
 export { recordCrc };

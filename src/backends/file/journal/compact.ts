@@ -4,6 +4,7 @@ import { createPrivate, ensurePrivateDir, fsyncDir } from '../../../durable/dura
 import { errnoOf, UnsafeFileError } from '../../../durable/errors.js';
 import type { FsLayer } from '../../../durable/fsLayer.js';
 import { StoreError } from '../../../domain/errors.js';
+import { checkCompactionThrough } from '../../../domain/rewind.js';
 import type { StoreLayout } from '../layout.js';
 import { encodeRecordLine, peekSeq } from './format.js';
 import { readPrefix, scanLines } from './lines.js';
@@ -61,6 +62,7 @@ export function compactJournal(fsl: FsLayer, layout: StoreLayout, handle: Journa
       throw new StoreError('Conflict', 'the journal changed since it was opened; nothing was compacted', { reason: 'journalChanged', stage: 'preCommit' });
     }
     suffixAt = offsetAfter(fsl, handle, plan.throughSeq);
+    checkCompactionThrough(plan.throughSeq, keptRewinds(fsl, handle, suffixAt, plan.throughSeq));
     const prefix = prefixState(fsl, handle, suffixAt, plan.throughSeq);
     archived = { generation, records: position.lastSeq - handle.firstSeq + 1, bytes: st.size };
     checkpoint = encodeRecordLine(plan.throughSeq, plan.ts, undefined, plan.checkpointText(checkpointMembers(plan.throughSeq, generation + 1, prefix, archived)));
@@ -125,6 +127,29 @@ function offsetAfter(fsl: FsLayer, handle: JournalHandle, throughSeq: number): n
   }
   return end;
 }
+
+/** The session state as of `seq` of the active generation (for session/rewind): the reduction a checkpoint carries. */
+export function stateAt(fsl: FsLayer, handle: JournalHandle, seq: number): PrefixState {
+  return prefixState(fsl, handle, offsetAfter(fsl, handle, seq), seq);
+}
+
+/** The rewind records after throughSeq (their lines are the only ones parsed). */
+function keptRewinds(fsl: FsLayer, handle: JournalHandle, suffixAt: number, throughSeq: number): Array<{ seq: number; toSeq: number }> {
+  const out: Array<{ seq: number; toSeq: number }> = [];
+  let afterSeq = throughSeq;
+  let from = suffixAt;
+  const end = handle.position.bytes;
+  while (afterSeq < handle.position.lastSeq) {
+    const page = readPage(fsl, handle.fd, { from, end, afterSeq, limit: 10_000, maxBytes: 16 << 20, firstSeq: handle.firstSeq, kinds: REWIND });
+    for (const r of page.records) out.push({ seq: r.seq, toSeq: Number((r as { toSeq?: unknown }).toSeq) });
+    if (page.scannedSeq === afterSeq) break;
+    afterSeq = page.scannedSeq;
+    from = seekAfterSeq(fsl, handle.fd, handle.dataStart, end, afterSeq);
+  }
+  return out;
+}
+
+const REWIND: ReadonlySet<string> = new Set(['rewind']);
 
 /** The turn state and runtime counters at throughSeq, and how many records the checkpoint stands for in all. */
 function prefixState(

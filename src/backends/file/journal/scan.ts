@@ -5,6 +5,7 @@ import { applyTurn, type TurnEvent, type TurnState } from '../../../domain/turns
 import { firstLine, type Line, scanLines } from './lines.js';
 import { type HeaderState, reduceHeader } from '../../../domain/sessionUpdate.js';
 import { NO_RUNTIME, reduceRuntime, type RuntimeCounters } from '../../../domain/runtimeCounters.js';
+import { NO_USAGE, reduceUsage, type UsageTotals } from '../../../domain/usage.js';
 
 /** Where a verified journal prefix ends: everything a reader or writer needs to continue. */
 export interface JournalPosition {
@@ -23,11 +24,13 @@ export interface JournalPosition {
   runtime?: RuntimeCounters;
   /** The effective title/metadata/tags after the session's updates (absent: never updated). */
   header?: HeaderState;
+  /** The usage totals after the last record (absent: none counted). */
+  usage?: UsageTotals;
 }
 
 /** The session state a position ends in: what the next append is planned against. */
-export function stateOf(p: JournalPosition): { turn: TurnState | null; runtime: RuntimeCounters; header?: HeaderState } {
-  return { turn: p.turn ?? null, runtime: p.runtime ?? NO_RUNTIME, ...(p.header ? { header: p.header } : {}) };
+export function stateOf(p: JournalPosition): { turn: TurnState | null; runtime: RuntimeCounters; usage: UsageTotals; header?: HeaderState } {
+  return { turn: p.turn ?? null, runtime: p.runtime ?? NO_RUNTIME, usage: p.usage ?? NO_USAGE, ...(p.header ? { header: p.header } : {}) };
 }
 
 export interface ScanResult {
@@ -110,11 +113,13 @@ export function scanRecords(
       let turn = position.turn ?? null;
       let runtime = position.runtime ?? NO_RUNTIME;
       let header = position.header;
+      let usage = position.usage ?? NO_USAGE;
       for (const r of batch.records) {
         header = reduceHeader(header, base, r);
         if (r.kind === 'turn') turn = reduceOnDisk(turn, r, lineNo - (batch.end - r.seq));
-        else if (r.kind === 'checkpoint') turn = (r.turn as TurnState | null | undefined) ?? null;
+        else if (r.kind === 'checkpoint' || r.kind === 'rewind') turn = (r.turn as TurnState | null | undefined) ?? null;
         runtime = reduceRuntime(runtime, r);
+        usage = reduceUsage(usage, r);
         onCommit?.(r);
       }
       position = {
@@ -126,6 +131,7 @@ export function scanRecords(
         turn,
         runtime,
         ...(header ? { header } : {}),
+        usage,
       };
       batch = undefined;
     }

@@ -89,6 +89,7 @@ function journalSink(
         turn: next.after.turn,
         runtime: next.after.runtime,
         header: next.after.header,
+        usage: next.after.usage,
       });
     },
   };

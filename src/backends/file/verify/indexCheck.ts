@@ -89,7 +89,7 @@ function tornTailIsCorruption(fc: FileChecks, id: string, journal: ScannedJourna
 /** State the journal reduces to (turn, and whatever else positions carry): compared when both sides have it. */
 function compareState(rel: string, entry: IndexEntry, journal: ScannedJournal, out: Finding[]): void {
   const pos = journal.position as unknown as Record<string, unknown>;
-  for (const key of ['turn', 'runtime']) {
+  for (const key of ['turn', 'runtime', 'usage']) {
     const has = (entry as unknown as Record<string, unknown>)[key];
     const want = pos[key];
     if (has === undefined || want === undefined) continue;

@@ -6,7 +6,9 @@ import { StoreError } from '../../../domain/errors.js';
 import { sanitizeSummary } from '../../../domain/summary.js';
 import { checkSessionId } from '../../../domain/ids.js';
 import { guardValue } from '../../../domain/secrets/gate.js';
-import type { CompactRequest, SessionHeader, TrashEntry } from '../../../domain/types.js';
+import type { CompactRequest, RecordInput, RewindResult, SessionHeader, TrashEntry } from '../../../domain/types.js';
+import { checkCompactionThrough, checkRewindTarget, type RewindRecord, rewindRecord } from '../../../domain/rewind.js';
+import { prepareBatch, rewindPlan } from '../../../engine/appendPlan.js';
 import { pg } from './errors.js';
 import { PgReadStore } from './reads.js';
 
@@ -27,6 +29,8 @@ export class PgLineageStore extends PgReadStore {
       if (req.throughSeq < row.firstSeq || req.throughSeq > lastSeq) {
         throw new StoreError('InvalidArgument', `throughSeq must be between ${row.firstSeq} and ${lastSeq}`, { path: 'throughSeq' });
       }
+      const kept = (await this.activeRecords(sessionId, lastSeq, ['rewind'])).filter((r) => r.seq > req.throughSeq);
+      checkCompactionThrough(req.throughSeq, kept.map((r) => ({ seq: r.seq, toSeq: Number((JSON.parse(r.text) as { toSeq?: unknown }).toSeq) })));
       let prefix = EMPTY_PREFIX;
       const base = baseState(s.header);
       for (const r of await this.activeRecords(sessionId, req.throughSeq)) {
@@ -42,6 +46,25 @@ export class PgLineageStore extends PgReadStore {
       s.generation = done.generation;
       return { generation: done.generation, checkpointSeq: req.throughSeq, archived };
     }));
+  }
+
+  /** The state as of toSeq is reduced when the rewind's turn in the queue comes (everything before it committed). */
+  async rewind(sessionId: string, toSeq: number, opts: { expectedLastSeq?: number } = {}): Promise<RewindResult> {
+    const s = this.writable(sessionId) ?? await this.notWritable(sessionId);
+    let rec: RewindRecord | undefined;
+    const committed = await this.commitInOrder(s, () => s.queue.appendPrepared(async () => {
+      // Under the lease, with nothing else of this session committing: firstSeq cannot move meanwhile.
+      const row = await this.loadLive(sessionId);
+      checkRewindTarget(toSeq, row.firstSeq, s.queue.lastSeq);
+      let prefix = EMPTY_PREFIX;
+      for (const r of toSeq === 0 ? [] : await this.activeRecords(sessionId, toSeq)) {
+        prefix = reducePrefix(prefix, { ...(JSON.parse(r.text) as Record<string, unknown>), seq: r.seq, kind: r.kind });
+      }
+      rec = rewindRecord(toSeq, prefix);
+      const [text] = prepareBatch([rec as unknown as RecordInput], this.allSecrets, this.maxRecordBytes).texts;
+      return { texts: [], expectedLastSeq: opts.expectedLastSeq, plan: rewindPlan(text as string, rec) };
+    }));
+    return { seq: committed.firstSeq, toSeq, turn: (rec as RewindRecord).turn };
   }
 
   async fork(sessionId: string, atSeq?: number): Promise<{ sessionId: string }> {

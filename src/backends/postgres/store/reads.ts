@@ -10,11 +10,12 @@ import { checkSessionId } from '../../../domain/ids.js';
 import { DEFAULT_READ_LIMIT, PAGE_BYTES } from '../../../domain/limits.js';
 import { ContextBuilder, CONVERSATION_KINDS } from '../../../domain/turns/context.js';
 import type {
-  ContextMessage, HistoryEntry, ListOptions, ListPage, PruneOptions, ReadOptions, ReadPage, SessionHeader, SessionSummary, StoredRecord, TurnState,
+  ContextMessage, HistoryEntry, ListOptions, UsageReport, ListPage, PruneOptions, ReadOptions, ReadPage, SessionHeader, SessionSummary, StoredRecord, TurnState,
 } from '../../../domain/types.js';
 import { pg } from './errors.js';
-import { PgStoreCore } from './store.js';
 import { stateOfRow } from './session.js';
+import { shownUsage } from '../../../domain/usage.js';
+import { PgStoreCore } from './store.js';
 import { effectiveHeader } from '../../../domain/sessionUpdate.js';
 
 /** A stored record as the protocol shows it: seq and ts, then the members of its exact text. */
@@ -104,6 +105,16 @@ export class PgReadStore extends PgStoreCore {
     for (const rec of await this.inline(recs.map(storedOf))) builder.add(rec);
     const turn = await this.getTurn(sessionId);
     return { messages: builder.finish(prune), turn };
+  }
+
+  /** The totals of the writer's committed view (after the writes sent before), or of the session row. */
+  async usage(sessionId: string): Promise<UsageReport> {
+    await this.settled(sessionId);
+    const s = this.sessions.get(sessionId);
+    if (s?.queue) return { lastSeq: s.queue.lastSeq, ...shownUsage(s.queue.state.usage, s.header.llm?.model) };
+    const row = await this.withUsage(await this.loadLive(sessionId));
+    const header = JSON.parse(row.headerText) as SessionHeader;
+    return { lastSeq: row.lastSeq, ...shownUsage(stateOfRow(row).usage, header.llm?.model) };
   }
 
   /**

@@ -6,6 +6,7 @@ import type { PlanState } from '../../../engine/layOut.js';
 import type { FsLayer } from '../../../durable/fsLayer.js';
 import type { ScratchDirs } from '../../../scratch/toolRuns.js';
 import { asCounters, NO_RUNTIME } from '../../../domain/runtimeCounters.js';
+import { asUsage, NO_USAGE } from '../../../domain/usage.js';
 import { ToolRuns } from '../../../scratch/toolRuns.js';
 import type { SecretSet } from '../../../domain/secrets/knownSecrets.js';
 import { summarizeRecord } from '../../../domain/summary.js';
@@ -19,13 +20,15 @@ export function stateOfRow(row: SessionRow): PlanState {
   const turn = row.snapshot.turn === null ? null : (JSON.parse(row.snapshot.turn) as TurnState | null);
   const runtime = row.snapshot.runtime === null ? NO_RUNTIME : asCounters(JSON.parse(row.snapshot.runtime));
   const header = row.snapshot.header === null ? undefined : (JSON.parse(row.snapshot.header) as HeaderState);
-  return { turn, runtime, ...(header ? { header } : {}) };
+  const usage = row.snapshot.usage === null ? NO_USAGE : asUsage(JSON.parse(row.snapshot.usage));
+  return { turn, runtime, usage, ...(header ? { header } : {}) };
 }
 
 export function snapshotOf(state: PlanState, firstMessage: string | undefined, lastMessage: string | undefined): Snapshot {
   return {
     turn: state.turn === null ? null : JSON.stringify(state.turn),
     runtime: state.runtime === NO_RUNTIME ? null : JSON.stringify(state.runtime),
+    usage: JSON.stringify(state.usage), // never null: null marks a row written before usage totals existed
     firstMessage: firstMessage ?? null,
     lastMessage: lastMessage ?? null,
     header: state.header === undefined ? null : JSON.stringify(state.header),

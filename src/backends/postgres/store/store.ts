@@ -34,6 +34,9 @@ import type {
 import { pg } from './errors.js';
 import { PgSession, snapshotOf, stateOfRow, summariesOf } from './session.js';
 import { oneAtATime } from '../../../engine/oneAtATime.js';
+import type { SessionRow } from '../../../backend/port.js';
+import { PAGE_BYTES } from '../../../domain/limits.js';
+import { NO_USAGE, reduceUsage } from '../../../domain/usage.js';
 
 export interface PostgresStoreOptions {
   /** Where tool scratch directories go: <workspace>/.session-sidecar (scratch/ inside). */
@@ -173,7 +176,7 @@ export class PgStoreCore {
     const fence = mode === 'write' ? await pg(() => this.db.leases.acquire(sessionId)) : undefined;
     let session: PgSession;
     try {
-      if (fence) row = await this.loadLive(sessionId); // the committed state under the lease
+      if (fence) row = await this.withUsage(await this.loadLive(sessionId)); // the committed state under the lease
       const header = JSON.parse(row.headerText) as SessionHeader;
       const resolved = resolveSecrets({ apiKeyEnv: header.llm?.apiKeyEnv, headerEnv: header.secretEnv, input: secretsInput }, this.env, this.vocabulary, prior);
       session = this.adopt(header, row, mode, fence, resolved.set, resolved.status);
@@ -182,6 +185,24 @@ export class PgStoreCore {
       throw err;
     }
     return session.describe(row.lastSeq, stateOfRow(row).turn, stateOfRow(row).header);
+  }
+
+  /**
+   * The row with its usage totals: a row written before they existed (usage NULL) gets them
+   * reduced from its active records once (a checkpoint of that time carries none: they count
+   * from it); the next commit stores them.
+   */
+  protected async withUsage(row: SessionRow): Promise<SessionRow> {
+    if (row.snapshot.usage !== null) return row;
+    let usage = NO_USAGE;
+    let afterSeq = 0;
+    for (;;) {
+      const page = await pg(() => this.db.readRange(row.sessionId, { afterSeq, limit: 10_000, maxBytes: PAGE_BYTES, kinds: ['api', 'message', 'checkpoint'] }));
+      for (const r of page.records) if (r.seq <= row.lastSeq) usage = reduceUsage(usage, JSON.parse(r.text) as Record<string, unknown>);
+      if (page.scannedSeq >= row.lastSeq || page.scannedSeq === afterSeq) break;
+      afterSeq = page.scannedSeq;
+    }
+    return { ...row, snapshot: { ...row.snapshot, usage: JSON.stringify(usage) } };
   }
 
   protected async loadLive(sessionId: string) {

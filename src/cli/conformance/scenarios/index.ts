@@ -15,8 +15,9 @@ import { secrets } from './secrets.js';
 import { sessions } from './sessions.js';
 import { subscribe } from './subscribe.js';
 import { turns } from './turns.js';
+import { usageRewind } from './usageRewind.js';
 
 /** Every scenario of the suite, in the order they run (the order of the protocol document). */
 export const SCENARIOS: readonly Scenario[] = [
-  framing, lifecycle, sessions, management, records, cancel, turns, repair, compaction, lineage, subscribe, runtime, secrets, durability, ephemeral, retention,
+  framing, lifecycle, sessions, management, records, cancel, turns, repair, compaction, lineage, subscribe, runtime, secrets, durability, ephemeral, retention, usageRewind,
 ];
