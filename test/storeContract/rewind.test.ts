@@ -37,6 +37,24 @@ eachBackend('rewind', (setup) => {
     expect(contents((await other.context(id)).messages)).toEqual(['system:sys']);
   });
 
+  it('a rewind never undoes session/update: the header stays as last updated, after a reopen and a compaction too', async () => {
+    const f = await setup();
+    const s = f.store;
+    const { sessionId: id } = await s.create({ title: 'first' });
+    await s.append(id, [user('q1'), final('a1')]);
+    await s.update(id, { title: 'renamed', tags: ['kept'], metadata: { k: 1 } });
+    await s.append(id, [user('q2')]);
+    await s.rewind(id, 2); // before the update
+    const expectHeader = (h: { title?: string; tags?: string[]; metadata?: Record<string, unknown> }) =>
+      expect({ title: h.title, tags: h.tags, metadata: h.metadata }).toEqual({ title: 'renamed', tags: ['kept'], metadata: { k: 1 } });
+    expectHeader(await s.header!(id));
+    await s.close(id);
+    const other = await f.reopen();
+    expectHeader(await other.open(id, 'write'));
+    await other.compact(id, { summary: 'so far', throughSeq: 5 });
+    expectHeader(await other.header!(id));
+  });
+
   it('a rewind takes effect in arrival order among pipelined writes', async () => {
     const f = await setup();
     const s = f.store;
