@@ -76,6 +76,13 @@ describe('protocol/README.md and meta.json agree with the server', () => {
     expect(missing).toEqual([]);
   });
 
+  it('the methods table of section 4 has one row per method of meta.json, named', () => {
+    const table = README.slice(README.indexOf('## 4. Methods'), README.indexOf('### 4.1 '));
+    const named = [...table.matchAll(/^\| `([^`]+)` \| (?:request|notification)/gm)].map((m) => m[1]);
+    expect(table).not.toMatch(/^\| \| /m); // a row without its method's name
+    expect([...named].sort()).toEqual(META.methods.map((m) => m.method).sort());
+  });
+
   it('sections are numbered in order, and the contents list every one of them', () => {
     const numbers = [...README.matchAll(/^## (\d+)\. (.+)$/gm)].map((m) => Number(m[1]));
     expect(numbers).toEqual(numbers.map((_, i) => i + 1));
