@@ -117,7 +117,7 @@ export class MemoryFs implements FsLayer {
     this.fd(fd);
   }
 
-  mkdirSync(p: string, mode: number): void {
+  mkdirSync(p: string, mode: number): void { // exclusive (EEXIST), in memory: the mode given (0o700 by the store) less a 022 umask
     const { parent, name } = this.parentOf(p);
     if (name === '' || parent.entries.has(name)) throw errno('EEXIST', 'mkdir', p);
     parent.entries.set(name, this.dir(mode & ~0o022 & 0o777));

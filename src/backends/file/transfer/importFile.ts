@@ -36,7 +36,7 @@ export function headerLine(headerText: string): Buffer {
   return sealLine(JSON.stringify({ format: JOURNAL_FORMAT, version: JOURNAL_VERSION, ...(JSON.parse(headerText) as object) }));
 }
 
-function writeFile(fsl: FsLayer, file: string, chunks: Buffer[]): void {
+function writeFile(fsl: FsLayer, file: string, chunks: Buffer[]): void { // exclusive: createPrivate opens O_CREAT|O_EXCL|O_NOFOLLOW, 0600
   const fd = createPrivate(fsl, file);
   try {
     let pos = 0;
