@@ -36,7 +36,7 @@ export function headerLine(headerText: string): Buffer {
   return sealLine(JSON.stringify({ format: JOURNAL_FORMAT, version: JOURNAL_VERSION, ...(JSON.parse(headerText) as object) }));
 }
 
-function writeFile(fsl: FsLayer, file: string, chunks: Buffer[]): void { // exclusive: createPrivate opens O_CREAT|O_EXCL|O_NOFOLLOW, 0600
+function writePrivateFile(fsl: FsLayer, file: string, chunks: Buffer[]): void { // exclusive: createPrivate opens O_CREAT|O_EXCL|O_NOFOLLOW, 0600
   const fd = createPrivate(fsl, file);
   try {
     let pos = 0;
@@ -84,11 +84,11 @@ export function importFileSession(fsl: FsLayer, layout: StoreLayout, b: SessionB
   ensurePrivateDir(fsl, sessionDir);
   const active = b.generations[b.generations.length - 1];
   if (!active) throw new StoreError('InvalidArgument', 'a session has at least its active generation', { path: 'generations' });
-  writeFile(fsl, path.join(sessionDir, 'journal.jsonl'), journal(active.records));
+  writePrivateFile(fsl, path.join(sessionDir, 'journal.jsonl'), journal(active.records));
   if (b.state.length > 0) {
     const stateDir = path.join(sessionDir, 'state');
     ensurePrivateDir(fsl, stateDir);
-    for (const s of b.state) writeFile(fsl, path.join(stateDir, `${s.key}.json`), [Buffer.from(s.text, 'utf8')]);
+    for (const s of b.state) writePrivateFile(fsl, path.join(stateDir, `${s.key}.json`), [Buffer.from(s.text, 'utf8')]);
     fsyncDir(fsl, stateDir);
   }
   fsyncDir(fsl, sessionDir);
@@ -96,7 +96,7 @@ export function importFileSession(fsl: FsLayer, layout: StoreLayout, b: SessionB
   const historyDir = path.join(dir, 'history');
   if (archived.length > 0) {
     ensurePrivateDir(fsl, historyDir);
-    for (const g of archived) writeFile(fsl, path.join(historyDir, `${g.generation}.jsonl`), journal(g.records));
+    for (const g of archived) writePrivateFile(fsl, path.join(historyDir, `${g.generation}.jsonl`), journal(g.records));
     fsyncDir(fsl, historyDir);
   }
   fsyncDir(fsl, dir);
