@@ -81,7 +81,7 @@ function classify(m: Record<string, unknown>): Decoded {
   if (Object.hasOwn(m, 'method')) {
     if (typeof m.method !== 'string') return problem(JsonRpcErrorCode.InvalidRequest, 'Invalid request: "method" must be a string', id);
     if (hasId && !idOk) return problem(JsonRpcErrorCode.InvalidRequest, 'Invalid request: "id" must be a string or a number');
-    if (m.params === null && typeof m.method === 'string' && paramsOptional(m.method)) delete m.params;
+    if (m.params === null && paramsOptional(m.method)) delete m.params;
     if (m.params !== undefined && (m.params === null || typeof m.params !== 'object')) {
       return problem(JsonRpcErrorCode.InvalidRequest, 'Invalid request: "params" must be an object', id);
     }

@@ -1,9 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers.js';
+import { explain, hasPython311, run } from '../pythonRun.js';
 
 /**
  * The Python client package (clients/python/): its stdlib unittest suite against the BUILT
@@ -18,34 +18,9 @@ const CLI = path.join(ROOT, 'dist/src/cli.js');
 const FRAMINGS = ['ndjson', 'lsp'] as const;
 const CI = process.env.CI === 'true';
 
-function hasPython311(): boolean {
-  const r = spawnSync('python3', ['-c', 'import sys; print(sys.version_info >= (3, 11))'], { encoding: 'utf8' });
-  return !r.error && r.status === 0 && r.stdout.trim() === 'True';
-}
-
 const hasPython = hasPython311();
 const skip = !hasPython && !CI;
 if (skip) console.warn('skipping test/clients/python.test.ts: python3 (>= 3.11) is not on PATH');
-
-interface Run { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
-
-function run(cmd: string, args: string[], env: Record<string, string> = {}, cwd = ROOT): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, {
-      cwd,
-      env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONIOENCODING: 'utf-8', PYTHONDONTWRITEBYTECODE: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
-}
-
-const explain = (r: Run) => `exit ${r.code} (signal ${r.signal})\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
 
 describe('clients/python', () => {
   it('python3 >= 3.11 is on PATH under CI', () => {
@@ -56,9 +31,8 @@ describe('clients/python', () => {
   describe.each(FRAMINGS)('unittest suite over %s', (framing) => {
     it.skipIf(skip)('passes against the built sidecar', async () => {
       const r = await run('python3', ['-m', 'unittest', 'discover', '-v', '-s', 'tests', '-t', 'tests'], {
-        SESSION_SIDECAR_COMMAND: `node ${JSON.stringify(CLI)}`,
-        SIDECAR_TEST_FRAMING: framing,
-      }, CLIENT);
+        cwd: CLIENT, env: { SESSION_SIDECAR_COMMAND: `node ${JSON.stringify(CLI)}`, SIDECAR_TEST_FRAMING: framing },
+      });
       expect(r.code, explain(r)).toBe(0);
       const ran = /^Ran (\d+) tests? in/m.exec(r.stderr);
       expect(ran, explain(r)).not.toBeNull();
@@ -73,10 +47,10 @@ describe('clients/python', () => {
 
   it.skipIf(skip)('installs offline into a venv with pip install --no-build-isolation', async () => {
     const venv = path.join(tempDir('sidecar-py-venv-'), 'venv');
-    const made = await run('python3', ['-m', 'venv', '--system-site-packages', venv]);
+    const made = await run('python3', ['-m', 'venv', '--system-site-packages', venv], { cwd: ROOT });
     expect(made.code, `python3 -m venv failed (Debian: apt-get install python3-venv)\n${explain(made)}`).toBe(0);
     const py = path.join(venv, 'bin/python');
-    const pip = await run(py, ['-m', 'pip', 'install', '--no-build-isolation', '--no-index', '--no-cache-dir', CLIENT]);
+    const pip = await run(py, ['-m', 'pip', 'install', '--no-build-isolation', '--no-index', '--no-cache-dir', CLIENT], { cwd: ROOT });
     expect(pip.code, explain(pip)).toBe(0);
     const check = [
       'import importlib.metadata as md, os, session_sidecar as s',
@@ -85,7 +59,7 @@ describe('clients/python', () => {
       'assert os.path.exists(os.path.join(os.path.dirname(s.__file__), "py.typed"))',
       'print(md.version("session-sidecar"), s.__version__)',
     ].join('\n');
-    const r = await run(py, ['-c', check], {}, venv); // not the source tree: the installed copy
+    const r = await run(py, ['-c', check], { cwd: venv }); // not the source tree: the installed copy
     expect(r.code, explain(r)).toBe(0);
     expect(r.stdout.trim()).toBe('0.1.0 0.1.0');
   });

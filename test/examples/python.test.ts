@@ -1,9 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers.js';
+import { explain, hasPython311, run } from '../pythonRun.js';
 
 /** The Python example client and demo (examples/python/), run against the BUILT sidecar. */
 
@@ -11,35 +11,9 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const EXAMPLES = path.join(ROOT, 'examples/python');
 const FRAMINGS = ['ndjson', 'lsp'] as const;
 
-function pythonVersion(): string | undefined {
-  const r = spawnSync('python3', ['-c', 'import sys; print(sys.version_info >= (3, 11))'], { encoding: 'utf8' });
-  if (r.error || r.status !== 0) return undefined;
-  return r.stdout.trim() === 'True' ? 'ok' : undefined;
-}
-
-const hasPython = pythonVersion() !== undefined;
+const hasPython = hasPython311();
+const runPython = (args: string[]) => run('python3', args, { cwd: ROOT });
 if (!hasPython) console.warn('skipping test/examples/python.test.ts: python3 (>= 3.11) is not on PATH');
-
-interface Run { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
-
-function runPython(args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('python3', args, {
-      cwd: ROOT,
-      env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONIOENCODING: 'utf-8', PYTHONDONTWRITEBYTECODE: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
-}
-
-/** The run's output, for an assertion message when it failed. */
-const explain = (r: Run) => `exit ${r.code} (signal ${r.signal})\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
 
 describe('examples/python', () => {
   it('the built sidecar exists', () => {

@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type FsLayer, nodeFs } from '../../../src/durable/fsLayer.js';
 import type { FileSessionStore } from '../../../src/backends/file/fileStore.js';
 import { tempDir } from '../../helpers.js';
+import { type FsLayer, nodeFs } from '../../../src/durable/fsLayer.js';
+import { Killed, killingLayer } from './killingLayer.js';
 import { journalOf, note, store } from './storeHelpers.js';
 
 /**
@@ -12,28 +13,6 @@ import { journalOf, note, store } from './storeHelpers.js';
  * fsync of the operation throws and the store is abandoned as a killed process would be, for
  * every k; then a fresh store repeats the request and the session must be whole (or gone).
  */
-
-class Killed extends Error {}
-
-/** nodeFs whose `at`-th rename/fsync (counted while `armed`) "kills the process" instead of running. */
-function killingLayer(at: number) {
-  const state = { armed: false, calls: 0, killed: false };
-  const maybeKill = () => {
-    if (!state.armed) return;
-    state.calls += 1;
-    if (state.calls === at) {
-      state.killed = true;
-      state.armed = false;
-      throw new Killed(`killed at call ${at}`);
-    }
-  };
-  const layer: FsLayer = {
-    ...nodeFs,
-    renameSync: (from, to) => { maybeKill(); nodeFs.renameSync(from, to); },
-    fsyncSync: (fd) => { maybeKill(); nodeFs.fsyncSync(fd); },
-  };
-  return { layer, state };
-}
 
 async function compactedSession(root: string): Promise<string> {
   const s = store(root);

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { FileSessionStore } from '../../../src/backends/file/fileStore.js';
-import { type FsLayer, nodeFs } from '../../../src/durable/fsLayer.js';
 import { pruneSessions } from '../../../src/engine/prune.js';
 import { tempDir } from '../../helpers.js';
+import { killingLayer } from './killingLayer.js';
 import { journalOf, note, store } from './storeHelpers.js';
 
 /**
@@ -12,27 +12,6 @@ import { journalOf, note, store } from './storeHelpers.js';
  * k — so crashes fall between two sessions and inside each one's move. After each, every session
  * is either live and whole, or in the trash and restorable whole (records and archive).
  */
-
-class Killed extends Error {}
-
-function killingLayer(at: number) {
-  const state = { armed: false, calls: 0, killed: false };
-  const maybeKill = () => {
-    if (!state.armed) return;
-    state.calls += 1;
-    if (state.calls === at) {
-      state.killed = true;
-      state.armed = false;
-      throw new Killed(`killed at call ${at}`);
-    }
-  };
-  const layer: FsLayer = {
-    ...nodeFs,
-    renameSync: (from, to) => { maybeKill(); nodeFs.renameSync(from, to); },
-    fsyncSync: (fd) => { maybeKill(); nodeFs.fsyncSync(fd); },
-  };
-  return { layer, state };
-}
 
 /** Three compacted sessions (records 1..4 archived through 2, then 5), closed. */
 async function three(root: string): Promise<string[]> {
