@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Extension point on every params and result object (as ACP does): opaque to the server. */
 export const Meta = z.record(z.string(), z.unknown()).optional();

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { Seq, Timestamp } from './common.js';
 import { StoredTurnRecord, TurnState } from './turns.js';
 import { StoredSessionUpdateRecord } from './methods/session.update.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * What an agent runtime journals besides the conversation: provider API traffic and tool runs.

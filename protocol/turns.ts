@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { Seq, Timestamp } from './common.js';
 
 export const TurnKind = z.enum(['user', 'background']);

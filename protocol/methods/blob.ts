@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineMethod, paramsObject, resultObject, SessionId } from '../common.js';
 
 export const DEFAULT_BLOB_CHUNK = 1 << 20;

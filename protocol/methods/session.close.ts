@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { EmptyResult, defineMethod, paramsObject, SessionId } from '../common.js';
 
 export const SessionCloseParams = paramsObject({ sessionId: SessionId }).meta({ id: 'SessionCloseParams' });

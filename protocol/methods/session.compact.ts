@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineMethod, paramsObject, resultObject, Seq, SessionId, Timestamp } from '../common.js';
 
 export const SessionCompactParams = paramsObject({

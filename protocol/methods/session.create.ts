@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineMethod, paramsObject, resultObject, SessionId, Timestamp } from '../common.js';
 import { EnvVarName, Redaction, SecretsParam, SecretsStatus } from '../secrets.js';
 import { ParentLink } from './session.lineage.js';

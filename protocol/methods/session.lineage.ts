@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineMethod, EmptyResult, paramsObject, resultObject, Seq, SessionId } from '../common.js';
 
 /** Provenance of a session: the session it continues (after a compaction into a new session) or forks. */

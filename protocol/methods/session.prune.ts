@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineMethod, paramsObject, resultObject, SessionId, Timestamp } from '../common.js';
 
 /** Retention (§18): move the sessions not updated for a while to the trash, never silently. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineMethod, EmptyResult, paramsObject, resultObject, Seq, SessionId } from '../common.js';
 import { StoredRecord } from '../records.js';
 import { TurnState } from '../turns.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineMethod, EmptyResult, paramsObject, resultObject, SessionId } from '../common.js';
 import { TurnKind, TurnOutcome, TurnPhase, TurnState } from '../turns.js';
 

@@ -1,6 +1,6 @@
 import type { CancellationToken } from 'vscode-jsonrpc/node';
 import { ResponseError } from 'vscode-jsonrpc/node';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { MethodDescriptor } from '../../protocol/common.js';
 import { JsonRpcErrorCode } from '../../protocol/errors.js';
 import type { Logger } from '../log.js';

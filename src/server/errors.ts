@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ResponseError } from 'vscode-jsonrpc/node';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ErrorKindCode, JsonRpcErrorCode } from '../../protocol/errors.js';
 import { UnsafeFileError } from '../durable/errors.js';
 import { type Logger, safeDescribe } from '../log.js';

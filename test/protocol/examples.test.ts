@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ErrorKindCode, JsonRpcErrorCode, methods } from '../../protocol/index.js';
 import { StoredRecord } from '../../protocol/records.js';
 

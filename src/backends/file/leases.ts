@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import lockfile from 'proper-lockfile';
 import { ensurePrivateDir, mkdirPrivate, readPrivateSmall, replaceAtomically } from '../../durable/durableFile.js';
 import { errnoOf, UnsafeFileError } from '../../durable/errors.js';
 import type { FsLayer } from '../../durable/fsLayer.js';
@@ -22,6 +21,16 @@ interface HolderRecord extends LeaseHolder {
 }
 
 export const DEFAULT_LEASE_STALE_MS = 10_000;
+
+/**
+ * proper-lockfile, loaded on the first lease: it loads graceful-fs, which patches `fs` (~7 ms of
+ * a cold start), and `initialize` or a read-only store never takes a lease.
+ */
+let loaded: Promise<typeof import('proper-lockfile')> | undefined;
+function properLockfile(): Promise<typeof import('proper-lockfile')> {
+  loaded ??= import('proper-lockfile').then((m) => m.default);
+  return loaded;
+}
 
 /**
  * A cross-process writer lease on one session (proper-lockfile: an atomic mkdir of
@@ -45,6 +54,7 @@ export class SessionLease {
     ensurePrivateDir(fsl, layout.locksDir);
     const lockDir = layout.lockDir(id);
     let lease: SessionLease | undefined;
+    const lockfile = await properLockfile();
     const take = () => lockfile.lock(path.join(layout.locksDir, id), {
       stale: staleMs, realpath: false, retries: 0, lockfilePath: lockDir, fs: lockFs(fsl, () => lease === undefined || lease.owned()),
       onCompromised: () => lease?.markLost(),

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   DomainErrorData, ErrorKindCode, ErrorKinds, InvalidParamsErrorData, type MethodDescriptor, methods, UnsupportedProtocolVersionData,
 } from '../../../protocol/index.js';
