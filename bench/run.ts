@@ -23,6 +23,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { serialAnatomy, overwriteLimit } from './anatomy.js';
 import { rawLimit, sidecarAppends } from './appends.js';
 import { appendFileNoSync } from './appendFile.js';
 import { backendRows } from './backends.js';
@@ -100,6 +101,7 @@ try {
   await step('limit', () => rawLimit(work, N));
   const limit = rows[0]!.value;
   for (const framing of ['ndjson', 'lsp'] as const) await step(`serial ${framing}`, () => sidecarAppends(work, N, limit, framing, 1));
+  await step('anatomy', async () => [overwriteLimit(work, N, limit), ...await serialAnatomy(work, N, limit)]);
   await step('8 in flight', () => sidecarAppends(work, N, limit, 'ndjson', 8));
   await step('32 in flight', () => sidecarAppends(work, N, limit, 'ndjson', 32));
   await step('8 sessions', () => sidecarAppends(work, N, limit, 'ndjson', 8, 8));

@@ -33,6 +33,11 @@ export interface SpawnOptions {
   framing?: Framing;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /**
+   * Keep every raw stdout byte in `stdout` (default false: a long-lived client would hold every
+   * answer it ever read). The project's conformance tests turn it on to check the raw frames.
+   */
+  keepStdout?: boolean;
 }
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
@@ -46,6 +51,7 @@ const DEFAULT_CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export class SidecarClient {
   readonly child: ChildProcess;
   readonly framing: Framing;
+  /** Every raw stdout byte, in order, when spawned with `keepStdout: true` (else stays empty). */
   readonly stdout: Buffer[] = [];
   stderr = '';
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -65,8 +71,9 @@ export class SidecarClient {
       problem: (p) => this.failAll(new SidecarError(p.code, `unreadable frame from the sidecar: ${p.message}`, undefined)),
       fatal: (reason) => this.failAll(new Error(`unreadable output from the sidecar: ${reason}`)),
     });
+    const keep = opts.keepStdout === true;
     this.child.stdout!.on('data', (chunk: Buffer) => {
-      this.stdout.push(chunk);
+      if (keep) this.stdout.push(chunk);
       this.decoder.push(chunk);
     });
     this.child.stderr!.setEncoding('utf8').on('data', (s: string) => (this.stderr += s));

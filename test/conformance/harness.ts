@@ -20,7 +20,7 @@ afterEach(async () => {
 /** Spawns the built sidecar on a store (a fresh temp dir unless given). */
 export function spawnSidecar(opts: SpawnOptions = {}): SidecarClient {
   const store = opts.store ?? tempDir('sidecar-store-');
-  const client = new SidecarClient({ ...opts, store, args: opts.args ?? [] });
+  const client = new SidecarClient({ keepStdout: true, ...opts, store, args: opts.args ?? [] });
   running.push(client);
   return client;
 }

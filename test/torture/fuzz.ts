@@ -450,7 +450,7 @@ async function writeAll(c: SidecarClient, bytes: Buffer, chunk: number): Promise
 interface Outcome { answers: Map<string, Array<number | 'result'>>; nullErrors: number; responses: number; code: number | null; stderr: string }
 
 async function runProcess(args: string[], store: string, framing: Framing, bytes: Buffer, chunk: number, end: 'shutdown' | 'eof'): Promise<Outcome> {
-  const c = new SidecarClient({ ...sidecarCommand(args), store, framing });
+  const c = new SidecarClient({ ...sidecarCommand(args), store, framing, keepStdout: true });
   try {
     await writeAll(c, bytes, chunk);
     if (end === 'shutdown' && c.child.exitCode === null) {

@@ -104,7 +104,7 @@ describe('known bugs found by the torture scenarios', () => {
   // is answered with an error (id null) and the connection carries on.
   it('BUG 3: a $/cancelRequest without an id neither crashes nor stops the sidecar', async () => {
     for (const params of [undefined, {}, [], { id: null }]) {
-      const c = await SidecarClient.start({ store: tempDir() });
+      const c = await SidecarClient.start({ store: tempDir(), keepStdout: true });
       c.notify('$/cancelRequest', params);
       const listed = await c.list().then(() => 'answered', (e: Error) => e.message);
       expect(listed, `params ${JSON.stringify(params)}: ${c.stderr.split('\n').find((l) => l.includes('Error')) ?? ''}`).toBe('answered');
@@ -186,7 +186,7 @@ describe('known bugs found by the torture scenarios', () => {
   // client treats an id-null answer as a broken server): it is logged to stderr, and the server
   // goes on serving. Expected: no id-null frame at all, one stderr line, a clean shutdown.
   it('BUG 6: a $/cancelRequest without an id is never answered, only logged, and the server goes on', async () => {
-    const c = await SidecarClient.start({ store: tempDir() });
+    const c = await SidecarClient.start({ store: tempDir(), keepStdout: true });
     c.notify('$/cancelRequest', {});
     await c.list();
     const { code } = await c.shutdown();
