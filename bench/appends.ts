@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Framing, messageRecord, percentile, type Row, startSidecar, stopSidecar } from './util.js';
+import { type Framing, messageRecord, percentile, processCpuMs, type Row, startSidecar, stopSidecar } from './util.js';
 
 export const appendRecord = messageRecord(1024);
 
@@ -35,6 +35,8 @@ export async function sidecarAppends(work: string, n: number, limit: number, fra
   for (let s = 0; s < sessions; s++) ids.push((await c.create({ title: 'bench' })).sessionId);
   const lat: number[] = [];
   let next = 0;
+  const cpu0 = processCpuMs(c.child.pid);
+  const client0 = process.cpuUsage();
   const t0 = performance.now();
   const lane = async (lane: number) => {
     while (next < n) {
@@ -46,6 +48,8 @@ export async function sidecarAppends(work: string, n: number, limit: number, fra
   };
   await Promise.all(Array.from({ length: inFlight }, (_, i) => lane(i)));
   const ms = performance.now() - t0;
+  const cpu1 = processCpuMs(c.child.pid);
+  const client = process.cpuUsage(client0);
   const peakRssMB = await stopSidecar(c);
   fs.rmSync(store, { recursive: true, force: true });
   lat.sort((a, b) => a - b);
@@ -54,5 +58,8 @@ export async function sidecarAppends(work: string, n: number, limit: number, fra
   return {
     scenario: `sidecar ${framing === 'lsp' ? 'LSP' : 'NDJSON'}, ${label}`, value: opsPerSec, unit: 'appends/s', ratio: opsPerSec / limit, ratioTo: 'limit',
     p50Us: percentile(lat, 0.5), p99Us: percentile(lat, 0.99), peakRssMB,
+    // CPU per append of both processes (they share the machine's cores): with n in flight the
+    // throughput is bounded by the busier one, not by the disk
+    note: `CPU per append: sidecar ${cpu0 === undefined || cpu1 === undefined ? '?' : (((cpu1 - cpu0) * 1000) / n).toFixed(0)} µs (all its threads, 10 ms ticks), client ${(((client.user + client.system) / n)).toFixed(0)} µs`,
   };
 }
