@@ -2,7 +2,7 @@ import { StoreError } from '../domain/errors.js';
 import { guardValue } from '../domain/secrets/gate.js';
 import { MIN_SECRET_CHARS, SecretSet } from '../domain/secrets/knownSecrets.js';
 import type { Redaction } from '../domain/secrets/redact.js';
-import { checkTags } from '../domain/sessionUpdate.js';
+import { checkTags, sanitizeTitle } from '../domain/sessionUpdate.js';
 import { redactTokens } from '../domain/secrets/tokenRules.js';
 import type { ListPage, SecretsInput, SessionHeaderInput } from '../domain/types.js';
 
@@ -14,7 +14,11 @@ import type { ListPage, SecretsInput, SessionHeaderInput } from '../domain/types
 export function guardHeader(input: SessionHeaderInput, secretsInput: SecretsInput, secrets: SecretSet): { value: SessionHeaderInput; redactions: Redaction[] } {
   if (input.tags !== undefined) checkTags(input.tags); // tags are a contract: never stored malformed
   const secretEnv = secretsInput.env?.length ? { secretEnv: [...new Set(secretsInput.env)] } : {};
-  const fields = JSON.parse(JSON.stringify({ ...input, ...secretEnv })) as SessionHeaderInput;
+  // A title is kept as session/update keeps one (one line, no control characters); one that is
+  // empty after that is no title.
+  const { title: given, ...rest } = input;
+  const title = given === undefined ? '' : sanitizeTitle(given);
+  const fields = JSON.parse(JSON.stringify({ ...rest, ...(title === '' ? {} : { title }), ...secretEnv })) as SessionHeaderInput;
   const guarded = guardValue(fields, secrets, 'header');
   return { value: guarded.value as SessionHeaderInput, redactions: guarded.redactions };
 }

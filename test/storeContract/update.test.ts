@@ -32,6 +32,15 @@ eachBackend('session/update', (setup, backend) => {
     expect(await s.append(id, [note(3)])).toEqual({ firstSeq: 4, lastSeq: 4 }); // ordered with appends
   });
 
+  it('a title given to session/create is kept the same way: one line, no control characters; blank is no title', async () => {
+    const f = await setup();
+    const { sessionId: id } = await f.store.create({ title: ' Fix\r\nthe\tbuild\u0007 ' });
+    expect(await f.store.open(id, 'read')).toMatchObject({ title: 'Fix the build' });
+    expect((await f.store.list()).sessions[0]).toMatchObject({ sessionId: id, title: 'Fix the build' });
+    const { sessionId: blank } = await f.store.create({ title: ' \n\u0001 ' });
+    expect((await f.store.open(blank, 'read')).title).toBeUndefined();
+  });
+
   it('is durable: another instance (read-only, or after a crash) and a reopen see it; list reflects it', async () => {
     const f = await setup();
     const { sessionId: id } = await f.store.create({ title: 'first' });
