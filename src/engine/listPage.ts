@@ -6,12 +6,15 @@ import type { SessionSummary } from '../domain/types.js';
  * newer id first); the cursor names the last summary returned, so a page after it is stable
  * while sessions are added or updated.
  */
+/** The page size when session/list gives no limit. */
+export const DEFAULT_LIST_LIMIT = 100;
+
 export function pageOf<T extends CursorKey = SessionSummary>(all: T[], opts: { limit?: number; cursor?: string }): { sessions: T[]; nextCursor?: string } {
   const after = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor);
   // those after the cursor first, then sorted: a later page sorts only what is left
   const rest = after ? all.filter((s) => newestFirst(s, after) > 0) : all;
   rest.sort(newestFirst);
-  const limit = opts.limit ?? 100;
+  const limit = opts.limit ?? DEFAULT_LIST_LIMIT;
   const sessions = rest.slice(0, limit);
   const last = sessions[sessions.length - 1];
   return rest.length > limit && last ? { sessions, nextCursor: encodeCursor(last) } : { sessions };

@@ -51,6 +51,46 @@ eachBackend('session/list filters and session/search', (setup) => {
     await check(other); // the second list answers from the list cache
   });
 
+  it('many sessions: every page in newest-first order (ties by id), each session once, filtered pages too, with sessions updated and trashed between pages', async () => {
+    const f = await setup();
+    const s = f.store;
+    const made: string[] = [];
+    for (let i = 0; i < 130; i++) made.push((await s.create({ cwd: i % 7 === 0 ? '/seven' : '/other', title: `s${i}` })).sessionId);
+    for (const id of made.filter((_, i) => i % 3 === 0)) await s.append(id, [user(`touched ${id}`)]); // later updatedAt, some equal to the millisecond
+    const summaries = async (opts: Parameters<SessionStore['list']>[0]) => {
+      const out: Array<{ sessionId: string; updatedAt: string }> = [];
+      let cursor: string | undefined;
+      do {
+        const page = await s.list({ ...opts, ...(cursor ? { cursor } : {}) });
+        expect(page.sessions.length).toBeLessThanOrEqual(opts?.limit ?? 100);
+        out.push(...page.sessions);
+        cursor = page.nextCursor;
+      } while (cursor);
+      return out;
+    };
+    const all = await summaries({ limit: 17 });
+    expect(all.map((x) => x.sessionId).sort()).toEqual([...made].sort());
+    const order = [...all].sort((x, y) => (x.updatedAt !== y.updatedAt ? (x.updatedAt < y.updatedAt ? 1 : -1) : x.sessionId < y.sessionId ? 1 : -1));
+    expect(all).toEqual(order); // JavaScript's string order, whatever the database's collation
+    expect((await summaries({})).map((x) => x.sessionId)).toEqual(all.map((x) => x.sessionId)); // the default page size
+    const sevens = all.filter((x) => made.indexOf(x.sessionId) % 7 === 0).map((x) => x.sessionId);
+    expect((await summaries({ cwd: '/seven', limit: 4 })).map((x) => x.sessionId)).toEqual(sevens);
+    expect((await summaries({ cwd: '/seven', limit: 100 })).map((x) => x.sessionId)).toEqual(sevens);
+    // between pages: the newest is appended to (moves before the cursor), an old one is trashed
+    const first = await s.list({ limit: 10 });
+    const oldest = all[all.length - 1]!.sessionId;
+    await s.append(all[0]!.sessionId, [user('again')]);
+    await s.delete(oldest);
+    const rest: string[] = [];
+    for (let cursor = first.nextCursor; cursor;) {
+      const page = await s.list({ limit: 10, cursor });
+      rest.push(...page.sessions.map((x) => x.sessionId));
+      cursor = page.nextCursor;
+    }
+    expect([...first.sessions.map((x) => x.sessionId), ...rest]).toEqual(all.map((x) => x.sessionId).filter((x) => x !== oldest));
+    expect((await summaries({ includeDeleted: true, limit: 50 })).filter((x) => (x as { deleted?: boolean }).deleted).map((x) => x.sessionId)).toEqual([oldest]);
+  });
+
   it('updatedAfter / updatedBefore, validated; includeDeleted lists the trash marked deleted', async () => {
     const f = await setup();
     const s = f.store;

@@ -16,7 +16,7 @@
  * await b.confirmBatch(id, generation, lastRec)      // after Unavailable{outcome:'unknown'}
  * await b.readRange(id, { generation?, afterSeq, limit, kinds?, maxBytes? })   // crc-verified
  * await b.rotate(id, { throughSeq, checkpoint, expect, fence })                 // one transaction
- * await b.history(id); await b.list({ after?, limit, trashed? }); await b.remove(id, 'trash'|'restore'|'purge', fence)
+ * await b.history(id); await b.list({ after?, limit, trashed? }); await b.listByUpdate({ before?, limit, includeTrashed }); await b.remove(id, 'trash'|'restore'|'purge', fence)
  * const stop = b.changes(id, poke)                   // LISTEN/NOTIFY hint; re-read by seq
  * await b.blobs.put(bytes) / size(sha) / read(sha, range?)
  * await b.state.set(fence, key, text) / get(id, key) / keys(id) / delete(fence, key)
@@ -57,7 +57,7 @@ import { inspectSchema, migrate, type MigrationResult } from './migrations.js';
 import { checkSchemaName, PgConnections } from './pool.js';
 import { blobSize, deleteState, getState, putBlob, readBlob, reserveToolSeq, setState, stateKeys } from './runtime.js';
 import {
-  createSession, history, listSessions, loadSession, readRange, removeSession, rotate, type ReadRangeOptions, type ReadRangeResult,
+  createSession, history, listByUpdate, listSessions, loadSession, readRange, removeSession, rotate, type ReadRangeOptions, type ReadRangeResult,
 } from './sessions.js';
 import type { ArchivedGeneration, Fence, LeaseHolder, SealedHeader, SealedRecord, SessionRow, Snapshot } from './types.js';
 import { parsePostgresUrl } from './url.js';
@@ -170,6 +170,10 @@ export class PostgresBackend {
 
   list(o: { after?: string; limit: number; trashed?: boolean }): Promise<{ sessions: SessionRow[]; nextAfter: string | null }> {
     return listSessions(this.conns, o);
+  }
+
+  listByUpdate(o: { before?: { updatedAt: string; sessionId: string }; limit: number; includeTrashed: boolean }): Promise<SessionRow[]> {
+    return listByUpdate(this.conns, o);
   }
 
   async remove(sessionId: string, op: 'trash' | 'restore' | 'purge', fence: Fence): Promise<void> {

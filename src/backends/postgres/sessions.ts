@@ -193,6 +193,34 @@ export async function history(conns: PgConnections, sessionId: string): Promise<
   }));
 }
 
+/**
+ * A session's updatedAt as the store shows it (reads.ts summaryOfRow: the later of its last
+ * record's ts and its createdAt), compared byte by byte as JavaScript compares these ASCII
+ * strings — never by the database's collation. Migration 4 indexes exactly this expression.
+ */
+const UPDATED_AT = 'GREATEST(COALESCE(last_ts, created_at) COLLATE "C", created_at COLLATE "C")';
+
+/**
+ * Rows in session/list order (updatedAt, then session id, newest first) after the cursor's
+ * (updatedAt, sessionId), at most `limit`; live rows only unless `includeTrashed`.
+ */
+export async function listByUpdate(
+  conns: PgConnections, o: { before?: { updatedAt: string; sessionId: string }; limit: number; includeTrashed: boolean },
+): Promise<SessionRow[]> {
+  const where = [o.includeTrashed ? 'TRUE' : 'trashed_at IS NULL'];
+  const args: unknown[] = [];
+  if (o.before) {
+    args.push(o.before.updatedAt, o.before.sessionId);
+    where.push(`(${UPDATED_AT}, session_id COLLATE "C") < ($1 COLLATE "C", $2 COLLATE "C")`);
+  }
+  args.push(o.limit);
+  const rows = await conns.query<DbSession>(
+    `SELECT ${SESSION_COLUMNS} FROM sessions WHERE ${where.join(' AND ')} ORDER BY ${UPDATED_AT} DESC, session_id COLLATE "C" DESC LIMIT $${args.length}`,
+    args,
+  );
+  return rows.map(toRow);
+}
+
 /** Keyset page by session id (ids are ULIDs: creation order). `after` is the last id seen. */
 export async function listSessions(conns: PgConnections, o: { after?: string; limit: number; trashed?: boolean }): Promise<{ sessions: SessionRow[]; nextAfter: string | null }> {
   const rows = await conns.query<DbSession>(

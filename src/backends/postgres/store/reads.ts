@@ -1,5 +1,5 @@
 import type { SealedRecord, SessionRow } from '../../../backend/port.js';
-import { decodeCursor, pageOf } from '../../../engine/listPage.js';
+import { DEFAULT_LIST_LIMIT, decodeCursor, pageOf } from '../../../engine/listPage.js';
 import { checkFilter, filters, matches } from '../../../engine/listFilter.js';
 import { withoutSecretSummaries } from '../../../engine/header.js';
 import { type Watch, watchRecords } from '../../../engine/watch.js';
@@ -118,27 +118,31 @@ export class PgReadStore extends PgStoreCore {
   }
 
   /**
-   * Filters are matched on the session rows' summaries (header text, header state and message
-   * summaries; never the records), the trashed rows added with includeDeleted.
+   * Rows are read in list order from the cursor on (migration 4's index), a batch at a time,
+   * until the page is full and one more session shows there is a next page: a page of 100 reads
+   * about 101 rows, not the table. Filters are matched on the rows' summaries (header text,
+   * header state and message summaries; never the records) as they are read, so a narrow filter
+   * reads on until it has found the page or the table ends.
    */
   async list(opts: ListOptions = {}): Promise<ListPage> {
-    if (opts.cursor !== undefined) decodeCursor(opts.cursor); // refused before the database is asked
+    const after = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor); // refused before the database is asked
     const filter = checkFilter(opts);
     const narrowed = filters(filter);
-    const all: SessionSummary[] = [];
-    for (const trashed of filter.includeDeleted ? [false, true] : [false]) {
-      let after: string | undefined;
-      for (;;) {
-        const page = await pg(() => this.db.list({ ...(after !== undefined ? { after } : {}), limit: 1000, trashed }));
-        for (const row of page.sessions) {
-          const s = summaryOfRow(row);
-          if (!narrowed || matches(s, filter)) all.push(s);
-        }
-        if (page.nextAfter === null) break;
-        after = page.nextAfter;
+    const limit = opts.limit ?? DEFAULT_LIST_LIMIT;
+    const batch = narrowed ? Math.max(limit + 1, 500) : limit + 1;
+    const kept: SessionSummary[] = [];
+    let before = after;
+    for (;;) {
+      const rows = await pg(() => this.db.listByUpdate({ ...(before ? { before } : {}), limit: batch, includeTrashed: filter.includeDeleted === true }));
+      let last: SessionSummary | undefined;
+      for (const row of rows) {
+        last = summaryOfRow(row);
+        if (!narrowed || matches(last, filter)) kept.push(last);
       }
+      if (kept.length > limit || rows.length < batch || !last) break;
+      before = { updatedAt: last.updatedAt, sessionId: last.sessionId };
     }
-    return withoutSecretSummaries(pageOf(all, { limit: opts.limit, cursor: opts.cursor }), this.allSecrets);
+    return withoutSecretSummaries(pageOf(kept, { limit, ...(opts.cursor !== undefined ? { cursor: opts.cursor } : {}) }), this.allSecrets);
   }
 
   /** The archived generations, oldest first; createdAt is the ts of the checkpoint that replaced each. */
