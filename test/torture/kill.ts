@@ -53,6 +53,8 @@ export interface KillStats extends CheckStats {
   holderlessLockWaits: number;
   /** state/set and state/delete answered. */
   stateOps: number;
+  /** session/update answered. */
+  updateOps: number;
   /** tool/allocateScratch answered. */
   allocations: number;
   /** Sessions created with a small blobThreshold (1024-4096). */
@@ -99,6 +101,7 @@ function send(c: SidecarClient, op: Op): Promise<unknown> {
     case 'compact': return c.request('session/compact', { sessionId: op.sessionId, throughSeq: op.throughSeq, summary: op.summary });
     case 'allocate': return c.allocateScratch({ sessionId: op.sessionId, requestId: op.requestId });
     case 'state': return op.value === undefined ? c.deleteState(op.sessionId, op.key) : c.setState(op.sessionId, op.key, op.value);
+    case 'update': return c.update({ sessionId: op.sessionId, ...op.params });
   }
 }
 
@@ -130,6 +133,7 @@ class Chain {
       model.toolSent = Math.max(runtime.maxToolSeq, allocated);
       model.toolHigh = Math.max(model.toolSent, highestScratch(this.store, id));
       for (const [key, value] of state) this.ledger.stateRead(id, key, value);
+      this.ledger.titleRead(id, opened.title);
       models.push(model);
     }
     this.models = models;
@@ -195,11 +199,13 @@ class Chain {
       const pending = new Set<Promise<void>>();
       const issue = (model: SessionModel, op: Op) => {
         this.ledger.stateSent(op);
+        this.ledger.updateSent(op);
         const p: Promise<void> = send(c, op).then(
           (r) => {
             this.ledger.ack(op, r, this.thresholds.get(op.sessionId));
             model.settled(op);
             if (op.type === 'state') this.stats.stateOps += 1;
+            if (op.type === 'update') this.stats.updateOps += 1;
             if (op.type === 'allocate') {
               const { toolSeq } = r as { toolSeq: number };
               model.allocated.push({ toolSeq, requestId: op.requestId });
@@ -261,7 +267,7 @@ class Chain {
 
   private planOptions(model: SessionModel): PlanOptions {
     const small = (this.thresholds.get(model.id) ?? DEFAULT_BLOB_THRESHOLD) < DEFAULT_BLOB_THRESHOLD;
-    return { stateP: 0.1, allocateP: 0.05, runtimeP: 0.15, blobP: small ? 0.05 : 0.01, pool: this.pool };
+    return { stateP: 0.1, allocateP: 0.05, updateP: 0.04, runtimeP: 0.15, blobP: small ? 0.05 : 0.01, pool: this.pool };
   }
 
   /** The last check of a chain, by a process that is shut down cleanly. */
@@ -288,7 +294,7 @@ export { countBlobFiles };
 export async function runKillTorture(opts: KillOptions): Promise<KillStats> {
   const stats: KillStats = {
     ...newCheckStats(), runs: 0, kills: 0, killedWhileOpening: 0, checks: 0, acknowledged: 0, uniqueRecords: 0, inFlightAtKill: 0, sessions: 0, killsInWrite: 0, holderlessLockWaits: 0,
-    stateOps: 0, allocations: 0, blobSessions: 0, blobFiles: 0,
+    stateOps: 0, updateOps: 0, allocations: 0, blobSessions: 0, blobFiles: 0,
   };
   const lanes = opts.lanes ?? 3;
   const chainLength = opts.chain ?? 8;

@@ -196,7 +196,9 @@ export type Op =
   /** tool/allocateScratch; `above`: the largest toolSeq this client sent before it (the answer must exceed it). */
   | { type: 'allocate'; sessionId: string; requestId: string; above: number }
   /** state/set (value) or state/delete (value undefined); `id` names it in the ledger's state log. */
-  | { type: 'state'; sessionId: string; key: string; value?: unknown; id: number };
+  | { type: 'state'; sessionId: string; key: string; value?: unknown; id: number }
+  /** session/update: one sessionUpdate record at `seq`, the members as sent (none is changed by sanitizing). */
+  | { type: 'update'; sessionId: string; seq: number; params: { title?: string; tags?: string[]; metadata?: Record<string, unknown> } };
 
 /**
  * Per session, requests take effect in arrival order (protocol README 3.6), so a client that
@@ -211,6 +213,8 @@ export interface PlanOptions {
   stateP?: number;
   /** Share of operations that are tool/allocateScratch (default 0). */
   allocateP?: number;
+  /** Share of operations that are session/update (default 0). */
+  updateP?: number;
   /** Share of appended records that are runtime records (api, toolStart/Stream/Finish; default 0). */
   runtimeP?: number;
   /** Share of appended records that carry a large string or an $attach value (default 0). */
@@ -221,6 +225,30 @@ export interface PlanOptions {
 
 /** State keys the workloads write (valid file names). */
 export const STATE_KEYS = ['cwd', 'bash.state', 'plan-v2', 'k_3'];
+
+/**
+ * session/update members that the store keeps exactly as sent: a title of letters and inner
+ * single spaces (sanitizing changes nothing; '' removes the title), tags of the tag alphabet,
+ * a merge patch of generated JSON (null members delete).
+ */
+export function updateParams(rng: Rng): { title?: string; tags?: string[]; metadata?: Record<string, unknown> } {
+  const word = () => Array.from({ length: rng.range(1, 8) }, () => rng.pick([...'acdefghijlmnopqrstuvwxyz'])).join('');
+  const out: { title?: string; tags?: string[]; metadata?: Record<string, unknown> } = {};
+  const r = rng.next();
+  if (r < 0.6) out.title = rng.chance(0.1) ? '' : Array.from({ length: rng.range(1, 4) }, word).join(' ');
+  if (r > 0.4 || rng.chance(0.3)) out.tags = [...new Set(Array.from({ length: rng.int(4) }, () => `${word()}${rng.pick(['', '.1', ':x'])}`))];
+  if (out.title === undefined && out.tags === undefined || rng.chance(0.3)) {
+    const patch: Record<string, unknown> = {};
+    for (let i = rng.range(1, 3); i > 0; i--) patch[rng.pick(KEYS)] = rng.chance(0.2) ? null : jsonValue(rng);
+    out.metadata = patch;
+  }
+  return out;
+}
+
+/** The sessionUpdate record an update is stored as (members as sent, in the store's order). */
+export function updateRecord(params: { title?: string; tags?: string[]; metadata?: Record<string, unknown> }): Rec {
+  return { kind: 'sessionUpdate', ...params };
+}
 
 let stateOpCounter = 0;
 let requestCounter = 0;
@@ -261,6 +289,7 @@ export class SessionModel {
         ? { type: 'state', sessionId: this.id, key, id: ++stateOpCounter }
         : { type: 'state', sessionId: this.id, key, value: stateValue(rng), id: ++stateOpCounter };
     }
+    if (opts.updateP && rng.chance(opts.updateP)) return { type: 'update', sessionId: this.id, seq: ++this.lastSeq, params: updateParams(rng) };
     if (opts.allocateP && rng.chance(opts.allocateP)) {
       this.toolHigh += 1; // the answer is at most this
       return { type: 'allocate', sessionId: this.id, requestId: `alloc-${++requestCounter}`, above: this.toolSent };
@@ -419,6 +448,20 @@ export class SessionLedger {
    * was acknowledged. The first entry may be the value a check read (acknowledged by then).
    */
   readonly state = new Map<string, Array<{ id: number; value: unknown; acked: boolean }>>();
+  /**
+   * The titles session/update set, in the order sent (undefined: removed), with whether each
+   * was acknowledged; the first entry may be the title a check read. Empty: never changed.
+   */
+  readonly titles: Array<{ seq: number; title: string | undefined; acked: boolean }> = [];
+
+  /** Titles the header may show now: the last acknowledged one (or, if none, any), or one sent after it. */
+  allowedTitles(): Array<string | undefined> | undefined {
+    if (this.titles.length === 0) return undefined;
+    let last = -1;
+    this.titles.forEach((e, i) => { if (e.acked) last = i; });
+    if (last === -1) return undefined; // none acknowledged: the title given at create, or any sent since
+    return this.titles.slice(last).map((e) => e.title);
+  }
 
   /** Values a state key may hold now: the last acknowledged one, or one sent after it. */
   allowedState(key: string): unknown[] {
@@ -448,6 +491,18 @@ export class Ledger {
     log.push({ id: op.id, value: op.value === undefined ? null : op.value, acked: false });
   }
 
+  /** A session/update was sent (its outcome unknown until acknowledged). */
+  updateSent(op: Op): void {
+    if (op.type !== 'update' || op.params.title === undefined) return;
+    this.session(op.sessionId).titles.push({ seq: op.seq, title: op.params.title === '' ? undefined : op.params.title, acked: false });
+  }
+
+  /** A check read the session's title: from now on that is the acknowledged one. */
+  titleRead(sessionId: string, title: string | undefined): void {
+    const s = this.session(sessionId);
+    if (s.titles.length > 0) s.titles.splice(0, s.titles.length, { seq: 0, title, acked: true });
+  }
+
   /** A check read `value` for a state key: from now on that is the acknowledged value. */
   stateRead(sessionId: string, key: string, value: unknown): void {
     this.session(sessionId).state.set(key, [{ id: 0, value, acked: true }]);
@@ -469,6 +524,15 @@ export class Ledger {
       const other = s.allocated.get(toolSeq);
       if (other !== undefined) fail(`session ${op.sessionId}: tool/allocateScratch handed out toolSeq ${toolSeq} twice (${other}, ${op.requestId})`);
       s.allocated.set(toolSeq, op.requestId);
+      return;
+    }
+    if (op.type === 'update') {
+      const r = result as { seq?: number; title?: string };
+      if (r.seq !== op.seq) fail(`session ${op.sessionId}: session/update answered seq ${r.seq}, expected ${op.seq} (arrival order)`);
+      s.records.set(op.seq, updateRecord(op.params));
+      s.maxSeq = Math.max(s.maxSeq, op.seq);
+      const e = s.titles.find((x) => x.seq === op.seq);
+      if (e) e.acked = true;
       return;
     }
     if (op.type === 'append') {
@@ -501,6 +565,7 @@ export class Ledger {
   /** An operation whose outcome is unknown (an Uncertain answer, or no answer before a crash). */
   maybe(op: Op): void {
     if (op.type === 'append') this.session(op.sessionId).maybe.push({ firstSeq: op.firstSeq, records: op.records.map((r) => inlined(r) as Rec) });
+    if (op.type === 'update') this.session(op.sessionId).maybe.push({ firstSeq: op.seq, records: [updateRecord(op.params)] });
   }
 }
 
@@ -511,6 +576,8 @@ export interface OpenedView {
   lastSeq: number;
   recovered?: { bytes: number; evidence: string };
   turn?: { turnId: string; status: string } | null;
+  /** The effective title (after session/update). */
+  title?: string;
 }
 
 /** The few calls a check needs, over the binary (JSON-RPC) or the store library. */
@@ -536,10 +603,12 @@ export interface CheckStats {
   apiPairs: number;
   /** State keys checked against the acknowledged (or an in-flight) value. */
   stateKeys: number;
+  /** Acknowledged session/update records read back identical. */
+  updates: number;
 }
 
 export function newCheckStats(): CheckStats {
-  return { records: 0, turns: 0, compactions: 0, recovered: 0, blobRecords: 0, runtimeRecords: 0, apiPairs: 0, stateKeys: 0 };
+  return { records: 0, turns: 0, compactions: 0, recovered: 0, blobRecords: 0, runtimeRecords: 0, apiPairs: 0, stateKeys: 0, updates: 0 };
 }
 
 export function addStats(into: CheckStats, s: CheckStats): void {
@@ -551,6 +620,7 @@ export function addStats(into: CheckStats, s: CheckStats): void {
   into.runtimeRecords += s.runtimeRecords;
   into.apiPairs += s.apiPairs;
   into.stateKeys += s.stateKeys;
+  into.updates += s.updates;
 }
 
 const RUNTIME_KINDS = new Set(['api', 'toolStart', 'toolStream', 'toolFinish']);
@@ -693,6 +763,11 @@ export async function checkSession(view: StoreView, id: string, ledger: SessionL
     stats.records += 1;
     if (ledger.blobSeqs.has(seq)) stats.blobRecords += 1;
     if (RUNTIME_KINDS.has(sent.kind)) stats.runtimeRecords += 1;
+    if (sent.kind === 'sessionUpdate') stats.updates += 1;
+  }
+  const titles = ledger.allowedTitles();
+  if (titles && !titles.includes(opened.title)) {
+    fail(`session ${id}: the header's title is ${JSON.stringify(opened.title)}; acknowledged ${JSON.stringify(titles[0])}${titles.length > 1 ? `, or one of ${titles.length - 1} sent later` : ''}`);
   }
   for (const t of ledger.turns) {
     const got = bySeq.get(t.seq);

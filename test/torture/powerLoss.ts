@@ -46,6 +46,8 @@ export interface PowerLossStats extends CheckStats {
   uniqueRecords: number;
   /** state/set and state/delete acknowledged. */
   stateOps: number;
+  /** session/update acknowledged. */
+  updateOps: number;
   /** Blob files the live stores ended with. */
   blobFiles: number;
   /** Forks, deletes, restores and purges acknowledged. */
@@ -73,6 +75,7 @@ export async function execOp(s: FileSessionStore, op: Op): Promise<unknown> {
     case 'compact': return s.compact(op.sessionId, { summary: op.summary, throughSeq: op.throughSeq });
     case 'allocate': return s.allocateScratch(op.sessionId, op.requestId);
     case 'state': return op.value === undefined ? s.deleteState(op.sessionId, op.key) : s.setState(op.sessionId, op.key, op.value);
+    case 'update': return s.update(op.sessionId, op.params);
     case 'turn': {
       if (op.method === 'turn/start') return s.startTurn(op.sessionId, op.params.kind);
       const p = op.params as { turnId: string; phase?: string; error?: string; outcome?: string };
@@ -218,14 +221,18 @@ async function workload(st: Stores, rng: Rng, rec: CrashRecorder, live: string, 
     for (let g = 0; g < group; g++, i++) {
       const m = rng.pick(models);
       const op = m.plan(rng, runtime
-        ? { compactP: 0.06, turnP: 0.15, stateP: 0.25, allocateP: 0.04, runtimeP: 0.15, blobP: 0.12, pool }
+        ? { compactP: 0.06, turnP: 0.15, stateP: 0.25, allocateP: 0.04, updateP: 0.04, runtimeP: 0.15, blobP: 0.12, pool }
         : { compactP: 0.08, turnP: 0.2 });
       if (op.type === 'compact') compacted.add(op.sessionId);
-      rec.ack((l) => l.stateSent(op));
+      rec.ack((l) => {
+        l.stateSent(op);
+        l.updateSent(op);
+      });
       running.push(execOp(st.s, op).then((r) => {
         rec.ack((l) => l.ack(op, r, thresholds.get(op.sessionId)));
         m.settled(op);
         if (op.type === 'state') stats.stateOps += 1;
+        if (op.type === 'update') stats.updateOps += 1;
         if (op.type === 'allocate') m.allocated.push({ toolSeq: (r as { toolSeq: number }).toolSeq, requestId: op.requestId });
         if (op.type === 'turn' && op.method === 'turn/start') m.started((r as { turnId: string }).turnId);
       }));
@@ -293,7 +300,7 @@ async function readerStep(st: Stores, rng: Rng, live: string, rec: CrashRecorder
 
 export async function runPowerLoss(opts: PowerLossOptions): Promise<PowerLossStats> {
   const stats: PowerLossStats = {
-    ...newCheckStats(), workloads: 0, crashPoints: 0, images: 0, uniqueRecords: 0, stateOps: 0, blobFiles: 0,
+    ...newCheckStats(), workloads: 0, crashPoints: 0, images: 0, uniqueRecords: 0, stateOps: 0, updateOps: 0, blobFiles: 0,
     variants: { synced: 0, 'synced+index': 0, torn: 0, 'torn+index': 0, zeros: 0 },
     moves: { fork: 0, delete: 0, restore: 0, purge: 0 }, abandons: 0, readerOps: {},
   };
