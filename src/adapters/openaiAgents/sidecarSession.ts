@@ -27,8 +27,6 @@ export interface SidecarSessionOptions {
   secrets?: SecretsParam;
 }
 
-/** afterSeq beyond any lastSeq: an empty page whose `lastSeq` tells the session's end. */
-const PROBE_AFTER = Number.MAX_SAFE_INTEGER;
 /** At most this many records per append (§5.6, capabilities.session.append.maxRecords). */
 const MAX_RECORDS = 10_000;
 
@@ -73,7 +71,6 @@ export class SidecarSession implements Session {
   /** The session's items, oldest first; with `limit`, the latest `limit` of them (read from the tail). */
   getItems(limit?: number): Promise<AgentInputItem[]> {
     return this.serial(async () => {
-      if (limit !== undefined && limit <= 0) return [];
       const { items } = await this.tail(limit);
       return items.map((v) => v.item as AgentInputItem);
     });
@@ -107,9 +104,9 @@ export class SidecarSession implements Session {
   /** Empties the view: a rewind to the start (0, or the checkpoint after a compaction); none when it is empty. */
   clearSession(): Promise<void> {
     return this.serial(async () => {
-      const { items, lastSeq } = await this.tail(1);
+      const { items, lastSeq, floor } = await this.tail(1);
       if (items.length === 0) return;
-      await this.rewind(await this.floor(), lastSeq);
+      await this.rewind(floor, lastSeq);
     });
   }
 
@@ -135,10 +132,20 @@ export class SidecarSession implements Session {
     return run;
   }
 
-  private async tail(limit: number | undefined): Promise<{ items: ViewItem[]; lastSeq: number }> {
-    const probe = await this.client.read({ sessionId: this.sessionId, afterSeq: PROBE_AFTER, limit: 1 });
-    const items = await latestItems((lo, hi) => this.range(lo, hi), probe.lastSeq, limit);
-    return { items, lastSeq: probe.lastSeq };
+  /**
+   * The latest `limit` items (all when undefined), the session's lastSeq when the walk began,
+   * and the lowest seq a rewind may go to (the active journal's checkpoint, or 0). One read of
+   * the first record tells both lastSeq and where the active journal starts.
+   */
+  private async tail(limit: number | undefined): Promise<{ items: ViewItem[]; lastSeq: number; floor: number }> {
+    const head = await this.client.read({ sessionId: this.sessionId, limit: 1 });
+    const first = head.records[0];
+    const floor = first !== undefined && first.kind === 'checkpoint' ? first.seq : 0;
+    // Below the active journal's first record there is nothing: a read from below it would
+    // return records from that first one on, past the range asked for.
+    const start = first !== undefined ? first.seq - 1 : 0;
+    const items = await latestItems((lo, hi) => this.range(Math.max(lo, start), hi), head.lastSeq, limit);
+    return { items, lastSeq: head.lastSeq, floor };
   }
 
   /** The view-relevant records with lo < seq <= hi, oldest first, blobs inlined. */
@@ -158,12 +165,6 @@ export class SidecarSession implements Session {
 
   private rewind(toSeq: number, expectedLastSeq: number): Promise<RewindResult> {
     return this.client.request<RewindResult>('session/rewind', { sessionId: this.sessionId, toSeq, expectedLastSeq });
-  }
-
-  /** The lowest seq a rewind may go to: the active journal's checkpoint, or 0. */
-  private async floor(): Promise<number> {
-    const first = (await this.client.read({ sessionId: this.sessionId, limit: 1 })).records[0];
-    return first !== undefined && first.kind === 'checkpoint' ? first.seq : 0;
   }
 }
 

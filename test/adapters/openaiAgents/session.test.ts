@@ -1,0 +1,327 @@
+import type { AgentInputItem } from '@openai/agents-core';
+import { MemorySession } from '@openai/agents-core';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ITEM_TYPE, SidecarSession } from '../../../dist/src/adapters/openaiAgents/index.js';
+import { SidecarClient, SidecarError } from '../../../dist/src/client/index.js';
+import { tempDir } from '../../helpers.js';
+
+/**
+ * SidecarSession against the BUILT sidecar (`npm run build` first): the Session semantics
+ * checked against the SDK's MemorySession, byte-for-byte round trips, nothing deleted (rewind
+ * records), latest-N read from the tail only, registered secrets refused, a shared client.
+ */
+
+const opened: SidecarSession[] = [];
+const clients: SidecarClient[] = [];
+afterEach(async () => {
+  for (const s of opened.splice(0)) await s.close();
+  for (const c of clients.splice(0)) if (c.child.exitCode === null && c.child.signalCode === null) await c.shutdown();
+});
+
+async function session(opts: Parameters<typeof SidecarSession.open>[0] = {}): Promise<SidecarSession> {
+  const s = await SidecarSession.open({ store: tempDir('sidecar-agents-'), ...opts });
+  opened.push(s);
+  return s;
+}
+
+async function client(store = tempDir('sidecar-agents-')): Promise<SidecarClient> {
+  const c = await SidecarClient.start({ store });
+  clients.push(c);
+  return c;
+}
+
+const user = (content: string) => ({ role: 'user', content }) as AgentInputItem;
+
+/** Agents SDK items of every shape the runner writes, plus unusual ones (unknown members, nesting, a blob-sized string). */
+function diverseItems(): AgentInputItem[] {
+  return [
+    { role: 'user', content: 'What\'s the weather in Zürich? ☀️ \u0000 \u2028 "quoted" \\ back' },
+    { role: 'system', content: 'Be terse.', providerData: { cache: { ttl: 60 } } },
+    { type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Let me check.', providerData: { annotations: [], logprobs: [-0.5, 1e-9] } }] },
+    { role: 'user', content: [{ type: 'input_text', text: 'and this image' }, { type: 'input_image', image: 'https://example.com/a.png', detail: 'low' }] },
+    { type: 'function_call', id: 'fc_1', callId: 'call_1', name: 'weather', arguments: '{"city":"Zürich","units":null}', status: 'completed', providerData: { z: 1, a: [true, false, null] } },
+    { type: 'function_call_result', callId: 'call_1', name: 'weather', status: 'completed', output: { type: 'text', text: '21°C' } },
+    { type: 'reasoning', id: 'rs_1', content: [{ type: 'input_text', text: 'The user wants the weather.' }], rawContent: [{ type: 'reasoning_text', text: 'raw thoughts' }], providerData: { encryptedContent: 'gAAAAB...' } },
+    { type: 'function_call_output', call_id: 'call_2', output: '{"c": 21, "ok": true}' } as unknown as AgentInputItem,
+    { type: 'hosted_tool_call', id: 'ht_1', name: 'web_search', status: 'completed', output: 'results', providerData: { query: 'zürich' } },
+    { zeta: null, alpha: [1, -2, 3.5, 1e300, -0.25, true, { nested: { z: 1, a: 2 } }], empty: {}, list: [], unicode: '日本語 🎉' } as unknown as AgentInputItem,
+    { role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: `${'x'.repeat(300_000)}end` }] }, // stored as a blob, read back inlined
+  ];
+}
+
+/**
+ * Every session/read request the client sends from now on and what it got back, except the
+ * first-record read each operation starts with (`{limit: 1}` from the start: it tells lastSeq
+ * and where the active journal begins), which is checked to return at most that one record.
+ */
+function recordReads(c: SidecarClient): Array<{ params: Record<string, unknown>; records: Array<{ seq: number }> }> {
+  const reads: Array<{ params: Record<string, unknown>; records: Array<{ seq: number }> }> = [];
+  const request = c.request.bind(c);
+  c.request = (async (method: string, params?: unknown) => {
+    const result = await request(method, params);
+    if (method !== 'session/read') return result;
+    const p = params as Record<string, unknown>;
+    const records = (result as { records: Array<{ seq: number }> }).records;
+    if (p.afterSeq === undefined && p.limit === 1) expect(records.length).toBeLessThanOrEqual(1);
+    else reads.push({ params: p, records });
+    return result;
+  }) as SidecarClient['request'];
+  return reads;
+}
+
+describe('SidecarSession', () => {
+  it('creates a session when no sessionId is given, and continues one by id', async () => {
+    const store = tempDir('sidecar-agents-');
+    const a = await SidecarSession.open({ store });
+    const id = await a.getSessionId();
+    expect(id).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    await a.addItems([user('one'), user('two')]);
+    await a.close();
+    await a.close(); // idempotent
+    await expect(a.getItems()).rejects.toThrow(/closed/);
+    const b = await session({ store, sessionId: id });
+    expect(await b.getSessionId()).toBe(id);
+    expect(await b.getItems()).toEqual([user('one'), user('two')]);
+    const c = await session({ store });
+    expect(await c.getSessionId()).not.toBe(id);
+    expect(await c.getItems()).toEqual([]);
+  });
+
+  it('an unknown sessionId is SessionNotFound', async () => {
+    const err = await SidecarSession.open({ store: tempDir('sidecar-agents-'), sessionId: '01M8K1WKJ0VTPTCMTSTY8EW4CN' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SidecarError);
+    expect((err as SidecarError).kind).toBe('SessionNotFound');
+  });
+
+  it('round-trips items byte for byte (member order, unknown members, providerData, calls, results, reasoning, blobs)', async () => {
+    const store = tempDir('sidecar-agents-');
+    const s = await session({ store });
+    const items = diverseItems();
+    await s.addItems(items.slice(0, 3));
+    await s.addItems(items.slice(3));
+    const got = await s.getItems();
+    expect(JSON.stringify(got)).toBe(JSON.stringify(items));
+    expect(got).toEqual(items);
+    expect(JSON.stringify(await s.getItems(4))).toBe(JSON.stringify(items.slice(-4)));
+    // Each item is one agents.item event record, payload as given (a new sidecar reads the same).
+    const c = await client(store);
+    const page = await c.read({ sessionId: await s.getSessionId(), inline: true });
+    expect(page.records.map((r) => [r.kind, (r as { type?: string }).type])).toEqual(items.map(() => ['event', ITEM_TYPE]));
+    expect(JSON.stringify(page.records.map((r) => (r as { payload?: unknown }).payload))).toBe(JSON.stringify(items));
+    const raw = await c.read({ sessionId: await s.getSessionId(), afterSeq: items.length - 1 });
+    expect(JSON.stringify(raw.records[0])).toMatch(/"text":\{"\$blob":"sha256:[0-9a-f]{64}"/); // the long text went to a blob
+  });
+
+  it('popItem and clearSession behave as the SDK\'s MemorySession on the same operations', async () => {
+    const s = await session();
+    const m = new MemorySession();
+    const both = async <T>(op: (x: SidecarSession | MemorySession) => Promise<T>) => {
+      const [a, b] = [await op(s), await op(m)];
+      expect(a).toEqual(b);
+      expect(await s.getItems()).toEqual(await m.getItems());
+      return a;
+    };
+    const items = diverseItems().slice(0, 10);
+    expect(await both((x) => x.popItem())).toBeUndefined(); // empty
+    await both((x) => x.clearSession()); // empty: nothing to clear
+    await both((x) => x.addItems(items.slice(0, 4)));
+    for (const n of [0, -1, 1, 2, 4, 5, 100]) await both((x) => x.getItems(n));
+    expect(await both((x) => x.popItem())).toEqual(items[3]);
+    await both((x) => x.addItems([items[4]!, items[5]!]));
+    expect(await both((x) => x.popItem())).toEqual(items[5]);
+    expect(await both((x) => x.popItem())).toEqual(items[4]);
+    expect(await both((x) => x.popItem())).toEqual(items[2]);
+    for (const n of [1, 2, 3]) await both((x) => x.getItems(n));
+    await both((x) => x.clearSession());
+    expect(await both((x) => x.popItem())).toBeUndefined();
+    await both((x) => x.addItems(items.slice(6, 9)));
+    for (const n of [1, 2, 3, 4]) await both((x) => x.getItems(n));
+    expect(await both((x) => x.popItem())).toEqual(items[8]);
+    await both((x) => x.clearSession());
+    await both((x) => x.clearSession());
+    await both((x) => x.addItems([items[9]!]));
+    expect(await both((x) => x.getItems())).toEqual([items[9]]);
+  });
+
+  it('agrees with MemorySession on random operation sequences', async () => {
+    const op = fc.oneof(
+      fc.record({ op: fc.constant('add' as const), n: fc.integer({ min: 0, max: 3 }) }),
+      fc.record({ op: fc.constant('get' as const), n: fc.option(fc.integer({ min: 0, max: 6 }), { nil: undefined }) }),
+      fc.constant({ op: 'pop' as const }),
+      fc.constant({ op: 'clear' as const }),
+    );
+    const store = tempDir('sidecar-agents-');
+    const c = await client(store);
+    await fc.assert(fc.asyncProperty(fc.array(op, { maxLength: 14 }), async (ops) => {
+      const s = await SidecarSession.open({ client: c });
+      const m = new MemorySession();
+      let k = 0;
+      try {
+        for (const o of ops) {
+          if (o.op === 'add') {
+            const batch = Array.from({ length: o.n }, () => user(`item ${k++}`));
+            await s.addItems(batch);
+            await m.addItems(batch);
+          } else if (o.op === 'get') expect(await s.getItems(o.n)).toEqual(await m.getItems(o.n));
+          else if (o.op === 'pop') expect(await s.popItem()).toEqual(await m.popItem());
+          else {
+            await s.clearSession();
+            await m.clearSession();
+          }
+        }
+        expect(await s.getItems()).toEqual(await m.getItems());
+      } finally {
+        await s.close();
+      }
+    }), { numRuns: 25, seed: 19 });
+  });
+
+  it('serializes overlapping calls in call order', async () => {
+    const s = await session();
+    const [, popped, , all] = await Promise.all([s.addItems([user('a'), user('b')]), s.popItem(), s.addItems([user('c')]), s.getItems()]);
+    expect(popped).toEqual(user('b'));
+    expect(all).toEqual([user('a'), user('c')]);
+  });
+
+  it('never deletes: popItem and clearSession append rewind records, the journal keeps every item', async () => {
+    const store = tempDir('sidecar-agents-');
+    const s = await session({ store });
+    await s.addItems([user('a'), user('b'), user('c')]);
+    await s.popItem();
+    await s.clearSession();
+    await s.clearSession(); // nothing to clear: no record
+    expect(await s.popItem()).toBeUndefined(); // nothing to pop: no record
+    await s.addItems([user('d')]);
+    const c = await client(store);
+    const page = await c.read({ sessionId: await s.getSessionId() });
+    expect(page.records.map((r) => [r.seq, r.kind, (r as { toSeq?: number }).toSeq ?? (r as { payload?: { content?: string } }).payload?.content])).toEqual([
+      [1, 'event', 'a'], [2, 'event', 'b'], [3, 'event', 'c'], [4, 'rewind', 2], [5, 'rewind', 0], [6, 'event', 'd'],
+    ]);
+    expect(await s.getItems()).toEqual([user('d')]);
+  });
+
+  it('after a compaction the items are those after the checkpoint; clearSession rewinds to the checkpoint', async () => {
+    const c = await client();
+    const s = await SidecarSession.open({ client: c });
+    opened.push(s);
+    const sessionId = await s.getSessionId();
+    await s.addItems([user('a'), user('b'), user('c'), user('d')]);
+    await c.request('session/compact', { sessionId, summary: 'a and b were said', throughSeq: 2 });
+    expect(await s.getItems()).toEqual([user('c'), user('d')]);
+    expect(await s.getItems(5)).toEqual([user('c'), user('d')]);
+    expect(await s.popItem()).toEqual(user('d'));
+    expect(await s.popItem()).toEqual(user('c'));
+    expect(await s.popItem()).toBeUndefined(); // the summarized items cannot be popped
+    await s.addItems([user('e')]);
+    await s.clearSession();
+    expect(await s.getItems()).toEqual([]);
+    const last = (await c.read({ sessionId, afterSeq: 6 })).records; // the checkpoint took seq 2: pops at 5 and 6, e at 7
+    expect(last.map((r) => [r.kind, (r as { toSeq?: number }).toSeq])).toEqual([['event', undefined], ['rewind', 2]]);
+  });
+
+  it('the walk stops at the checkpoint of a compacted session: nothing read twice, nothing below it asked for', async () => {
+    const c = await client();
+    const s = await SidecarSession.open({ client: c });
+    opened.push(s);
+    const sessionId = await s.getSessionId();
+    const items = Array.from({ length: 600 }, (_, i) => user(`item ${i}`));
+    await s.addItems(items);
+    await c.request('session/compact', { sessionId, summary: 'the first 300 items', throughSeq: 300 });
+    const reads = recordReads(c);
+    expect(await s.getItems()).toEqual(items.slice(300));
+    const seen = reads.flatMap((r) => r.records.map((x) => x.seq));
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(Math.min(...seen)).toBe(300); // the checkpoint
+    expect(reads.every((r) => (r.params.afterSeq as number) >= 299)).toBe(true);
+  });
+
+  it('getItems(limit) on a long session reads only a tail, also across rewinds and after a clear', async () => {
+    const store = tempDir('sidecar-agents-');
+    const c = await client(store);
+    const s = await SidecarSession.open({ client: c });
+    opened.push(s);
+    const items = Array.from({ length: 600 }, (_, i) => user(`item ${i}`));
+    await s.addItems(items);
+    const reads = recordReads(c);
+    const seen = () => reads.flatMap((r) => r.records.map((x) => x.seq));
+
+    expect(await s.getItems(3)).toEqual(items.slice(-3));
+    expect(seen().length).toBeLessThanOrEqual(16);
+    expect(Math.min(...seen())).toBeGreaterThan(600 - 16);
+    expect(reads.every((r) => (r.params.afterSeq as number) >= 600 - 16)).toBe(true);
+
+    reads.length = 0;
+    expect(await s.popItem()).toEqual(items[599]);
+    expect(await s.popItem()).toEqual(items[598]);
+    expect(seen().length).toBeLessThanOrEqual(2 * 16);
+    reads.length = 0;
+    expect(await s.getItems(5)).toEqual(items.slice(593, 598));
+    expect(Math.min(...seen())).toBeGreaterThan(550);
+
+    await s.clearSession();
+    await s.addItems([user('after clear')]);
+    reads.length = 0;
+    expect(await s.getItems()).toEqual([user('after clear')]); // the walk stops at the rewind to 0
+    expect(seen().length).toBeLessThanOrEqual(64);
+    expect(Math.min(...seen())).toBeGreaterThan(500);
+  });
+
+  it('a registered secret is refused (SecretRejected) and nothing is stored; a credential is redacted', async () => {
+    const secret = 'hunter2-Correct-Horse-9431';
+    const store = tempDir('sidecar-agents-');
+    const s = await session({ store, secrets: { values: [secret] } });
+    await s.addItems([user('before')]);
+    const err = await s.addItems([user('ok'), { type: 'function_call', callId: 'c1', name: 'login', arguments: JSON.stringify({ password: secret }) } as AgentInputItem]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SidecarError);
+    expect((err as SidecarError).kind).toBe('SecretRejected');
+    expect(JSON.stringify({ message: (err as Error).message, data: (err as SidecarError).data })).not.toContain(secret);
+    expect(await s.getItems()).toEqual([user('before')]); // all-or-nothing: 'ok' is not stored either
+    const id = await s.getSessionId();
+    await s.close();
+    // Values are kept in memory only: a new sidecar must be given them again, and then refuses too.
+    const again = await session({ store, sessionId: id, secrets: { values: [secret] } });
+    const err2 = await again.addItems([user(`it is ${secret}`)]).catch((e: unknown) => e);
+    expect((err2 as SidecarError).kind).toBe('SecretRejected');
+    expect(await again.getItems()).toEqual([user('before')]);
+    // A credential under a credential name is stored redacted, the rest of the item as given (§10).
+    await again.addItems([{ role: 'user', content: 'call it', providerData: { api_key: 'q8Zr2LmX7vPk4TnW', keep: 1 } } as AgentInputItem]);
+    expect((await again.getItems(1))[0]).toEqual({ role: 'user', content: 'call it', providerData: { api_key: '<redacted>', keep: 1 } });
+  });
+
+  it('popItem refuses (Conflict) and changes nothing when the session changed between its read and its rewind', async () => {
+    const c = await client();
+    const s = await SidecarSession.open({ client: c });
+    opened.push(s);
+    const id = await s.getSessionId();
+    await s.addItems([user('a'), user('b')]);
+    const request = c.request.bind(c);
+    c.request = (async (method: string, params?: unknown) => {
+      if (method === 'session/rewind') await request('session/append', { sessionId: id, records: [{ kind: 'event', type: ITEM_TYPE, payload: user('racer') }] });
+      return request(method, params);
+    }) as SidecarClient['request'];
+    const err = await s.popItem().catch((e: unknown) => e);
+    expect((err as SidecarError).kind).toBe('Conflict');
+    c.request = request as SidecarClient['request'];
+    expect(await s.getItems()).toEqual([user('a'), user('b'), user('racer')]);
+  });
+
+  it('with a given client, close() closes the session but leaves the client running', async () => {
+    const c = await client();
+    const s = await SidecarSession.open({ client: c });
+    expect(s.client).toBe(c);
+    await s.addItems([user('x')]);
+    await s.close();
+    expect(c.child.exitCode).toBeNull();
+    const again = await SidecarSession.open({ client: c, sessionId: await s.getSessionId() });
+    expect(await again.getItems()).toEqual([user('x')]);
+    await again.close();
+    expect((await c.list()).sessions).toHaveLength(1);
+  });
+
+  it('an owned sidecar is shut down by close()', async () => {
+    const s = await SidecarSession.open({ store: tempDir('sidecar-agents-') });
+    await s.close();
+    expect(await s.client.exited).toEqual({ code: 0, signal: null });
+  });
+});
