@@ -81,7 +81,7 @@ export class SidecarSession implements Session {
     return this.serial(async () => {
       const records = items.map((item) => ({ kind: 'event' as const, type: ITEM_TYPE, payload: item as unknown }));
       for (let i = 0; i < records.length; i += MAX_RECORDS) {
-        await this.client.append({ sessionId: this.sessionId, records: records.slice(i, i + MAX_RECORDS) } as Parameters<SidecarClient['append']>[0]);
+        await this.client.append({ sessionId: this.sessionId, records: records.slice(i, i + MAX_RECORDS) });
       }
     });
   }
