@@ -1,4 +1,4 @@
-import { Agent, Runner, setTracingDisabled, tool } from '@openai/agents-core';
+import { Agent, run, Runner, setTracingDisabled, tool } from '@openai/agents-core';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { SidecarSession } from '../../../dist/src/adapters/openaiAgents/index.js';
@@ -63,6 +63,29 @@ describe('the Agents SDK runner over SidecarSession', () => {
       expect(seen.input[2]).toMatchObject({ type: 'function_call_result', callId: 'call_1', output: { type: 'text', text: 'Zürich: 21°C, sunny' } });
       expect(seen.input[4]).toMatchObject({ role: 'user', content: 'Which city did I ask about?' });
       expect(await second.getItems()).toHaveLength(6);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('run(agent, input, { session }) with the model on the agent: a text conversation resumes across a SIGKILL', async () => {
+    const store = tempDir('sidecar-agents-');
+    const model = new CannedModel([[say('msg_1', 'Hello, Ada.')], [say('msg_2', 'Your name is Ada.')]]);
+    const agent = new Agent({ name: 'Assistant', instructions: 'Remember names.', model });
+    const first = await SidecarSession.open({ store });
+    expect((await run(agent, 'I am Ada.', { session: first })).finalOutput).toBe('Hello, Ada.');
+    await first.client.kill('SIGKILL');
+    await first.close();
+    const second = await SidecarSession.open({ store, sessionId: await first.getSessionId() });
+    try {
+      expect((await run(agent, 'What is my name?', { session: second })).finalOutput).toBe('Your name is Ada.');
+      expect(model.calls[0]!.input).toEqual([expect.objectContaining({ role: 'user', content: 'I am Ada.' })]);
+      expect(model.calls[1]!.input).toEqual([
+        expect.objectContaining({ role: 'user', content: 'I am Ada.' }),
+        expect.objectContaining({ role: 'assistant', id: 'msg_1', content: [expect.objectContaining({ type: 'output_text', text: 'Hello, Ada.' })] }),
+        expect.objectContaining({ role: 'user', content: 'What is my name?' }),
+      ]);
+      expect(await second.getItems()).toHaveLength(4);
     } finally {
       await second.close();
     }

@@ -99,6 +99,15 @@ describe('SidecarSession', () => {
     await againstMemorySession(await session());
   });
 
+  it('works the same over a client in the LSP Content-Length framing', async () => {
+    const c = await SidecarClient.start({ store: tempDir('sidecar-agents-'), framing: 'lsp' });
+    clients.push(c);
+    const s = await SidecarSession.open({ client: c });
+    opened.push(s);
+    await againstMemorySession(s);
+    expect(Buffer.concat(c.stdout).toString('latin1')).toMatch(/^Content-Length: \d+\r\n\r\n/);
+  });
+
   it('agrees with MemorySession on random operation sequences', async () => {
     const op = fc.oneof(
       fc.record({ op: fc.constant('add' as const), n: fc.integer({ min: 0, max: 3 }) }),
