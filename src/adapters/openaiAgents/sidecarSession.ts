@@ -1,6 +1,7 @@
 import type { AgentInputItem, Session } from '@openai/agents-core';
 import type { SecretsParam, SessionReadResult } from '../../../protocol/index.js';
 import { SidecarClient } from '../../client/index.js';
+import { assertJsonItems } from './jsonItems.js';
 import { ITEM_TYPE, latestItems, VIEW_KINDS, type ViewItem, type ViewRecord } from './itemsView.js';
 
 /**
@@ -76,9 +77,13 @@ export class SidecarSession implements Session {
     });
   }
 
-  /** Appends each item as one record, durably (answered after fdatasync / COMMIT); all-or-nothing up to 10000 items. */
+  /**
+   * Appends each item as one record, durably (answered after fdatasync / COMMIT); all-or-nothing
+   * up to 10000 items. An item JSON cannot keep exactly is refused first (TypeError, nothing sent).
+   */
   addItems(items: AgentInputItem[]): Promise<void> {
     return this.serial(async () => {
+      assertJsonItems(items);
       const records = items.map((item) => ({ kind: 'event' as const, type: ITEM_TYPE, payload: item as unknown }));
       for (let i = 0; i < records.length; i += MAX_RECORDS) {
         await this.client.append({ sessionId: this.sessionId, records: records.slice(i, i + MAX_RECORDS) });

@@ -141,6 +141,25 @@ describe('SidecarSession', () => {
     }), { numRuns: 25, seed: 19 });
   });
 
+  it('refuses, before sending anything, items JSON would change (TypeError naming where, not the value)', async () => {
+    const s = await session();
+    await s.addItems([user('kept')]);
+    const cyclic: Record<string, unknown> = { role: 'user', content: 'loop' };
+    cyclic.self = cyclic;
+    for (const [bad, where] of [
+      [{ role: 'user', content: [{ type: 'input_image', image: new Uint8Array([1, 2, 3]) }] }, /items\[1\]\.content\[0\]\.image: a Uint8Array cannot/],
+      [{ role: 'user', content: 'x', providerData: { score: Number.NaN } }, /items\[1\]\.providerData\.score: a NaN cannot/],
+      [{ role: 'user', content: 'x', providerData: { at: new Date(0) } }, /items\[1\]\.providerData\.at: a Date cannot/],
+      [cyclic, /items\[1\]\.self: a cycle/],
+      ['just text', /items\[1\]: an item must be an object/],
+    ] as const) {
+      await expect(s.addItems([user('not stored either'), bad as unknown as AgentInputItem])).rejects.toThrow(where);
+    }
+    expect(await s.getItems()).toEqual([user('kept')]);
+    await s.addItems([{ role: 'user', content: 'undefined members are left out', providerData: undefined } as AgentInputItem]);
+    expect(JSON.stringify(await s.getItems(1))).toBe('[{"role":"user","content":"undefined members are left out"}]');
+  });
+
   it('serializes overlapping calls in call order', async () => {
     const s = await session();
     const [, popped, , all] = await Promise.all([s.addItems([user('a'), user('b')]), s.popItem(), s.addItems([user('c')]), s.getItems()]);
