@@ -100,7 +100,7 @@ describe('SidecarSession', () => {
   });
 
   it('works the same over a client in the LSP Content-Length framing', async () => {
-    const c = await SidecarClient.start({ store: tempDir('sidecar-agents-'), framing: 'lsp' });
+    const c = await SidecarClient.start({ store: tempDir('sidecar-agents-'), framing: 'lsp', keepStdout: true });
     clients.push(c);
     const s = await SidecarSession.open({ client: c });
     opened.push(s);
