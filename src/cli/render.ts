@@ -1,4 +1,5 @@
 import type { OpenedSession, StoredRecord } from '../domain/types.js';
+import { AGENTS_ITEM_TYPE, agentsItemAsMessage } from './agentsItem.js';
 import { humanBytes, oneLine, safeText, type Style } from './output.js';
 
 /**
@@ -208,6 +209,8 @@ export class TranscriptRenderer {
   }
 
   private event(rec: StoredRecord): string {
+    const item = rec.type === AGENTS_ITEM_TYPE ? agentsItemAsMessage(rec.payload) : undefined;
+    if (item) return this.message({ ...rec, message: item } as StoredRecord);
     const s = this.opts.style;
     return this.head(rec, s.cyan('event'), `${safeText(String(rec.type ?? ''))}${rec.payload === null || rec.payload === undefined ? '' : `  ${s.dim(this.payload(rec.payload))}`}`);
   }
