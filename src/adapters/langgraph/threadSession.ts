@@ -118,7 +118,7 @@ export class ThreadSession {
       const saved = await this.client.getState(this.sessionId, INDEX_STATE_KEY);
       this.index = ThreadIndex.fromSaved(saved);
       this.savedSeq = this.index.seq;
-      await this.catchUp();
+      // The records after the copy are read by the caller (sync, or append after its write open).
     })().catch((err: unknown) => {
       this.loaded = undefined; // retry on the next call
       throw err;
