@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ERROR, INTERRUPT, MemorySaver, type BaseCheckpointSaver, type CheckpointTuple } from '@langchain/langgraph-checkpoint';
+import type { RunnableConfig } from '@langchain/core/runnables';
 import { threadTag } from '../../../dist/src/adapters/langgraph/index.js';
 import { checkpoint, cpId, later, openSaver, SidecarClient, tmpStore } from './helpers.js';
 
@@ -18,7 +19,7 @@ const thread = { configurable: { thread_id: 'long', checkpoint_ns: '' } };
 
 /** `count` checkpoints in a chain, each changing channel `n` (and keeping `fixed` from the first), each with one pending write. */
 async function chain(saver: BaseCheckpointSaver, count: number): Promise<void> {
-  let config: { configurable: Record<string, unknown> } = thread;
+  let config: RunnableConfig = thread;
   for (let i = 0; i < count; i++) {
     const values = { n: i, fixed: 'from the first' };
     config = await saver.put(config, checkpoint(cpId(i), values, { n: i + 1, fixed: 1 }), meta(i), i === 0 ? { n: 1, fixed: 1 } : { n: i + 1 });

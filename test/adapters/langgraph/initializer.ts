@@ -1,16 +1,16 @@
 /**
- * The validation suite's CheckpointerTestInitializer: each checkpointer gets a fresh store
+ * The validation suite's CheckpointSaverTestInitializer: each checkpointer gets a fresh store
  * (a new temporary directory) and its own sidecar, the BUILT binary; destroyed with both.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { CheckpointerTestInitializer } from '@langchain/langgraph-checkpoint-validation';
+import type { CheckpointSaverTestInitializer } from '@langchain/langgraph-checkpoint-validation';
 import { SidecarCheckpointSaver } from '../../../dist/src/adapters/langgraph/index.js';
 
 const stores = new WeakMap<SidecarCheckpointSaver, string>();
 
-const initializer: CheckpointerTestInitializer<SidecarCheckpointSaver> = {
+const initializer: CheckpointSaverTestInitializer<SidecarCheckpointSaver> = {
   checkpointerName: 'session-sidecar SidecarCheckpointSaver',
   async createCheckpointer() {
     const store = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-langgraph-'));
