@@ -2,14 +2,16 @@
  * A real LangGraph StateGraph checkpointed by SidecarCheckpointSaver (the built adapter over the
  * built binary): it runs its first step, stops before the second (interruptBefore), the sidecar
  * is SIGKILLed, a new saver on the same store resumes the graph from the last checkpoint — the
- * state continues (the first node does not run again) instead of restarting.
+ * state continues (the first node does not run again) instead of restarting. On the file store
+ * and on the PostgreSQL store (skipped with the reason printed without PostgreSQL, never under CI=true).
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import { SidecarCheckpointSaver } from '../../../dist/src/adapters/langgraph/index.js';
+import { freshSchema, pgAvailability, releaseSharedCluster, sharedCluster } from '../../pg/pgServer.js';
 
 const State = Annotation.Root({
   items: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }),
@@ -28,7 +30,7 @@ function graph(checkpointer: SidecarCheckpointSaver) {
 
 const cleanup: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
-  for (const fn of cleanup.splice(0)) await fn();
+  for (const fn of cleanup.splice(0).reverse()) await fn();
 });
 
 function tmpStore(): string {
@@ -37,19 +39,18 @@ function tmpStore(): string {
   return store;
 }
 
-it('resumes a StateGraph from its last checkpoint after the sidecar is SIGKILLed', async () => {
-  const store = tmpStore();
+async function resumeAfterKill(open: () => Promise<SidecarCheckpointSaver>): Promise<void> {
   const config = { configurable: { thread_id: 'resume-thread' } };
   runs.length = 0;
 
-  const first = await SidecarCheckpointSaver.open({ store });
+  const first = await open();
   const stopped = await graph(first).invoke({ items: ['input'] }, config);
   expect(stopped.items).toEqual(['input', 'first']);
   expect(runs).toEqual(['first']);
   const killed = await first.client.kill('SIGKILL');
   expect(killed.signal).toBe('SIGKILL');
 
-  const second = await SidecarCheckpointSaver.open({ store });
+  const second = await open();
   cleanup.push(() => second.close());
   const resumed = graph(second);
   const before = await resumed.getState(config);
@@ -70,4 +71,20 @@ it('resumes a StateGraph from its last checkpoint after the sidecar is SIGKILLed
   for (const [i, t] of history.entries()) {
     if (i + 1 < history.length) expect(t.parentConfig?.configurable?.checkpoint_id).toBe(history[i + 1]!.checkpoint.id);
   }
+}
+
+it('resumes a StateGraph from its last checkpoint after the sidecar is SIGKILLed (file store)', async () => {
+  const store = tmpStore();
+  await resumeAfterKill(() => SidecarCheckpointSaver.open({ store }));
+});
+
+const pgSkip = pgAvailability();
+describe.skipIf(pgSkip)('on the PostgreSQL store', () => {
+  afterAll(() => releaseSharedCluster());
+  it('resumes a StateGraph from its last checkpoint after the sidecar is SIGKILLed', async () => {
+    const url = (await sharedCluster()).url;
+    const schema = freshSchema('lgresume');
+    const workspace = tmpStore();
+    await resumeAfterKill(() => SidecarCheckpointSaver.open({ store: url, spawn: { args: ['--pg-schema', schema, '--workspace', workspace] } }));
+  });
 });
