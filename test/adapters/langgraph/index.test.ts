@@ -7,7 +7,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ERROR, INTERRUPT, MemorySaver, type BaseCheckpointSaver, type CheckpointTuple } from '@langchain/langgraph-checkpoint';
 import type { RunnableConfig } from '@langchain/core/runnables';
@@ -175,4 +176,15 @@ it('the sidecar binary and client do not load LangChain', () => {
   const files = ['cli.js', 'index.js', 'client/index.js', ...fs.readdirSync(path.join(dist, 'bundle')).filter((f) => f.endsWith('.js')).map((f) => `bundle/${f}`)];
   for (const f of files) expect(fs.readFileSync(path.join(dist, f), 'utf8'), f).not.toContain('@langchain');
   expect(fs.readFileSync(path.join(dist, 'adapters/langgraph/saver.js'), 'utf8')).toContain('@langchain/langgraph-checkpoint');
+});
+
+it('is the package subpath session-sidecar/adapters/langgraph (exports: types and default)', () => {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { exports: Record<string, { types: string; default: string }> };
+  const entry = pkg.exports['./adapters/langgraph']!;
+  expect(fs.existsSync(path.join(root, entry.types))).toBe(true);
+  // Resolved by Node through the package's own name (self-reference), as a user's import would be.
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e',
+    "const m = await import('session-sidecar/adapters/langgraph'); console.log(typeof m.SidecarCheckpointSaver, import.meta.resolve('session-sidecar/adapters/langgraph'))"], { cwd: root, encoding: 'utf8' });
+  expect(out.trim()).toBe(`function ${pathToFileURL(path.join(root, entry.default)).href}`);
 });
