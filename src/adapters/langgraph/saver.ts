@@ -73,6 +73,8 @@ export class SidecarCheckpointSaver extends BaseCheckpointSaver {
 
   /** Saves the thread indexes, then shuts down the sidecar it spawned (or closes its sessions on a given client). */
   async close(): Promise<void> {
+    const child = this.client.child;
+    if (child.exitCode !== null || child.signalCode !== null) return; // the sidecar is gone: nothing left to save
     const open = this.threads.writable();
     await Promise.allSettled(open.map((s) => s.flush()));
     if (this.ownsClient) {
