@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR } from '@langchain/langgraph-checkpoint';
 import { threadTag } from '../../../dist/src/adapters/langgraph/index.js';
-import { allBytes, checkpoint, cpId, openSaver, SidecarError, tmpStore } from './helpers.js';
+import { allBytes, checkpoint, cpId, openSaver, SidecarCheckpointSaver, SidecarError, tmpStore } from './helpers.js';
 
 const meta = { source: 'input' as const, step: -1, parents: {} };
 const SECRET = 'correct-horse-battery-staple-42';
@@ -136,5 +136,30 @@ describe('bytes', () => {
     expect(byChannel.binary).toEqual({ type: 'bytes', base64: Buffer.from(binary).toString('base64') });
     expect(byChannel.utf8Bytes).toEqual({ type: 'bytes', text: '\ufeffplain 😀 text' });
     expect((byChannel.big!.text as Record<string, unknown>).$blob).toMatch(/^sha256:/);
+  });
+});
+
+describe('open', () => {
+  it('refuses a sidecar that lacks what the checkpointer needs, and stops it', async () => {
+    const dir = tmpStore();
+    // A stand-in sidecar that answers initialize without session/delete or state/*.
+    const fake = path.join(dir, 'old-sidecar.cjs');
+    const pidFile = path.join(dir, 'pid');
+    // It lives until its stdin closes (so it can never outlive this test run).
+    fs.writeFileSync(fake, `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid));
+    let answered = false;
+    process.stdin.on('data', (line) => {
+      if (answered) return;
+      answered = true;
+      const { id } = JSON.parse(String(line).split('\\n')[0]);
+      process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id, result: { protocolVersion: 1, serverInfo: { name: 'old' }, capabilities: { session: { list: { filters: true } } } } }) + '\\n');
+    });
+    process.stdin.on('end', () => process.exit(0));`);
+    const err = await SidecarCheckpointSaver.open({ store: dir, spawn: { command: process.execPath, args: [fake] } }).catch((e: unknown) => e);
+    expect(String(err)).toMatch(/lacks session\/list filters, session\/delete or state/);
+    const pid = Number(fs.readFileSync(pidFile, 'utf8'));
+    const alive = () => { try { process.kill(pid, 0); return true; } catch { return false; } };
+    for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(alive()).toBe(false);
   });
 });
