@@ -76,15 +76,13 @@ export class ThreadSession {
     });
   }
 
-  /** Our records at these seqs, blobs inlined (`undefined` for a seq that is not one of ours). */
+  /** Our records at these seqs, blobs inlined (absent: a seq that is not one of ours). */
   async records(seqs: number[]): Promise<Map<number, LangGraphRecord>> {
     const out = new Map<number, LangGraphRecord>();
     await Promise.all([...new Set(seqs)].map(async (seq) => {
       let r = this.cache.get(seq);
       if (!r) {
-        const page = await this.client.read({ sessionId: this.sessionId, afterSeq: seq - 1, limit: 1, inline: true });
-        const stored = page.records[0] as Record<string, unknown> | undefined;
-        r = stored && stored.seq === seq ? asLangGraphRecord(stored) : undefined;
+        r = (await this.readOne(seq)) ?? (await this.readArchived(seq));
         if (!r) return;
         if (this.cache.size >= CACHE_RECORDS) this.cache.delete(this.cache.keys().next().value as number);
         this.cache.set(seq, r);
@@ -92,6 +90,27 @@ export class ThreadSession {
       out.set(seq, r);
     }));
     return out;
+  }
+
+  private async readOne(seq: number, generation?: number): Promise<LangGraphRecord | undefined> {
+    const page = await this.client.read({ sessionId: this.sessionId, afterSeq: seq - 1, limit: 1, inline: true, ...(generation === undefined ? {} : { generation }) });
+    const stored = page.records[0] as Record<string, unknown> | undefined;
+    return stored && stored.seq === seq ? asLangGraphRecord(stored) : undefined;
+  }
+
+  /**
+   * A record compaction moved out of the active journal (someone ran session/compact on the
+   * thread's session: the records up to its `throughSeq` now live in an archived generation).
+   */
+  private async readArchived(seq: number): Promise<LangGraphRecord | undefined> {
+    const generations = await this.generations();
+    const holder = generations.find((g) => g.throughSeq >= seq);
+    return holder === undefined ? undefined : this.readOne(seq, holder.generation);
+  }
+
+  private async generations(): Promise<Array<{ generation: number; throughSeq: number }>> {
+    const { generations } = await this.client.request<{ generations: Array<{ generation: number; throughSeq: number }> }>('session/history', { sessionId: this.sessionId });
+    return generations;
   }
 
   /** Saves the index copy if it is behind (a cache: a failure only means the next load reads more). */
@@ -126,11 +145,16 @@ export class ThreadSession {
     return this.loaded;
   }
 
-  /** Applies the records after `index.seq` (only event records are parsed; blobs stay references). */
+  /**
+   * Applies the records after `index.seq` (only event and checkpoint records are parsed; blobs
+   * stay references). A compaction's `checkpoint` record at seq S stands for every record up to S,
+   * archived: met after `index.seq`, those are read from the archives first.
+   */
   private async catchUp(): Promise<void> {
     for (;;) {
-      const page: SessionReadResult = await this.client.read({ sessionId: this.sessionId, afterSeq: this.index.seq, kinds: ['event'], limit: 1000 });
+      const page: SessionReadResult = await this.client.read({ sessionId: this.sessionId, afterSeq: this.index.seq, kinds: ['event', 'checkpoint'], limit: 1000 });
       for (const r of page.records) {
+        if (r.kind === 'checkpoint' && r.seq > this.index.seq) await this.catchUpArchived(r.seq);
         const entry = asIndexEntry(r as Record<string, unknown>);
         if (entry) this.index.apply(entry);
       }
@@ -139,6 +163,24 @@ export class ThreadSession {
         return;
       }
       this.index.seq = page.nextAfterSeq;
+    }
+  }
+
+  /** Applies the archived records after `index.seq` up to `throughSeq`, oldest generation first. */
+  private async catchUpArchived(throughSeq: number): Promise<void> {
+    for (const g of await this.generations()) {
+      if (g.throughSeq <= this.index.seq) continue;
+      for (let afterSeq = this.index.seq; ;) {
+        const page = await this.client.read({ sessionId: this.sessionId, generation: g.generation, afterSeq, kinds: ['event'], limit: 1000 });
+        for (const r of page.records) {
+          const entry = r.seq <= Math.min(g.throughSeq, throughSeq) ? asIndexEntry(r as Record<string, unknown>) : undefined;
+          if (entry) this.index.apply(entry);
+        }
+        if (page.nextAfterSeq === null || page.nextAfterSeq >= g.throughSeq) break;
+        afterSeq = page.nextAfterSeq;
+      }
+      this.index.seq = Math.min(g.throughSeq, throughSeq);
+      if (this.index.seq >= throughSeq) return;
     }
   }
 

@@ -188,3 +188,30 @@ it('is the package subpath session-sidecar/adapters/langgraph (exports: types an
     "const m = await import('session-sidecar/adapters/langgraph'); console.log(typeof m.SidecarCheckpointSaver, import.meta.resolve('session-sidecar/adapters/langgraph'))"], { cwd: root, encoding: 'utf8' });
   expect(out.trim()).toBe(`function ${pathToFileURL(path.join(root, entry.default)).href}`);
 });
+
+describe('a compacted thread session', () => {
+  it.each([
+    { how: 'with its saved index copy', saved: true },
+    { how: 'without one (a SIGKILL before any save)', saved: false },
+  ])('still serves every checkpoint, $how', async ({ saved }) => {
+    const store = tmpStore();
+    const first = await openSaver(store);
+    await chain(first, 6); // 12 records
+    const expected = await all(first, thread);
+    const { sessions } = await first.client.list({ tags: [threadTag('long')] });
+    const sessionId = sessions[0]!.sessionId;
+    // Twice: the records up to 5, then up to 9, move to archived generations 0 and 1.
+    await first.client.request('session/compact', { sessionId, throughSeq: 5, summary: 'first half' });
+    await first.client.request('session/compact', { sessionId, throughSeq: 9, summary: 'more' });
+    expect(await all(first, thread)).toEqual(expected); // from this saver's cache and index
+    if (saved) await first.close();
+    else await first.client.kill('SIGKILL');
+
+    const saver = await openSaver(store);
+    expect(await all(saver, thread)).toEqual(expected);
+    // A new checkpoint whose unchanged channel `fixed` was stored by the first record, now archived.
+    const c = { configurable: { ...thread.configurable, checkpoint_id: cpId(5) } };
+    await saver.put(c, checkpoint(cpId(6), { n: 6, fixed: 'from the first' }, { n: 7, fixed: 1 }), meta(6), { n: 7 });
+    expect((await saver.getTuple(thread))?.checkpoint.channel_values).toEqual({ n: 6, fixed: 'from the first' });
+  });
+});
