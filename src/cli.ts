@@ -24,7 +24,9 @@ const USAGE = `session-sidecar — durable, secret-safe session storage for AI a
 
 Usage:
   session-sidecar [serve] [options]   serve the protocol on stdin/stdout
-  session-sidecar <command> [args]    inspect a store (read-only; safe while it is served)
+  session-sidecar <command> [args]    inspect or manage a store (the inspection commands are
+                                      read-only and safe while it is served; prune, trash
+                                      restore/empty, rekey and migrate write)
   session-sidecar --help | --version
 
 Commands (each takes --store DIR|URL / --workspace DIR; 'session-sidecar <command> --help'):

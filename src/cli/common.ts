@@ -7,12 +7,22 @@ import type { ListFilter, OpenedSession, SessionStore, SessionSummary } from '..
 import { err } from './output.js';
 import { readOnlyFs } from './readOnlyFs.js';
 import { openReadOnlyBackend, openReadOnlyPgStore, type StoreTarget, targetOf } from './storeTarget.js';
+import { parseDuration } from '../domain/retention.js';
 
 /** A command-line mistake: one line on stderr, exit code 2. */
 export class UsageError extends Error {
   constructor(message: string, readonly command?: string) {
     super(message);
     this.name = 'UsageError';
+  }
+}
+
+/** A duration flag checked before the store is opened: a malformed one is a usage error (exit 2) naming the flag. */
+export function checkDuration(text: string, flag: string, command: string): void {
+  try {
+    parseDuration(text, flag);
+  } catch {
+    throw new UsageError(`${flag} must be a duration such as 30d, 12h, 90m or P30D (units s, m, h, d, w), not ${JSON.stringify(text.slice(0, 40))}`, command);
   }
 }
 

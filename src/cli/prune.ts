@@ -1,6 +1,6 @@
 import { summaryOf } from './commands.js';
 import { pruneSessions } from '../engine/prune.js';
-import { type Command, openWritableStore, parseCommand, positiveInt, STORE_HELP, UsageError } from './common.js';
+import { checkDuration, type Command, openWritableStore, parseCommand, positiveInt, STORE_HELP, UsageError } from './common.js';
 import { humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
 
 /** `--dry-run` unless asked otherwise: the default on a terminal without --yes (nothing is moved by surprise). */
@@ -38,6 +38,7 @@ ${STORE_HELP}
     if (!p) return out(this.usage), 0;
     const olderThan = p.values['older-than'] as string | undefined;
     if (olderThan === undefined) throw new UsageError('--older-than is required', this.name);
+    checkDuration(olderThan, '--older-than', this.name);
     const keepLast = p.values['keep-last'] === undefined ? undefined : positiveInt(p.values['keep-last'] as string, '--keep-last', 0, 0);
     const tags = p.values.tag as unknown as string[] | undefined;
     const dryRun = dryRunOf(p.values);

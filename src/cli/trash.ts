@@ -1,7 +1,7 @@
 import { summaryOf } from './commands.js';
 import { emptyTrash, trashOf } from '../engine/trash.js';
 import type { TrashEntry } from '../domain/types.js';
-import { type Command, openStore, openWritableStore, parseCommand, STORE_HELP, UsageError } from './common.js';
+import { checkDuration, type Command, openStore, openWritableStore, parseCommand, STORE_HELP, UsageError } from './common.js';
 import { dryRunOf } from './prune.js';
 import { humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
 
@@ -32,6 +32,7 @@ ${STORE_HELP}
     if (!p) return out(this.usage), 0;
     const [action, ...ids] = p.positionals;
     const olderThan = p.values['older-than'] as string | undefined;
+    if (olderThan !== undefined) checkDuration(olderThan, '--older-than', this.name);
     const json = p.values.json === true;
     if (action === 'list') {
       if (ids.length > 0) throw new UsageError(`unexpected argument '${ids[0]}'`, this.name);
@@ -46,7 +47,9 @@ ${STORE_HELP}
       if (ids.length === 0) throw new UsageError('restore needs the id of a session in the trash', this.name);
       const store = await openWritableStore(p.target);
       try {
-        for (const id of ids) {
+        const trashed = (await trashOf(store)).map((e) => e.sessionId);
+        for (const given of ids) {
+          const id = inTrash(trashed, given, this.name);
           await store.restore(id);
           out(`restored ${id}\n`);
         }
@@ -84,4 +87,15 @@ function show(entries: TrashEntry[], json: boolean, none: string, verb: string):
   if (verb) out(`${verb} ${entries.length} session(s):\n`);
   out(table(rows, new Set([3]), (r, _c, cell) => (r === 0 ? s.bold(cell) : cell)));
   return 0;
+}
+
+/**
+ * A session id of the trash given whole or by a unique prefix (as the inspection commands take
+ * them); an id no trashed session starts with is passed on whole, for the store to refuse.
+ */
+function inTrash(trashed: string[], given: string, command: string): string {
+  if (trashed.includes(given)) return given;
+  const matches = trashed.filter((id) => id.startsWith(given));
+  if (matches.length > 1) throw new UsageError(`${matches.length} deleted sessions start with ${given}; give more of the id`, command);
+  return matches[0] ?? given;
 }

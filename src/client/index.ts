@@ -45,8 +45,10 @@ type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
 const DEFAULT_CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'cli.js');
 
 /**
- * A client for the sidecar over a child process's stdin/stdout, in either framing. Used by
- * the project's conformance tests, so it keeps every raw stdout byte and all of stderr.
+ * A client for the sidecar over a child process's stdin/stdout, in either framing. Keeps all of
+ * stderr (`stderr`), and every raw stdout byte when asked (`keepStdout`: the project's
+ * conformance tests check the raw frames). Once the process has ended every request fails at
+ * once, with the sidecar's last stderr line.
  */
 export class SidecarClient {
   readonly child: ChildProcess;
@@ -78,11 +80,38 @@ export class SidecarClient {
     });
     this.child.stderr!.setEncoding('utf8').on('data', (s: string) => (this.stderr += s));
     this.child.stdin!.on('error', () => {}); // EPIPE after the sidecar exited: reported through `exited`
-    this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => {
-      this.failAll(new Error(`sidecar exited (code ${code}, signal ${signal})`));
-      resolve({ code, signal });
-    }));
+    this.exited = new Promise((resolve) => {
+      // A process that could not be spawned (ENOENT, EACCES) emits 'error' and no 'exit'.
+      this.child.on('error', (err: NodeJS.ErrnoException) => {
+        this.gone = new Error(`the sidecar could not be started: ${err.code ?? err.message} (${command})`);
+        this.failAll(this.gone);
+        resolve({ code: null, signal: null });
+      });
+      this.child.on('exit', (code, signal) => {
+        const end = () => {
+          // Its last stderr line says why (a store refused, a flag misspelt); the sidecar never
+          // writes a secret there.
+          const why = this.stderr.trim().split('\n').pop()?.slice(0, 500);
+          this.gone = new Error(`sidecar exited (code ${code}, signal ${signal})${why ? `: ${why}` : ''}`);
+          this.failAll(this.gone);
+          resolve({ code, signal });
+        };
+        // stderr may still hold the last line when 'exit' comes: read it to its end first (briefly)
+        const err = this.child.stderr!;
+        if (err.readableEnded || err.destroyed) end();
+        else {
+          const t = setTimeout(end, 200);
+          err.once('end', () => {
+            clearTimeout(t);
+            end();
+          });
+        }
+      });
+    });
   }
+
+  /** Set once the process has ended (or never started): every later request fails with it at once. */
+  private gone: Error | undefined;
 
   static async start(opts: SpawnOptions & { initialize?: Partial<InitializeParams> } = {}): Promise<SidecarClient> {
     const client = new SidecarClient(opts);
@@ -97,6 +126,7 @@ export class SidecarClient {
   }
 
   request<R = unknown>(method: string, params?: unknown): Promise<R> {
+    if (this.gone) return Promise.reject(this.gone);
     const id = this.nextId++;
     return new Promise<R>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
@@ -106,6 +136,7 @@ export class SidecarClient {
 
   /** A promise for the response to a request sent with writeRaw under `id`. */
   expectResponse<R = unknown>(id: number | string): Promise<R> {
+    if (this.gone) return Promise.reject(this.gone);
     return new Promise<R>((resolve, reject) => this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject }));
   }
 

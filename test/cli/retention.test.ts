@@ -54,8 +54,12 @@ describe('prune and trash on a file store', () => {
     expect(trashed.find((e) => e.sessionId === fx.compacted)!.bytes).toBeGreaterThan(journal.length); // its archive counted
     expect(json<TrashOut>(await runCli(['trash', 'list', '--store', fx.root, '--json', '--older-than', '7d']))).toEqual([]);
 
-    const restored = await runCli(['trash', 'restore', fx.compacted, '--store', fx.root]);
+    const ambiguous = await runCli(['trash', 'restore', '0', '--store', fx.root]); // both trashed ids start with 0 (ULIDs of this century)
+    expect(ambiguous.code, explain(ambiguous)).toBe(2);
+    expect(ambiguous.stderr).toContain('2 deleted sessions start with 0');
+    const restored = await runCli(['trash', 'restore', fx.compacted.slice(0, 24), '--store', fx.root]); // a unique prefix, as the inspection commands take
     expect(restored.code, explain(restored)).toBe(0);
+    expect(restored.stdout).toBe(`restored ${fx.compacted}\n`);
     expect(fs.readFileSync(journalPath(fx.root, fx.compacted))).toEqual(journal);
 
     const young = await runCli(['trash', 'empty', '--store', fx.root, '--older-than', '7d', '--json']);
@@ -98,9 +102,11 @@ describe('prune and trash on a file store', () => {
       const r = await runCli([...args, '--store', fx.root]);
       expect(r.code, `${args.join(' ')}: ${explain(r)}`).toBe(2);
     }
-    const bad = await runCli(['prune', '--older-than', '3y', '--store', fx.root]);
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('duration');
+    for (const args of [['prune', '--older-than', '3y'], ['trash', 'list', '--older-than', 'banana'], ['trash', 'empty', '--older-than', '7']]) {
+      const bad = await runCli([...args, '--store', fx.root]);
+      expect(bad.code, explain(bad)).toBe(2); // a usage error, naming the flag
+      expect(bad.stderr).toContain('--older-than must be a duration');
+    }
     expect(fs.existsSync(path.join(fx.root, 'trash'))).toBe(false);
   });
 });
