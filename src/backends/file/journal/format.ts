@@ -68,9 +68,9 @@ export function openHeader(value: Record<string, unknown>, store: StoreCipher | 
   if (!sealed) throw keyMismatch(`session ${sessionId} is not encrypted but a key was given: encrypt the store with session-sidecar rekey`, 'notEncrypted', { sessionId });
   if (value.key !== key.id) throw keyMismatch(`session ${sessionId} is encrypted with another key`, 'wrongKey', { sessionId });
   const plain = key.open(headerAad(sessionId), value.enc as string);
-  if (!plain) return { ok: false, reason: 'header does not authenticate (altered, or moved from another session)', fatal: true };
+  if (!plain) return { ok: false, reason: 'does not authenticate (altered, or moved from another session)', fatal: true };
   const rest = parseObject(plain.toString('utf8'));
-  if (!rest) return { ok: false, reason: 'sealed header is not a canonical JSON object', fatal: true };
+  if (!rest) return { ok: false, reason: 'sealed members are not a canonical JSON object', fatal: true };
   return { ok: true, value: { format: value.format, version: value.version, sessionId: value.sessionId, ...rest }, cipher: { ...(store as StoreCipher), sessionId } };
 }
 
