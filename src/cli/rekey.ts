@@ -47,6 +47,10 @@ ${STORE_HELP.split('\n').filter((l) => !/encryption-key|^\s{20,}the (same|key)/.
     if (!from && !to) throw new UsageError('give the current key (--from-env/--from-file), the new key (--to-env/--to-file), or both', this.name);
     const report = await rekeyStore(new StoreLayout(p.target.root), { fs: { ...nodeFs }, ...(from ? { from } : {}), ...(to ? { to } : {}) });
     const what = to ? (from ? 'rekeyed' : 'encrypted') : 'decrypted';
+    if (report.rewritten === 0 && report.skipped === 0) {
+      out(`${p.root} is already ${to ? 'under the new key' : 'plaintext'}: nothing to do\n`);
+      return 0;
+    }
     out(`${what} ${p.root}: ${report.sessions} session(s), ${report.rewritten} file(s) rewritten, ${report.skipped} already done\n`);
     return 0;
   },

@@ -63,6 +63,9 @@ export async function rekeyStore(layout: StoreLayout, opts: RekeyOptions): Promi
     if (marker.rekey.fromKeyId !== wanted.fromKeyId || marker.rekey.toKeyId !== wanted.toKeyId) {
       throw keyMismatch('an interrupted rekey of this store used other keys: run it again with the same --from and --to keys', 'rekeyUnfinished');
     }
+  } else if ((marker?.keyId ?? null) === wanted.toKeyId) {
+    // Finished already (a repeated command after a crash at its very last step): nothing to do.
+    return { sessions: sessionIds(fsl, layout).length, rewritten: 0, skipped: 0 };
   } else if ((marker?.keyId ?? null) !== wanted.fromKeyId) {
     throw keyMismatch(marker ? 'the --from key is not the store\'s key' : 'the store is not encrypted: give no --from key', marker ? 'wrongKey' : 'notEncrypted');
   }
