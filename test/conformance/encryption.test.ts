@@ -214,6 +214,13 @@ describe.each(FRAMINGS)('encryption at rest over %s', (framing) => {
     const link = path.join(dir, 'link');
     fs.symlinkSync(keyFile, link);
     cases.push([process.env, ['--encryption-key-file', link], /symbolic link/]);
+    if (process.getuid?.() === 0) {
+      // Only root can give a file away: a key file owned by another user is refused.
+      const foreign = path.join(dir, 'foreign');
+      fs.writeFileSync(foreign, KEY, { mode: 0o600 });
+      fs.chownSync(foreign, 65534, 65534);
+      cases.push([process.env, ['--encryption-key-file', foreign], /not owned by this user/]);
+    }
     for (const [env, args, what] of cases) {
       const c = spawnSidecar({ framing, store, env, args });
       expect((await c.exited).code, String(what)).not.toBe(0);

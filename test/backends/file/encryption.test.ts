@@ -3,6 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StoreKey } from '../../../src/durable/storeKey.js';
+import { nodeFs } from '../../../src/durable/fsLayer.js';
+import { attachKey } from '../../../src/backends/file/journal/cipher.js';
+import { StoreLayout } from '../../../src/backends/file/layout.js';
+import { readIndexEntry } from '../../../src/backends/file/sessionIndex.js';
 import { tempDir } from '../../helpers.js';
 import { indexOf, journalOf, lines, message, note, sealed, store, storeError, unsealed } from './storeHelpers.js';
 
@@ -151,5 +155,22 @@ describe('file store encryption at rest', () => {
     await t.open(f.a, 'read');
     await storeError(t.getState(f.a, 'k'), 'Corrupt');
     await t.closeAll();
+  });
+
+  it('the final gate runs over the plaintext before sealing: an index summary that rebuilds a registered secret is sealed without it', async () => {
+    const k = key();
+    const root = tempDir('sidecar-enc-');
+    const spaced = 'correct horse battery staple';
+    const s = store(root, { encryptionKey: k });
+    const { sessionId } = await s.create({}, { values: [spaced] });
+    await s.append(sessionId, [message('user', 'correct\nhorse battery staple')]); // stored as sent; its summary folds the newline
+    await s.list();
+    await s.closeAll();
+    const fsl = { ...nodeFs };
+    attachKey(fsl, { key: k, gate: () => {} });
+    const entry = readIndexEntry(fsl, new StoreLayout(root), sessionId);
+    expect(entry?.lastSeq).toBe(1); // written, sealed, opened
+    expect(entry?.firstMessage).toBeUndefined();
+    expect(JSON.stringify(entry)).not.toContain(spaced);
   });
 });
