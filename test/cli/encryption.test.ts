@@ -63,6 +63,10 @@ describe('the CLI on an encrypted store', () => {
       expect(wrong.stderr).toMatch(/not the store's key/);
       noKeyIn(wrong);
     }
+    fs.chmodSync(path.join(root, 'encryption.json'), 0o644);
+    const loose = await runCli(['verify', '--store', root, '--encryption-key-env', 'K'], { env });
+    expect(loose.code, explain(loose)).toBe(1);
+    expect(loose.stderr).toMatch(/store refused: encryption\.json has mode 644, expected 600/);
     const pg = await runCli(['list', '--store', 'postgres://u@localhost/db', '--encryption-key-env', 'K'], { env });
     expect(pg.code, explain(pg)).toBe(2);
     expect(pg.stderr).toMatch(/file store only/);

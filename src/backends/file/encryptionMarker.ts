@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { fsyncDir, readPrivateSmall, replaceAtomicallySync } from '../../durable/durableFile.js';
+import { UnsafeFileError } from '../../durable/errors.js';
 import type { FsLayer } from '../../durable/fsLayer.js';
 import type { StoreKey } from '../../durable/storeKey.js';
 import { StoreError } from '../../domain/errors.js';
@@ -26,7 +27,13 @@ export function markerPath(layout: StoreLayout): string {
 }
 
 export function readMarker(fsl: FsLayer, layout: StoreLayout): EncryptionMarker | undefined {
-  const text = readPrivateSmall(fsl, markerPath(layout), 4096);
+  let text: string | undefined;
+  try {
+    text = readPrivateSmall(fsl, markerPath(layout), 4096);
+  } catch (err) {
+    if (err instanceof UnsafeFileError) throw new StoreError('UnsafeStore', `store refused: encryption.json ${err.reason}`, { reason: err.reason });
+    throw err;
+  }
   if (text === undefined) return undefined;
   let v: Record<string, unknown>;
   try {
