@@ -184,7 +184,7 @@ function rekeyJournal(fsl: FsLayer, layout: StoreLayout, id: string, file: strin
     if (!first?.terminated) throw corrupt(1, 'missing or unterminated header');
     const raw = decodeLine(first.bytes);
     if (!raw.ok) throw corrupt(1, `header ${raw.reason}`);
-    const keyId = typeof raw.value.enc === 'string' ? raw.value.key : null;
+    const keyId = typeof raw.value.enc === 'string' && raw.value.createdAt === undefined ? raw.value.key : null; // as openHeader tells a sealed header
     if (keyId === (c.to?.key.id ?? null)) return false;
     if (keyId !== (c.from?.key.id ?? null)) throw keyMismatch(`session ${id}: ${path.basename(file)} is sealed with neither key`, 'wrongKey', { sessionId: id });
     const opened = openHeader(raw.value, c.from);

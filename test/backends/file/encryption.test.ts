@@ -173,4 +173,16 @@ describe('file store encryption at rest', () => {
     expect(entry?.firstMessage).toBeUndefined();
     expect(JSON.stringify(entry)).not.toContain(spaced);
   });
+
+  it('a plaintext store keeps records with a member named enc (only a line without kind is a sealed one)', async () => {
+    const root = tempDir('sidecar-plain-');
+    const s = store(root);
+    const { sessionId } = await s.create({ title: 'plain' });
+    await s.append(sessionId, [note(1, { enc: 'not a seal' })]);
+    await s.closeAll();
+    fs.rmSync(indexOf(root, sessionId));
+    const t = store(root);
+    expect((await t.read(sessionId)).records).toMatchObject([{ seq: 1, kind: 'note', enc: 'not a seal' }]);
+    await t.closeAll();
+  });
 });

@@ -61,7 +61,8 @@ export function encodeHeaderLine(header: Record<string, unknown> & { sessionId: 
  */
 export function openHeader(value: Record<string, unknown>, store: StoreCipher | undefined): DecodedLine & { cipher?: JournalCipher } {
   const key = store?.key;
-  const sealed = typeof value.enc === 'string';
+  // A sealed header shows only format, version, sessionId, key and enc (a plaintext one always has createdAt).
+  const sealed = typeof value.enc === 'string' && value.createdAt === undefined;
   const sessionId = String(value.sessionId);
   if (!key && sealed) throw keyMismatch(`session ${sessionId} is encrypted: give its key (--encryption-key-env or --encryption-key-file)`, 'keyRequired', { sessionId });
   if (!key) return { ok: true, value };
@@ -107,7 +108,8 @@ export function decodeLine(line: Buffer, cipher?: JournalCipher): DecodedLine {
   const d = decodePlainLine(line);
   if (!d.ok || (d.value.format !== undefined && d.value.seq === undefined)) return d; // a header is opened by openHeader
   const v = d.value;
-  const sealed = typeof v.enc === 'string';
+  // A sealed line's envelope has no `kind` (every record has one): a record's own `enc` member is not a seal.
+  const sealed = typeof v.enc === 'string' && v.kind === undefined;
   if (!cipher) {
     if (sealed) throw keyMismatch('the journal line is encrypted: give the store key', 'keyRequired');
     return d;
