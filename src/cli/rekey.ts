@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { summaryOf } from './commands.js';
 import { nodeFs } from '../durable/fsLayer.js';
 import { StoreLayout } from '../backends/file/layout.js';
@@ -52,6 +54,18 @@ ${STORE_HELP.split('\n').filter((l) => !/encryption-key|^\s{20,}the (same|key)/.
       return 0;
     }
     out(`${what} ${p.root}: ${report.sessions} session(s), ${report.rewritten} file(s) rewritten, ${report.skipped} already done\n`);
+    const evidence = filesIn(path.join(p.target.root, 'recovery'));
+    if (evidence > 0) {
+      out(`note: recovery/ keeps ${evidence} file(s) of torn tails as they were written (not rewritten): remove them once inspected\n`);
+    }
     return 0;
   },
 };
+
+function filesIn(dir: string): number {
+  try {
+    return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).length;
+  } catch {
+    return 0; // no recovery/ folder
+  }
+}

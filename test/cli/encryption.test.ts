@@ -85,8 +85,11 @@ describe('the CLI on an encrypted store', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/--from-env NAME[\s\S]*--to-env NAME/);
 
+    fs.mkdirSync(path.join(root, 'recovery', sessionId), { recursive: true, mode: 0o700 });
+    fs.writeFileSync(path.join(root, 'recovery', sessionId, '1-100.torn'), 'torn', { mode: 0o600 });
     let r = await runCli(['rekey', '--store', root, '--to-env', 'K'], { env });
     expect(r.code, explain(r)).toBe(0);
+    expect(r.stdout).toMatch(/recovery\/ keeps 1 file\(s\) of torn tails/);
     expect(r.stdout).toMatch(/^encrypted .*: 1 session\(s\), 1 file\(s\) rewritten/);
     expect(fs.readFileSync(journal, 'utf8')).not.toContain('Plain title');
     expect((await runCli(['show', sessionId, '--store', root, '--encryption-key-env', 'K'], { env })).stdout).toContain('plain question');

@@ -90,7 +90,7 @@ export function checkMarker(fsl: FsLayer, layout: StoreLayout, key: StoreKey | u
 }
 
 function hasSessions(fsl: FsLayer, layout: StoreLayout): boolean {
-  for (const dir of [layout.sessionsDir, layout.trashDir, layout.historyDir]) {
+  for (const dir of [layout.sessionsDir, layout.trashDir, layout.historyDir, path.join(layout.blobsDir, 'sha256')]) {
     if (fsl.lstatSync(dir) === undefined) continue;
     if (fsl.readdirSync(dir).some((n) => !n.startsWith('.'))) return true;
   }
