@@ -101,7 +101,9 @@ describe('the CLI on an encrypted store', () => {
     r = await runCli(['rekey', '--store', root, '--from-env', 'K'], { env }); // K is not the store's key any more
     expect(r.code, explain(r)).toBe(1);
     expect(r.stderr).toMatch(/--from key is not the store's key/);
-    r = await runCli(['rekey', '--store', root, '--from-env', 'OTHER'], { env });
+    const otherFile = path.join(tempDir('sidecar-key-'), 'other');
+    fs.writeFileSync(otherFile, `${OTHER}\n`, { mode: 0o600 });
+    r = await runCli(['rekey', '--store', root, '--from-file', otherFile], { env });
     expect(r.code, explain(r)).toBe(0);
     expect(r.stdout).toMatch(/^decrypted /);
     expect(fs.readFileSync(journal)).toEqual(original); // a single-record batch per line: the same bytes again

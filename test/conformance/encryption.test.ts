@@ -240,4 +240,27 @@ describe.each(FRAMINGS)('encryption at rest over %s', (framing) => {
     expect((await again.open({ sessionId, mode: 'read' })).title).toBe('from a key file');
     await again.shutdown();
   });
+
+  it('a subscriber in another process reads an encrypted journal live, across a compaction', async () => {
+    const store = tempDir('sidecar-enc-');
+    const writer = await startSidecar({ framing, store, env: keyEnv(), args: keyArgs });
+    const { sessionId } = await writer.create({ title: 'watched' });
+    await writer.append({ sessionId, records: [{ kind: 'message', message: { role: 'user', content: 'm1' } }] });
+    const watcher = await startSidecar({ framing, store, env: keyEnv(), args: keyArgs });
+    await watcher.request('session/subscribe', { sessionId, afterSeq: 0 });
+    for (let i = 2; i <= 6; i++) await writer.append({ sessionId, records: [{ kind: 'message', message: { role: 'user', content: `m${i}` } }] });
+    await writer.request('session/compact', { sessionId, summary: 'so far', throughSeq: 4 });
+    await writer.append({ sessionId, records: [{ kind: 'message', message: { role: 'user', content: 'm7' } }] });
+    const seen = () => watcher.notifications
+      .filter((n) => n.method === 'session/didAppend')
+      .flatMap((n) => (n.params as { records: Array<{ seq: number; message?: { content?: string } }> }).records);
+    for (const end = Date.now() + 10_000; !seen().some((r) => r.message?.content === 'm7');) {
+      if (Date.now() > end) throw new Error('the watcher never saw m7');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(seen().map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(seen().map((r) => r.message?.content)).toEqual(['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7']);
+    await watcher.shutdown();
+    await writer.shutdown();
+  });
 });
