@@ -51,6 +51,7 @@ export interface RekeyReport {
 }
 
 const TEMP = '.rekey.tmp';
+const FLUSH_BYTES = 1 << 20;
 
 export async function rekeyStore(layout: StoreLayout, opts: RekeyOptions): Promise<RekeyReport> {
   const { fs: fsl, from, to } = opts;
@@ -192,14 +193,21 @@ function rekeyJournal(fsl: FsLayer, layout: StoreLayout, id: string, file: strin
     if (opened.value.sessionId !== id) throw corrupt(1, 'header names another session');
     const fromCipher: JournalCipher | undefined = c.from && { ...c.from, sessionId: id };
     const toCipher: JournalCipher | undefined = c.to && { ...c.to, sessionId: id };
-    const out: Buffer[] = [encodeHeaderLine(opened.value as Record<string, unknown> & { sessionId: string }, toCipher)];
-    const origin: JournalPosition = { bytes: first.end, lastSeq: 0, records: 0, lastCrc: crcOf(first.bytes) };
-    const scan = scanRecords(fsl, fd, origin, size, (rec) => {
-      const { seq, ts, ...body } = rec;
-      out.push(encodeRecordLine(seq, String(ts), undefined, JSON.stringify(body), toCipher));
-    }, baseState(opened.value as unknown as SessionHeader), fromCipher);
-    if (scan.tail) keepTornTail(fsl, layout, id, fd, scan.tail.offset, scan.tail.bytes);
-    replaceFile(fsl, file, out);
+    // Streamed: one journal is never held in memory whole.
+    const out = new TempFile(fsl, file);
+    try {
+      out.write(encodeHeaderLine(opened.value as Record<string, unknown> & { sessionId: string }, toCipher));
+      const origin: JournalPosition = { bytes: first.end, lastSeq: 0, records: 0, lastCrc: crcOf(first.bytes) };
+      const scan = scanRecords(fsl, fd, origin, size, (rec) => {
+        const { seq, ts, ...body } = rec;
+        out.write(encodeRecordLine(seq, String(ts), undefined, JSON.stringify(body), toCipher));
+      }, baseState(opened.value as unknown as SessionHeader), fromCipher);
+      if (scan.tail) keepTornTail(fsl, layout, id, fd, scan.tail.offset, scan.tail.bytes);
+      out.commit();
+    } catch (err) {
+      out.abort();
+      throw err;
+    }
     return true;
   } finally {
     fsl.closeSync(fd);
@@ -227,21 +235,73 @@ function keepTornTail(fsl: FsLayer, layout: StoreLayout, id: string, fd: number,
 
 /** `<file>.rekey.tmp` written whole and fsynced, renamed over `file`, the directory fsynced. */
 function replaceFile(fsl: FsLayer, file: string, chunks: Buffer[]): void {
-  const tmp = `${file}${TEMP}`;
-  removeQuietly(fsl, tmp); // a leftover of an interrupted rekey: never read
-  const fd = createPrivate(fsl, tmp);
+  const out = new TempFile(fsl, file);
   try {
-    let pos = 0;
-    for (const buf of chunks) {
-      for (let done = 0; done < buf.length; ) done += fsl.writeSync(fd, buf, done, buf.length - done, pos + done);
-      pos += buf.length;
-    }
-    fsl.fsyncSync(fd);
-  } finally {
-    fsl.closeSync(fd);
+    for (const buf of chunks) out.write(buf);
+    out.commit();
+  } catch (err) {
+    out.abort();
+    throw err;
   }
-  fsl.renameSync(tmp, file);
-  fsyncDir(fsl, path.dirname(file));
+}
+
+/**
+ * The replacement of `file` being written: `<file>.rekey.tmp` (O_CREAT|O_EXCL|O_NOFOLLOW, 0600; a
+ * leftover of an interrupted rekey is removed first), written in chunks of about 1 MiB; commit
+ * fsyncs it, renames it over `file` (the file's commit point) and fsyncs the directory.
+ */
+class TempFile {
+  private readonly tmp: string;
+  private readonly fd: number;
+  private pos = 0;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private closed = false;
+
+  constructor(private readonly fsl: FsLayer, private readonly file: string) {
+    this.tmp = `${file}${TEMP}`;
+    removeQuietly(fsl, this.tmp); // never read
+    this.fd = createPrivate(fsl, this.tmp);
+  }
+
+  write(buf: Buffer): void {
+    this.pending.push(buf);
+    this.pendingBytes += buf.length;
+    if (this.pendingBytes >= FLUSH_BYTES) this.flush();
+  }
+
+  commit(): void {
+    this.flush();
+    this.fsl.fsyncSync(this.fd);
+    this.close();
+    this.fsl.renameSync(this.tmp, this.file);
+    fsyncDir(this.fsl, path.dirname(this.file));
+  }
+
+  /** After a failure before the rename: the temp file is never read; removed when possible. */
+  abort(): void {
+    this.close();
+    try {
+      removeQuietly(this.fsl, this.tmp);
+    } catch {
+      // left for the next rekey, which removes it first
+    }
+  }
+
+  private flush(): void {
+    // whole lines per write call: the chunks are lines (the final gate checks one call at a time)
+    const buf = this.pending.length === 1 ? (this.pending[0] as Buffer) : Buffer.concat(this.pending);
+    for (let done = 0; done < buf.length; ) done += this.fsl.writeSync(this.fd, buf, done, buf.length - done, this.pos + done);
+    this.pos += buf.length;
+    this.pending = [];
+    this.pendingBytes = 0;
+  }
+
+  private close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.fsl.closeSync(this.fd);
+  }
 }
 
 /** A cache file (index entry, list.cache): removed; it is rebuilt from the journals. */
