@@ -119,6 +119,20 @@ describe('rekey', () => {
     expect(await everything(root, ids)).toEqual(before);
   });
 
+  it('a torn tail is kept in recovery/ as a write open keeps it, and the rewritten journal ends at the last complete batch', async () => {
+    const root = tempDir('sidecar-rekey-');
+    const ids = await fixture(root, A);
+    const journal = journalOf(root, ids.a);
+    const whole = fs.readFileSync(journal);
+    fs.writeFileSync(journal, whole.subarray(0, whole.length - 7)); // the last line (seq 6) cut short
+    await rekeyStore(new StoreLayout(root), { fs: { ...nodeFs }, from: A, to: B });
+    const evidence = fs.readdirSync(path.join(root, 'recovery', ids.a));
+    expect(evidence).toHaveLength(1);
+    const s = store(root, { encryptionKey: B });
+    expect((await s.read(ids.a)).records.map((r) => r.seq)).toEqual([2, 3, 4, 5]); // the checkpoint (2), then 3..5
+    await s.closeAll();
+  });
+
   it('a running writer (a held lease) refuses the rekey before anything changes', async () => {
     const root = tempDir('sidecar-rekey-');
     const ids = await fixture(root, A);
