@@ -67,5 +67,7 @@ export function parseKey(text: string): StoreKey {
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(t) || t.length % 4 !== 0) throw new KeyFormatError('the encryption key is not base64');
   const bytes = Buffer.from(t, 'base64');
   if (bytes.length !== 32) throw new KeyFormatError(`the encryption key is ${bytes.length} bytes; it must be 32 (base64 of 32 random bytes)`);
+  // Canonical only: the text given is then exactly the form registered as a secret (registerWith).
+  if (bytes.toString('base64') !== t) throw new KeyFormatError('the encryption key is not canonical base64 (its last character carries stray bits)');
   return new StoreKey(bytes);
 }

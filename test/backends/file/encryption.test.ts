@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { StoreKey } from '../../../src/durable/storeKey.js';
+import { KeyFormatError, parseKey, StoreKey } from '../../../src/durable/storeKey.js';
 import { nodeFs } from '../../../src/durable/fsLayer.js';
 import { attachKey } from '../../../src/backends/file/journal/cipher.js';
 import { StoreLayout } from '../../../src/backends/file/layout.js';
@@ -184,5 +184,24 @@ describe('file store encryption at rest', () => {
     const t = store(root);
     expect((await t.read(sessionId)).records).toMatchObject([{ seq: 1, kind: 'note', enc: 'not a seal' }]);
     await t.closeAll();
+  });
+
+  it('a key is canonical base64 of 32 bytes; its id is a check value, not the key; it never shows in JSON or inspection', async () => {
+    const bytes = randomBytes(32);
+    const text = bytes.toString('base64');
+    const k = parseKey(`  ${text}\n`);
+    expect(k.id).toMatch(/^[0-9a-f]{32}$/);
+    expect(k.id).not.toContain(bytes.toString('hex').slice(0, 8));
+    const last = text.at(-2) as string; // the last data character: 4 of its 6 bits are the key's, 2 must be zero
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+    const stray = text.slice(0, -2) + alphabet[(alphabet.indexOf(last) ^ 1)] + '=';
+    expect(Buffer.from(stray, 'base64')).toEqual(bytes); // the same bytes, another text
+    expect(() => parseKey(stray)).toThrow(KeyFormatError);
+    expect(() => parseKey(randomBytes(31).toString('base64'))).toThrow(/31 bytes/);
+    const { inspect } = await import('node:util');
+    for (const shown of [JSON.stringify({ k }), inspect(k, { showHidden: true, depth: 5 })]) {
+      expect(shown).not.toContain(text);
+      expect(shown).not.toContain(bytes.toString('hex'));
+    }
   });
 });
