@@ -34,6 +34,8 @@ export const ErrorKindCode = {
   LeaseLost: -31015,
   /** The store's database cannot be reached or went away (PostgreSQL backend); retry advice in data. */
   Unavailable: -31016,
+  /** The store's encryption key is wrong, missing, or given for a plaintext store (encryption at rest). */
+  KeyMismatch: -31017,
 } as const;
 
 export type ErrorKind = keyof typeof ErrorKindCode;

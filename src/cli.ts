@@ -17,6 +17,8 @@ import { EphemeralRouter } from './engine/ephemeral.js';
 import type { SessionStore } from './domain/types.js';
 import { DEFAULT_PG_SCHEMA, isPostgresUrl } from './backends/postgres/url.js';
 import { packageInfo } from './version.js';
+import type { StoreKey } from './durable/storeKey.js';
+import { KeyOptionError, loadKey } from './cli/encryptionKey.js';
 
 redirectConsoleToStderr(); // before anything else can print: stdout is for protocol frames
 
@@ -46,6 +48,11 @@ Options (serve):
   --log-level LEVEL        error | warn (default) | info | debug; logs go to stderr
   --lease-stale-ms N       a writer lease left by a killed process is taken over after
                            N ms without refresh (default 10000, 5000..15000)
+  --encryption-key-env NAME   encrypt the store at rest with the key in $NAME (base64 of
+                           32 random bytes: head -c32 /dev/urandom | base64); file store only
+  --encryption-key-file PATH  the same key read from PATH (mode 0600, owned by you; a
+                           symbolic link is refused). An encrypted store needs its key to
+                           be served or inspected; 'session-sidecar rekey' changes it
 
 A client spawns this process, then sends 'initialize'. The protocol: protocol/README.md.
 `;
@@ -56,6 +63,8 @@ Waiting for JSON-RPC messages on stdin (Ctrl-D to end)...
 `;
 
 class UsageError extends Error {}
+/** A key that cannot be used (malformed, unreadable, unsafe file): a startup error, never printing the key. */
+class KeyError extends Error {}
 
 interface ServeArgs {
   store: string;
@@ -65,6 +74,8 @@ interface ServeArgs {
   maxMessageBytes: number;
   logLevel: LogLevel;
   leaseStaleMs: number;
+  /** Encryption at rest (file store only): the key, never printed. */
+  key?: StoreKey;
 }
 
 function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
@@ -75,6 +86,7 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
       store: { type: 'string' }, workspace: { type: 'string' }, framing: { type: 'string', default: 'auto' },
       'max-message-bytes': { type: 'string', default: String(32 << 20) }, 'log-level': { type: 'string', default: 'warn' },
       'lease-stale-ms': { type: 'string', default: '10000' }, 'pg-schema': { type: 'string' },
+      'encryption-key-env': { type: 'string' }, 'encryption-key-file': { type: 'string' },
       help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' },
     },
   });
@@ -96,7 +108,14 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
   if (!Number.isSafeInteger(leaseStaleMs) || leaseStaleMs < 5000 || leaseStaleMs > 15000) throw new UsageError('--lease-stale-ms must be an integer from 5000 to 15000');
   const logLevel = values['log-level'] as LogLevel;
   if (!['error', 'warn', 'info', 'debug'].includes(logLevel)) throw new UsageError('--log-level must be error, warn, info or debug');
-  const common = { framing, maxMessageBytes, logLevel, leaseStaleMs } as const;
+  let key: StoreKey | undefined;
+  try {
+    key = loadKey({ env: values['encryption-key-env'], file: values['encryption-key-file'] });
+  } catch (e) {
+    throw e instanceof KeyOptionError ? new KeyError(e.message) : e;
+  }
+  if (key && url) throw new UsageError('--encryption-key-env/--encryption-key-file: encryption at rest is for the file store only (not with a PostgreSQL store)');
+  const common = { framing, maxMessageBytes, logLevel, leaseStaleMs, ...(key ? { key } : {}) } as const;
   // The workspace must exist: the store (or, with PostgreSQL, the tool scratch directories) goes
   // inside it, and is never created with parents on a mistyped path.
   if (values.workspace !== undefined && !fs.statSync(values.workspace, { throwIfNoEntry: false })?.isDirectory()) {
@@ -135,7 +154,9 @@ async function openStore(args: ServeArgs, log: ReturnType<typeof createStderrLog
 }
 
 async function openDurableStore(args: ServeArgs, warn: (m: string) => void, secrets: SecretSet): Promise<SessionStore> {
-  if (!args.pg) return new FileSessionStore(args.store, { warn, vocabulary: protocolVocabulary, leaseStaleMs: args.leaseStaleMs, secrets });
+  if (!args.pg) {
+    return new FileSessionStore(args.store, { warn, vocabulary: protocolVocabulary, leaseStaleMs: args.leaseStaleMs, secrets, ...(args.key ? { encryptionKey: args.key } : {}) });
+  }
   // Loaded only for a PostgreSQL store: a file store's start never pays for them.
   const [{ openPostgresBackend }, { storeErrorOf }, { PostgresSessionStore }] = await Promise.all([
     import('./backends/postgres/backend.js'), import('./backends/postgres/store/errors.js'), import('./backends/postgres/store/runtime.js'),
@@ -217,7 +238,7 @@ main(process.argv.slice(2)).then(
       process.stderr.write(`session-sidecar: ${(err as Error).message}\n${USAGE}`);
       process.exit(2);
     }
-    const what = err instanceof StoreError ? err.message : `${(err as Error).name ?? 'error'} ${(err as { code?: string }).code ?? ''}`;
+    const what = err instanceof StoreError || err instanceof KeyError ? err.message : `${(err as Error).name ?? 'error'} ${(err as { code?: string }).code ?? ''}`;
     process.stderr.write(`session-sidecar: cannot start: ${what}\n`);
     process.exit(1);
   },

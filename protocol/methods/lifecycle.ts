@@ -37,6 +37,10 @@ export const ServerCapabilities = z
     tool: z.object({ scratch: z.boolean() }).optional(),
     state: z.object({ maxValueBytes: z.number().int() }).optional(),
     blob: z.object({ defaultThreshold: z.number().int(), maxChunk: z.number().int() }).optional(),
+    encryptionAtRest: z.object({
+      algorithm: z.literal('AES-256-GCM'),
+      active: z.boolean().meta({ description: 'Whether this store is encrypted (serve --encryption-key-env / --encryption-key-file)' }),
+    }).optional().meta({ description: 'Encryption at rest of the file store (§20); absent with a PostgreSQL store' }),
   })
   .meta({ id: 'ServerCapabilities' });
 

@@ -8,6 +8,8 @@ import { err } from './output.js';
 import { readOnlyFs } from './readOnlyFs.js';
 import { openReadOnlyBackend, openReadOnlyPgStore, type StoreTarget, targetOf } from './storeTarget.js';
 import { parseDuration } from '../domain/retention.js';
+import type { StoreKey } from '../durable/storeKey.js';
+import { KeyOptionError, loadKey } from './encryptionKey.js';
 
 /** A command-line mistake: one line on stderr, exit code 2. */
 export class UsageError extends Error {
@@ -47,6 +49,8 @@ export const STORE_OPTIONS = {
   store: { type: 'string' },
   workspace: { type: 'string' },
   'pg-schema': { type: 'string' },
+  'encryption-key-env': { type: 'string' },
+  'encryption-key-file': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
@@ -58,6 +62,8 @@ export const STORE_HELP = `  --store DIR|URL          the store (default: <works
   --pg-schema NAME         the PostgreSQL schema of the store (default session_sidecar);
                            it must exist: inspection never creates or upgrades it
   --workspace DIR          the workspace whose .session-sidecar/ is the store (default: cwd)
+  --encryption-key-env NAME   the key of an encrypted store, base64 in $NAME (as serve's)
+  --encryption-key-file PATH  the same key read from PATH (mode 0600, owned by you)
   -h, --help               this help`;
 
 /** The store: --store, then --workspace DIR/.session-sidecar, then $SESSION_SIDECAR_STORE, then cwd. */
@@ -101,7 +107,19 @@ export function parseCommand(
   } catch (e) {
     throw e instanceof UsageError ? new UsageError(e.message, command.name) : e;
   }
+  const key = keyOf(values);
+  if (key && target.kind === 'postgres') throw new UsageError('encryption at rest is for the file store only (not with a PostgreSQL store)', command.name);
+  if (key && target.kind === 'file') target = { ...target, key };
   return { values, positionals: parsed.positionals, root: target.display, target };
+}
+
+/** The key of --encryption-key-env/--encryption-key-file; a bad one is a one-line error (exit 1) that never shows it. */
+function keyOf(values: Parsed['values']): StoreKey | undefined {
+  try {
+    return loadKey({ env: values['encryption-key-env'] as string | undefined, file: values['encryption-key-file'] as string | undefined });
+  } catch (e) {
+    throw e instanceof KeyOptionError ? new CliError(e.message) : e;
+  }
 }
 
 /** parseArgs' messages are long and sometimes multi-line: keep the first sentence. */
@@ -140,7 +158,7 @@ function storeWarning(message: string): void {
  */
 export async function openStore(target: StoreTarget): Promise<SessionStore> {
   if (target.kind === 'postgres') return openReadOnlyPgStore(target, (m) => new CliError(m), storeWarning);
-  return openFileStore(target.root);
+  return openFileStore(target.root, target.key);
 }
 
 /**
@@ -161,18 +179,18 @@ export async function openWritableStore(target: StoreTarget): Promise<SessionSto
       throw storeErrorOf(e);
     }
   }
-  openFileStore(target.root); // the same checks: an existing store
-  return new FileSessionStore(target.root, { warn: storeWarning });
+  openFileStore(target.root, target.key); // the same checks: an existing store
+  return new FileSessionStore(target.root, { warn: storeWarning, ...(target.key ? { encryptionKey: target.key } : {}) });
 }
 
-function openFileStore(root: string): FileSessionStore {
+function openFileStore(root: string, key?: StoreKey): FileSessionStore {
   const st = fs.lstatSync(root, { throwIfNoEntry: false });
   if (!st) throw new CliError(`no session store at ${root} (use --store DIR or --workspace DIR)`);
   if (!st.isDirectory()) throw new CliError(`${root} is not a session store (not a directory)`);
   if (!fs.lstatSync(path.join(root, 'sessions'), { throwIfNoEntry: false })?.isDirectory()) {
     throw new CliError(`${root} is not a session store (it has no sessions/ directory)`);
   }
-  return new FileSessionStore(root, { fs: readOnlyFs(), readOnly: true, warn: storeWarning });
+  return new FileSessionStore(root, { fs: readOnlyFs(), readOnly: true, warn: storeWarning, ...(key ? { encryptionKey: key } : {}) });
 }
 
 /** Every session of the store, most recently updated first. */

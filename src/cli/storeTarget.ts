@@ -5,6 +5,7 @@ import { isPostgresUrl, parsePostgresUrl, PgUrlError } from '../backends/postgre
 import { storeErrorOf } from '../backends/postgres/store/errors.js';
 import { PostgresSessionStore } from '../backends/postgres/store/runtime.js';
 import type { SessionStore } from '../domain/types.js';
+import type { StoreKey } from '../durable/storeKey.js';
 
 /**
  * Which store a command works on: a directory (the file backend) or a PostgreSQL database and
@@ -12,7 +13,7 @@ import type { SessionStore } from '../domain/types.js';
  * (the password is never printed, not even in an error).
  */
 export type StoreTarget =
-  | { kind: 'file'; root: string; display: string }
+  | { kind: 'file'; root: string; display: string; /** Encryption at rest: the store's key (never printed). */ key?: StoreKey }
   | { kind: 'postgres'; url: string; schema: string; display: string };
 
 export const PG_SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

@@ -55,7 +55,7 @@ ${STORE_HELP}
     const bar = progressBar();
     let report: VerifyReport;
     try {
-      report = await verifyStore(p.root, { fs: readOnlyFs(), sessionId: p.positionals[0], onProgress: bar.update });
+      report = await verifyStore(p.root, { fs: readOnlyFs(), sessionId: p.positionals[0], onProgress: bar.update, ...(p.target.key ? { encryptionKey: p.target.key } : {}) });
     } finally {
       bar.clear();
     }

@@ -18,6 +18,11 @@ export type StoreErrorKind =
   | 'SessionLocked'
   | 'LeaseLost'
   /**
+   * The encryption key given does not open the store, or none was given for an encrypted store,
+   * or one was given for a plaintext store (encryption at rest). details: {reason}. Never Corrupt.
+   */
+  | 'KeyMismatch'
+  /**
    * The store's database cannot be reached or went away (PostgreSQL backend). details:
    * {reason, retryable, retryAfterMs, outcome: 'notWritten' | 'unknown'}; with 'unknown' the
    * session is fail-stopped in this process as after Uncertain.

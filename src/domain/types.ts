@@ -172,6 +172,8 @@ export interface SessionStore {
   readonly root: string;
   /** Which persistence backend keeps the bytes (initialize's store.backend; file when absent). */
   readonly backend?: 'file' | 'postgres';
+  /** Whether the store is encrypted at rest (initialize's capabilities.encryptionAtRest.active). */
+  readonly encrypted?: boolean;
   /**
    * How many requests the server has read and not yet answered (the current one included). A
    * store may commit a lone request without waiting for company when this is 1 (the file store

@@ -40,6 +40,10 @@ export class EphemeralRouter implements SessionStore {
   }
 
   /** The ephemeral store when `sessionId` is one of its sessions, the durable one otherwise. */
+  get encrypted(): boolean {
+    return this.durable.encrypted === true;
+  }
+
   private route(sessionId: string): SessionStore {
     return this.memory && this.ids.has(sessionId) ? this.memory : this.durable;
   }

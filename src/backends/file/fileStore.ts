@@ -6,7 +6,8 @@ import { createJournal, uncertainCreate } from './journal/create.js';
 import { errnoOf } from '../../durable/errors.js';
 import { listHistory } from './history.js';
 import { sanitizeSummary } from '../../domain/summary.js';
-import { JOURNAL_FORMAT, JOURNAL_VERSION, sealLine } from './journal/format.js';
+import { encodeHeaderLine, JOURNAL_FORMAT, JOURNAL_VERSION, sealLine, sealPlainLine } from './journal/format.js';
+import { type JournalCipher, storeKeyOf } from './journal/cipher.js';
 import { catchUp, type JournalHandle, openJournal } from './journal/open.js';
 import { type Page, readPage, type RecordBytes, seekAfterSeq } from './journal/read.js';
 import { readTextPage } from './journal/readText.js';
@@ -61,11 +62,17 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     this.allSecrets.addAll(set); // a secret registered for any session may reach no journal
     const guarded = guardHeader(input, secretsInput, this.allSecrets);
     const header = { format: JOURNAL_FORMAT, version: JOURNAL_VERSION, sessionId, createdAt, ...(guarded.value as object) };
-    const line = sealLine(JSON.stringify(header));
-    checkSealedHeader(line, this.allSecrets, this.maxRecordBytes);
+    checkSealedHeader(sealLine(JSON.stringify(header)), this.allSecrets, this.maxRecordBytes);
+    // Encryption at rest sits below the gates: what was checked is the plaintext line.
+    const key = storeKeyOf(this.fsl);
+    const cipher: JournalCipher | undefined = key && { ...key, sessionId };
+    const line = encodeHeaderLine(header, cipher);
     const lease = await this.acquireLease(sessionId);
     try {
-      if (lines.length > 0) return await this.createFromLines(sessionId, createdAt, line, lines, set, status, lease);
+      if (lines.length > 0) {
+        const stored = cipher ? lines.map((l) => sealPlainLine(l, cipher)) : lines;
+        return await this.createFromLines(sessionId, createdAt, line, stored, set, status, lease);
+      }
       return await this.createEmpty(sessionId, createdAt, line, guarded, set, status, lease);
     } catch (err) {
       if (!this.sessions.has(sessionId)) await lease?.release();
@@ -80,7 +87,9 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     status: SecretsStatus, lease: SessionLease | undefined,
   ): Promise<CreatedSession> {
     const fd = createJournal(this.fsl, this.layout, sessionId, line);
+    const key = storeKeyOf(this.fsl);
     const handle: JournalHandle = {
+      ...(key ? { cipher: { ...key, sessionId } } : {}),
       fd, ino: this.fsl.fstatSync(fd).ino, header: { sessionId, createdAt, ...(guarded.value as SessionHeaderInput) }, dataStart: line.length, firstSeq: 1, generation: 0,
       position: { bytes: line.length, lastSeq: 0, records: 0, lastCrc: crcOf(line.subarray(0, line.length - 1)) },
     };
@@ -297,7 +306,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
       let afterSeq = 0;
       while (afterSeq < position.lastSeq) {
         const page = readPage(this.fsl, fd, {
-          from, end: position.bytes, afterSeq, limit: 10_000, maxBytes: PAGE_BYTES, firstSeq: handle.firstSeq, kinds: CONVERSATION_KINDS,
+          from, end: position.bytes, afterSeq, limit: 10_000, maxBytes: PAGE_BYTES, firstSeq: handle.firstSeq, kinds: CONVERSATION_KINDS, cipher: handle.cipher,
         });
         for (const rec of this.inline(page.records)) builder.add(rec);
         if (page.scannedSeq === afterSeq) break;
@@ -319,6 +328,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
       // at a line it leaves to the general path, the page read again through that path.
       const fast = await this.withReadHandle(sessionId, opts.generation, (handle) => {
         const { fd, dataStart, position } = handle;
+        if (handle.cipher) return undefined; // sealed lines are opened one by one: the general path
         const afterSeq = Math.min(opts.afterSeq ?? 0, position.lastSeq);
         const from = afterSeq === 0 ? dataStart : seekAfterSeq(this.fsl, fd, dataStart, position.bytes, afterSeq);
         const page = readTextPage(this.fsl, fd, { from, end: position.bytes, afterSeq, limit: opts.limit ?? DEFAULT_READ_LIMIT, maxBytes: PAGE_BYTES, firstSeq: handle.firstSeq });
@@ -338,7 +348,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
       const from = afterSeq === 0 ? dataStart : seekAfterSeq(this.fsl, fd, dataStart, end, afterSeq);
       const page = readPage(this.fsl, fd, {
         from, end, afterSeq, limit: opts.limit ?? DEFAULT_READ_LIMIT,
-        kinds: opts.kinds ? new Set(opts.kinds) : undefined, maxBytes: PAGE_BYTES, firstSeq: handle.firstSeq, asText,
+        kinds: opts.kinds ? new Set(opts.kinds) : undefined, maxBytes: PAGE_BYTES, firstSeq: handle.firstSeq, asText, cipher: handle.cipher,
       });
       const more = page.scannedSeq < position.lastSeq;
       return { records: take(page), lastSeq: position.lastSeq, nextAfterSeq: more ? page.scannedSeq : null };

@@ -3,6 +3,8 @@ import { StoreError } from '../../domain/errors.js';
 import { removeQuietly } from './journal/compact.js';
 import { decodeLine } from './journal/format.js';
 import { scanLines } from './journal/lines.js';
+import { readHeader } from './journal/scan.js';
+import type { JournalCipher } from './journal/cipher.js';
 import { openPrivate } from '../../durable/durableFile.js';
 import type { StoreLayout } from './layout.js';
 import type { HistoryEntry } from '../../domain/types.js';
@@ -74,11 +76,18 @@ function checkpointOf(fsl: FsLayer, file: string): Record<string, unknown> | und
   }
   try {
     const size = fsl.fstatSync(fd).size;
+    let cipher: JournalCipher | undefined;
+    try {
+      cipher = readHeader(fsl, fd, size).cipher; // encryption at rest: the key its lines are sealed with
+    } catch (err) {
+      if (err instanceof StoreError && err.kind === 'KeyMismatch') throw err;
+      return undefined;
+    }
     const lines = scanLines(fsl, fd, 0, size);
     lines.next(); // the header
     const second = lines.next();
     if (second.done || !second.value.terminated) return undefined;
-    const decoded = decodeLine(second.value.bytes);
+    const decoded = decodeLine(second.value.bytes, cipher);
     return decoded.ok && decoded.value.kind === 'checkpoint' ? decoded.value : undefined;
   } finally {
     fsl.closeSync(fd);

@@ -19,7 +19,7 @@ export function forkLines(fsl: FsLayer, handle: JournalHandle, atSeq: number): B
   let afterSeq = 0;
   while (afterSeq < atSeq) {
     const page = readPage(fsl, handle.fd, {
-      from: handle.dataStart, end: handle.position.bytes, afterSeq, limit: 10_000, maxBytes: 16 << 20, firstSeq: handle.firstSeq,
+      from: handle.dataStart, end: handle.position.bytes, afterSeq, limit: 10_000, maxBytes: 16 << 20, firstSeq: handle.firstSeq, cipher: handle.cipher,
     });
     for (const rec of page.records) {
       if (rec.seq > atSeq) return lines;
@@ -29,7 +29,7 @@ export function forkLines(fsl: FsLayer, handle: JournalHandle, atSeq: number): B
         delete body.archived;
         body.generation = 0;
       }
-      lines.push(encodeRecordLine(seq, ts, undefined, JSON.stringify(body)));
+      lines.push(encodeRecordLine(seq, ts, undefined, JSON.stringify(body))); // plaintext: gated, then sealed for the fork (sealPlainLine)
     }
     if (page.records.length === 0 || page.scannedSeq === afterSeq) break;
     afterSeq = page.scannedSeq;

@@ -1,5 +1,7 @@
 import path from 'node:path';
 import { readPrivateSmallBytes, replaceAtomically } from '../../durable/durableFile.js';
+import { fileAad } from './journal/cipher.js';
+import { openBytes, sealedLimit, sealText } from './sealedFile.js';
 import type { FsLayer } from '../../durable/fsLayer.js';
 import { isSessionId } from '../../domain/ids.js';
 import type { StoreLayout } from './layout.js';
@@ -151,9 +153,10 @@ export class ListCache {
     this.loaded = true;
     let buf: Buffer | undefined;
     try {
-      buf = readPrivateSmallBytes(this.fsl, this.file, MAX_FILE_BYTES);
+      buf = readPrivateSmallBytes(this.fsl, this.file, sealedLimit(MAX_FILE_BYTES));
+      if (buf !== undefined) buf = openBytes(this.fsl, fileAad('list.cache'), buf);
     } catch {
-      return; // unsafe or unreadable: never read; replaced at the next save
+      return; // unsafe, unreadable or not this store's key's: never read; replaced at the next save
     }
     if (buf === undefined) return;
     const text = buf.toString('latin1');
@@ -202,7 +205,7 @@ export class ListCache {
       out.push(id, '\t', String(row.ino), '\t', String(row.bytes), '\t', String(row.ctime), '\t', row.updatedAt, '\t', row.summary ? JSON.stringify(row.summary) : this.textOf(row), '\n');
     }
     try {
-      await replaceAtomically(this.fsl, this.file, out.join(''), false);
+      await replaceAtomically(this.fsl, this.file, sealText(this.fsl, fileAad('list.cache'), out.join('')), false);
     } catch {
       // left as it was: the next list checks every row anyway
     }

@@ -8,6 +8,8 @@ import type { StoreLayout } from './layout.js';
 import { effectiveHeader, type HeaderState } from '../../domain/sessionUpdate.js';
 import { asUsage, NO_USAGE, type UsageTotals } from '../../domain/usage.js';
 import type { SessionSummary, TurnState } from '../../domain/types.js';
+import { fileAad } from './journal/cipher.js';
+import { openText, sealedLimit, sealText } from './sealedFile.js';
 
 /**
  * index/<id>.json: a derived summary of one journal. It is a cache: written atomically but
@@ -39,9 +41,10 @@ const MAX_INDEX_BYTES = 1 << 20;
 export function readIndexEntry(fsl: FsLayer, layout: StoreLayout, id: string, file = layout.indexEntry(id)): IndexEntry | undefined {
   let text: string | undefined;
   try {
-    text = readPrivateSmall(fsl, file, MAX_INDEX_BYTES);
+    text = readPrivateSmall(fsl, file, sealedLimit(MAX_INDEX_BYTES));
+    if (text !== undefined) text = openText(fsl, fileAad('index', id), text);
   } catch {
-    return undefined; // unreadable or unsafe: rebuilt from the journal, never trusted
+    return undefined; // unreadable, unsafe, or not this store's key's: rebuilt from the journal, never trusted
   }
   if (text === undefined) return undefined;
   try {
@@ -62,7 +65,7 @@ export async function writeIndexEntry(fsl: FsLayer, layout: StoreLayout, entry: 
   // Refused rather than replaced (replaceAtomically refuses it too): an unsafe entry is left for verify to report.
   if (st && !st.isFile()) throw new Error('index entry is not a regular file');
   try {
-    await replaceAtomically(fsl, layout.indexEntry(entry.sessionId), `${JSON.stringify(entry)}\n`, false);
+    await replaceAtomically(fsl, layout.indexEntry(entry.sessionId), sealText(fsl, fileAad('index', entry.sessionId), `${JSON.stringify(entry)}\n`), false);
     return entry;
   } catch (err) {
     if (!isGateRefusal(err)) throw err;
@@ -74,7 +77,7 @@ export async function writeIndexEntry(fsl: FsLayer, layout: StoreLayout, entry: 
     const { title: _t, firstMessage: _f, lastMessage: _l, ...rest } = entry;
     const { header: _h, turn: _turn, ...noHeader } = rest;
     const bare = entry.header ? (noHeader as IndexEntry) : rest;
-    await replaceAtomically(fsl, layout.indexEntry(entry.sessionId), `${JSON.stringify(bare)}\n`, false);
+    await replaceAtomically(fsl, layout.indexEntry(entry.sessionId), sealText(fsl, fileAad('index', entry.sessionId), `${JSON.stringify(bare)}\n`), false);
     return bare;
   }
 }

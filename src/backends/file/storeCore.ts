@@ -17,6 +17,10 @@ import { SecretSet, type Vocabulary } from '../../domain/secrets/knownSecrets.js
 import { resolveSecrets } from '../../domain/secrets/sessionSecrets.js';
 import type { OpenedSession, OpenMode, SecretsInput, SecretsStatus } from '../../domain/types.js';
 import { oneAtATime } from '../../engine/oneAtATime.js';
+import type { StoreKey } from '../../durable/storeKey.js';
+import { checkBytes } from '../../domain/secrets/finalGate.js';
+import { attachKey, storeKeyOf } from './journal/cipher.js';
+import { checkMarker } from './encryptionMarker.js';
 
 
 export interface FileStoreOptions {
@@ -49,6 +53,12 @@ export interface FileStoreOptions {
    * durable one: a secret registered for either reaches neither's bytes).
    */
   secrets?: SecretSet;
+  /**
+   * Encryption at rest (STORAGE.md): every journal line, header, index entry, state value and
+   * blob of the store is sealed with this key; absent, the store is plaintext. The store's
+   * encryption.json must name it (checkMarker). The key is registered as a secret.
+   */
+  encryptionKey?: StoreKey;
   /** Test seams: called after each durable step of a compaction (a test may throw there). */
   hooks?: { compactionStep?: (step: CompactionStep) => void };
 }
@@ -104,10 +114,16 @@ export abstract class StoreCore {
     this.leaseStaleMs = Math.max(5000, opts.leaseStaleMs ?? DEFAULT_LEASE_STALE_MS);
     this.useLeases = opts.leases ?? true;
     this.readOnly = opts.readOnly ?? false;
+    const key = opts.encryptionKey;
+    if (key) {
+      key.registerWith(this.allSecrets); // the key may never be stored, in any encoding
+      attachKey(this.fsl, { key, gate: (plain) => checkBytes(this.allSecrets, plain) });
+    }
     if (this.readOnly) {
       if (!this.fsl.lstatSync(this.root)?.isDirectory() || !this.fsl.lstatSync(this.layout.sessionsDir)?.isDirectory()) {
         throw new StoreError('SessionNotFound', `no session store at ${this.root}`, { reason: 'noStore' });
       }
+      checkMarker(this.fsl, this.layout, key, true);
       return;
     }
     try {
@@ -116,6 +132,16 @@ export abstract class StoreCore {
       if (err instanceof UnsafeFileError) throw new StoreError('UnsafeStore', `store refused: ${err.path} ${err.reason}`, { reason: err.reason });
       throw err;
     }
+    checkMarker(this.fsl, this.layout, key, false);
+  }
+
+  /** Whether the store is encrypted at rest (initialize's capabilities.encryptionAtRest). */
+  get encrypted(): boolean {
+    return this.encryptionKeyId !== undefined;
+  }
+
+  protected get encryptionKeyId(): string | undefined {
+    return storeKeyOf(this.fsl)?.key.id;
   }
 
   protected async acquireLease(id: string): Promise<SessionLease | undefined> {

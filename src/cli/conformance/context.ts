@@ -63,12 +63,13 @@ export class ScenarioContext {
    * and `{store-id}` inside any argument is replaced by a short id of it ([0-9a-f]{12}), for
    * stores that are not directories (e.g. `--pg-schema s_{store-id}`: a fresh schema per store).
    */
-  spawn(store = this.newStore()): Peer {
+  spawn(store = this.newStore(), extra: { args?: string[]; env?: Record<string, string> } = {}): Peer {
     const id = createHash('sha256').update(store).digest('hex').slice(0, 12);
-    const command = this.opts.command.map((a) => (a === '{store}' ? store : a.split('{store-id}').join(id)));
+    // `extra.args` (options a scenario needs, e.g. an encryption key's) go after the command's own.
+    const command = [...this.opts.command.map((a) => (a === '{store}' ? store : a.split('{store-id}').join(id))), ...(extra.args ?? [])];
     const peer = new Peer({
       command, framing: this.framing, timeoutMs: this.opts.timeoutMs, schema: this.schema,
-      env: { ...process.env, SESSION_SIDECAR_STORE: store },
+      env: { ...process.env, SESSION_SIDECAR_STORE: store, ...extra.env },
     });
     this.peers.push(peer);
     return peer;

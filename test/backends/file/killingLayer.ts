@@ -3,8 +3,11 @@ import { type FsLayer, nodeFs } from '../../../src/durable/fsLayer.js';
 /** What a simulated kill throws: the store that saw it is abandoned, as a SIGKILL would leave it. */
 export class Killed extends Error {}
 
-/** nodeFs whose `at`-th rename/fsync (counted while `armed`) "kills the process" instead of running. */
-export function killingLayer(at: number): { layer: FsLayer; state: { armed: boolean; calls: number; killed: boolean } } {
+/**
+ * nodeFs whose `at`-th rename/fsync (counted while `armed`) "kills the process" instead of running;
+ * with `writes`, write calls count too (a kill before a write leaves the file as it was).
+ */
+export function killingLayer(at: number, opts: { writes?: boolean } = {}): { layer: FsLayer; state: { armed: boolean; calls: number; killed: boolean } } {
   const state = { armed: false, calls: 0, killed: false };
   const maybeKill = () => {
     if (!state.armed) return;
@@ -19,6 +22,7 @@ export function killingLayer(at: number): { layer: FsLayer; state: { armed: bool
     ...nodeFs,
     renameSync: (from, to) => { maybeKill(); nodeFs.renameSync(from, to); },
     fsyncSync: (fd) => { maybeKill(); nodeFs.fsyncSync(fd); },
+    ...(opts.writes ? { writeSync: (fd: number, buf: Buffer, offset: number, length: number, position: number) => { maybeKill(); return nodeFs.writeSync(fd, buf, offset, length, position); } } : {}),
   };
   return { layer, state };
 }

@@ -114,6 +114,10 @@ class Unavailable(SidecarError):
     """The store's database cannot be reached; data: reason, retryable, retryAfterMs, outcome."""
 
 
+class KeyMismatch(SidecarError):
+    """The store's encryption key is wrong, missing or unneeded (encryption at rest); data: reason."""
+
+
 # -- JSON-RPC / LSP errors -----------------------------------------------------------------
 
 class InvalidParams(SidecarError):
@@ -166,6 +170,7 @@ DOMAIN_ERRORS: dict[str, tuple[int, type[SidecarError]]] = {
     "SessionLocked": (-31014, SessionLocked),
     "LeaseLost": (-31015, LeaseLost),
     "Unavailable": (-31016, Unavailable),
+    "KeyMismatch": (-31017, KeyMismatch),
 }
 
 #: JSON-RPC and LSP error classes by name (each with its code), as in protocol/meta.json.

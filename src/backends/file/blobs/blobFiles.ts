@@ -6,6 +6,8 @@ import { errnoOf, UnsafeFileError } from '../../../durable/errors.js';
 import type { FsLayer } from '../../../durable/fsLayer.js';
 import { StoreError } from '../../../domain/errors.js';
 import type { StoreLayout } from '../layout.js';
+import { fileAad, storeKeyOf } from '../journal/cipher.js';
+import { openBytes, sealBytes } from '../sealedFile.js';
 
 /**
  * Content-addressed blobs, one file per distinct content per store: blobs/sha256/<2 hex>/<64 hex>.
@@ -29,14 +31,24 @@ function mustDigest(ref: string): string {
 export function blobSize(fsl: FsLayer, layout: StoreLayout, ref: string): number | undefined {
   const st = fsl.lstatSync(blobPath(layout, mustDigest(ref)));
   if (st && !st.isFile()) throw unsafeBlob(ref, st.isSymbolicLink() ? 'file is a symbolic link' : 'file is not a regular file');
+  if (st && storeKeyOf(fsl)) return readBlob(fsl, layout, ref).size; // a sealed blob's size is its plaintext's
   return st?.size;
 }
 
+/**
+ * Encryption at rest: a blob file holds its content sealed (sealedFile.ts), bound to its digest;
+ * the name stays the sha256 of the plaintext (STORAGE.md: the digest of a blob is visible).
+ */
+function blobAad(hex: string): string {
+  return fileAad('blob', hex);
+}
+
 /** Stores `bytes` durably (once per store) and returns its ref. */
-export function putBlob(fsl: FsLayer, layout: StoreLayout, bytes: Buffer): string {
-  const ref = refOf(bytes);
+export function putBlob(fsl: FsLayer, layout: StoreLayout, plain: Buffer): string {
+  const ref = refOf(plain);
   const hex = ref.slice(REF_PREFIX.length);
   const final = blobPath(layout, hex);
+  const bytes = sealBytes(fsl, blobAad(hex), plain); // after the final gate's check of the plaintext (a sealed size is fixed by the plaintext's)
   // Identical content is already there (a damaged copy of another size is replaced). Its name
   // may not be durable yet — its writer's directory fsync failed, or another process renamed it
   // a moment ago — so the directory is synced again before a record may reference it.
@@ -122,6 +134,7 @@ export function readBlob(fsl: FsLayer, layout: StoreLayout, ref: string, range?:
     const size = fsl.fstatSync(fd).size;
     const offset = Math.min(range?.offset ?? 0, size);
     const length = Math.min(range?.length ?? size, size - offset);
+    if (storeKeyOf(fsl)) return readSealedBlob(fsl, fd, size, hex, ref, range);
     const bytes = Buffer.allocUnsafe(length);
     let got = 0;
     while (got < length) {
@@ -136,9 +149,29 @@ export function readBlob(fsl: FsLayer, layout: StoreLayout, ref: string, range?:
   }
 }
 
+/** A sealed blob is read whole, opened and checked against its digest; then the range is cut from the plaintext. */
+function readSealedBlob(fsl: FsLayer, fd: number, size: number, hex: string, ref: string, range?: { offset: number; length: number }): { bytes: Buffer; size: number } {
+  const stored = Buffer.allocUnsafe(size);
+  let got = 0;
+  while (got < size) {
+    const n = fsl.readSync(fd, stored, got, size - got, got);
+    if (n === 0) break;
+    got += n;
+  }
+  const plain = openBytes(fsl, blobAad(hex), stored.subarray(0, got));
+  if (!plain || refOf(plain) !== ref) throw new StoreError('Corrupt', `blob ${ref} is damaged (it does not authenticate or its digest does not match)`, { ref, reason: 'digest mismatch' });
+  const offset = Math.min(range?.offset ?? 0, plain.length);
+  const length = Math.min(range?.length ?? plain.length, plain.length - offset);
+  return { bytes: plain.subarray(offset, offset + length), size: plain.length };
+}
+
 /** Checks a whole blob against its digest, reading it in chunks (blob/get does before a first chunk). */
 export function verifyBlob(fsl: FsLayer, layout: StoreLayout, ref: string): void {
   const hex = mustDigest(ref);
+  if (storeKeyOf(fsl)) {
+    readBlob(fsl, layout, ref); // opens and checks the digest of the plaintext
+    return;
+  }
   let fd: number;
   try {
     fd = openPrivate(fsl, blobPath(layout, hex), false);

@@ -65,7 +65,7 @@ export function compactJournal(fsl: FsLayer, layout: StoreLayout, handle: Journa
     checkCompactionThrough(plan.throughSeq, keptRewinds(fsl, handle, suffixAt, plan.throughSeq));
     const prefix = prefixState(fsl, handle, suffixAt, plan.throughSeq);
     archived = { generation, records: position.lastSeq - handle.firstSeq + 1, bytes: st.size };
-    checkpoint = encodeRecordLine(plan.throughSeq, plan.ts, undefined, plan.checkpointText(checkpointMembers(plan.throughSeq, generation + 1, prefix, archived)));
+    checkpoint = encodeRecordLine(plan.throughSeq, plan.ts, undefined, plan.checkpointText(checkpointMembers(plan.throughSeq, generation + 1, prefix, archived)), handle.cipher);
     archive(fsl, layout, handle, generation);
     plan.onStep?.('archived');
     tempStarted = true;
@@ -140,7 +140,7 @@ function keptRewinds(fsl: FsLayer, handle: JournalHandle, suffixAt: number, thro
   let from = suffixAt;
   const end = handle.position.bytes;
   while (afterSeq < handle.position.lastSeq) {
-    const page = readPage(fsl, handle.fd, { from, end, afterSeq, limit: 10_000, maxBytes: 16 << 20, firstSeq: handle.firstSeq, kinds: REWIND });
+    const page = readPage(fsl, handle.fd, { from, end, afterSeq, limit: 10_000, maxBytes: 16 << 20, firstSeq: handle.firstSeq, kinds: REWIND, cipher: handle.cipher });
     for (const r of page.records) out.push({ seq: r.seq, toSeq: Number((r as { toSeq?: unknown }).toSeq) });
     if (page.scannedSeq === afterSeq) break;
     afterSeq = page.scannedSeq;
@@ -160,7 +160,7 @@ function prefixState(
   let afterSeq = 0;
   while (afterSeq < throughSeq) {
     const from = afterSeq === 0 ? handle.dataStart : seekAfterSeq(fsl, handle.fd, handle.dataStart, end, afterSeq);
-    const page = readPage(fsl, handle.fd, { from, end, afterSeq, limit: 10_000, maxBytes: 16 << 20, firstSeq: handle.firstSeq });
+    const page = readPage(fsl, handle.fd, { from, end, afterSeq, limit: 10_000, maxBytes: 16 << 20, firstSeq: handle.firstSeq, cipher: handle.cipher });
     if (page.records.length === 0) break;
     for (const rec of page.records as Array<Record<string, unknown> & { seq: number; kind: string }>) s = reducePrefix(s, rec, base);
     afterSeq = page.scannedSeq;

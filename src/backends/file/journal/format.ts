@@ -1,4 +1,5 @@
 import { crc32 } from 'node:zlib';
+import { headerAad, type JournalCipher, keyMismatch, recordAad, sealGated, type StoreCipher } from './cipher.js';
 
 /**
  * The journal line format (protocol/STORAGE.md is the reference):
@@ -26,16 +27,104 @@ export function sealLine(objectText: string): Buffer {
   return Buffer.from(`${body},"crc":"${hex8(crc32(body))}"}\n`, 'utf8');
 }
 
-/** One record line. `recordText` is JSON.stringify of the record (a non-empty object). */
-export function encodeRecordLine(seq: number, ts: string, batchEnd: number | undefined, recordText: string): Buffer {
+/**
+ * One record line. `recordText` is JSON.stringify of the record (a non-empty object). With a
+ * cipher (encryption at rest) the record's bytes are sealed into `enc` and only the envelope
+ * stays readable: `{"seq":N,"ts":"…",["batchEnd":M,]"enc":"<base64>","crc":"…"}`, the
+ * associated data binding the sealed bytes to the session id, seq, ts and batchEnd.
+ */
+export function encodeRecordLine(seq: number, ts: string, batchEnd: number | undefined, recordText: string, cipher?: JournalCipher): Buffer {
   const batch = batchEnd === undefined ? '' : `,"batchEnd":${batchEnd}`;
+  if (cipher) {
+    const enc = sealGated(cipher, recordAad(cipher.sessionId, seq, ts, batchEnd), Buffer.from(recordText, 'utf8'));
+    return sealLine(`{"seq":${seq},"ts":${JSON.stringify(ts)}${batch},"enc":"${enc}"}`);
+  }
   return sealLine(`{"seq":${seq},"ts":${JSON.stringify(ts)}${batch},${recordText.slice(1)}`);
 }
 
-export type DecodedLine = { ok: true; value: Record<string, unknown> } | { ok: false; reason: string };
+/**
+ * A header line. With a cipher the members after format, version and sessionId are sealed into
+ * `enc`, and `key` names the key (its check value): `{"format":…,"version":1,"sessionId":…,"key":"<id>","enc":"…","crc":"…"}`.
+ */
+export function encodeHeaderLine(header: Record<string, unknown> & { sessionId: string }, cipher?: JournalCipher): Buffer {
+  if (!cipher) return sealLine(JSON.stringify(header));
+  const { format, version, sessionId, ...rest } = header;
+  const enc = sealGated(cipher, headerAad(sessionId), Buffer.from(JSON.stringify(rest), 'utf8'));
+  return sealLine(JSON.stringify({ format, version, sessionId, key: cipher.key.id, enc }));
+}
 
-/** Verifies and parses one line (without its newline). Never throws. */
-export function decodeLine(line: Buffer): DecodedLine {
+/**
+ * The header's plaintext members. `key`: the store's key (undefined: a plaintext store). A
+ * header sealed under another key, a sealed header without a key, or a plaintext header in an
+ * encrypted store is KeyMismatch (thrown); a sealed header that does not authenticate under the
+ * right key (altered, or moved from another session) is damage (ok: false).
+ */
+export function openHeader(value: Record<string, unknown>, store: StoreCipher | undefined): DecodedLine & { cipher?: JournalCipher } {
+  const key = store?.key;
+  // A sealed header shows only format, version, sessionId, key and enc (a plaintext one always has createdAt).
+  const sealed = typeof value.enc === 'string' && value.createdAt === undefined;
+  const sessionId = String(value.sessionId);
+  if (!key && sealed) throw keyMismatch(`session ${sessionId} is encrypted: give its key (--encryption-key-env or --encryption-key-file)`, 'keyRequired', { sessionId });
+  if (!key) return { ok: true, value };
+  if (!sealed) throw keyMismatch(`session ${sessionId} is not encrypted but a key was given: encrypt the store with session-sidecar rekey`, 'notEncrypted', { sessionId });
+  if (value.key !== key.id) throw keyMismatch(`session ${sessionId} is encrypted with another key`, 'wrongKey', { sessionId });
+  const plain = key.open(headerAad(sessionId), value.enc as string);
+  if (!plain) return { ok: false, reason: 'does not authenticate (altered, or moved from another session)', fatal: true };
+  const rest = parseObject(plain.toString('utf8'));
+  if (!rest) return { ok: false, reason: 'sealed members are not a canonical JSON object', fatal: true };
+  return { ok: true, value: { format: value.format, version: value.version, sessionId: value.sessionId, ...rest }, cipher: { ...(store as StoreCipher), sessionId } };
+}
+
+/** A plaintext record line (one this process encoded, checked by the gates) sealed with `cipher`. */
+export function sealPlainLine(line: Buffer, cipher: JournalCipher): Buffer {
+  const d = decodePlainLine(line.subarray(0, line.length - 1));
+  if (!d.ok) throw new Error(`sealPlainLine: ${d.reason}`);
+  const { seq, ts, batchEnd, ...rec } = d.value;
+  return encodeRecordLine(seq as number, ts as string, batchEnd as number | undefined, JSON.stringify(rec), cipher);
+}
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    if (v === null || typeof v !== 'object' || Array.isArray(v) || JSON.stringify(v) !== text) return undefined;
+    return v as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `fatal`: the line's checksum holds, so it is not a torn write: it was altered or moved
+ * (it fails authentication under the journal's key), or it is plaintext where the journal is
+ * encrypted. Never a torn tail.
+ */
+export type DecodedLine = { ok: true; value: Record<string, unknown> } | { ok: false; reason: string; fatal?: boolean };
+
+/**
+ * Verifies and parses one line (without its newline); with `cipher`, opens its sealed record.
+ * Never throws except KeyMismatch: a sealed line read without a key.
+ */
+export function decodeLine(line: Buffer, cipher?: JournalCipher): DecodedLine {
+  const d = decodePlainLine(line);
+  if (!d.ok || (d.value.format !== undefined && d.value.seq === undefined)) return d; // a header is opened by openHeader
+  const v = d.value;
+  // A sealed line's envelope has no `kind` (every record has one): a record's own `enc` member is not a seal.
+  const sealed = typeof v.enc === 'string' && v.kind === undefined;
+  if (!cipher) {
+    if (sealed) throw keyMismatch('the journal line is encrypted: give the store key', 'keyRequired');
+    return d;
+  }
+  const keys = Object.keys(v);
+  if (!sealed || keys[keys.length - 1] !== 'enc' || keys.length > 4) return { ok: false, reason: 'a plaintext line in an encrypted journal', fatal: true };
+  const { seq, ts, batchEnd } = v;
+  const plain = cipher.key.open(recordAad(cipher.sessionId, Number(seq), String(ts), typeof batchEnd === 'number' ? batchEnd : undefined), v.enc as string);
+  if (!plain) return { ok: false, reason: 'line does not authenticate (altered, or moved from another seq or session)', fatal: true };
+  const rec = parseObject(plain.toString('utf8'));
+  if (!rec || 'seq' in rec || 'ts' in rec || 'batchEnd' in rec) return { ok: false, reason: 'sealed record is not a canonical JSON object', fatal: true };
+  return { ok: true, value: { seq, ts, ...(batchEnd !== undefined ? { batchEnd } : {}), ...rec } };
+}
+
+function decodePlainLine(line: Buffer): DecodedLine {
   if (line.length < CRC_SUFFIX_LENGTH + 2) return { ok: false, reason: 'too short' };
   const bodyEnd = line.length - CRC_SUFFIX_LENGTH;
   const suffix = line.toString('latin1', bodyEnd);

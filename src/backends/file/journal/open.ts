@@ -10,6 +10,7 @@ import { baseState } from '../../../domain/sessionUpdate.js';
 import { summarizeRecord } from '../../../domain/summary.js';
 import type { SessionHeader } from '../../../domain/types.js';
 import { decodeLine, peekKind, peekSeq } from './format.js';
+import type { JournalCipher } from './cipher.js';
 import { firstLine, lineEndingAt, readPrefix } from './lines.js';
 import { corrupt, crcOf, type JournalPosition, readHeader, scanRecords } from './scan.js';
 
@@ -29,6 +30,8 @@ export interface JournalHandle {
   firstMessage?: string;
   lastMessage?: string;
   recovered?: { bytes: number; evidence: string };
+  /** The key and session id its lines are sealed with (encryption at rest); absent: plaintext. */
+  cipher?: JournalCipher;
 }
 
 export interface OpenJournalOptions {
@@ -77,7 +80,7 @@ function openJournalFile(fsl: FsLayer, layout: StoreLayout, id: string, writable
 
 function verifyJournal(fsl: FsLayer, layout: StoreLayout, id: string, fd: number, opts: OpenJournalOptions): JournalHandle {
   const st = fsl.fstatSync(fd);
-  const { header, line } = readHeader(fsl, fd, st.size);
+  const { header, line, cipher } = readHeader(fsl, fd, st.size);
   if (header.sessionId !== id) throw corrupt(1, 'header names another session');
   const origin: JournalPosition = { bytes: line.end, lastSeq: 0, records: 0, lastCrc: crcOf(line.bytes) };
   const hint = opts.hint && trustHint(fsl, fd, st.ino, st.size, line.end, opts.hint) ? opts.hint : undefined;
@@ -89,10 +92,11 @@ function verifyJournal(fsl: FsLayer, layout: StoreLayout, id: string, fd: number
     // Always from the journal itself (one line): an index entry written before a compaction
     // can still match a later journal — same inode number reused, same header — and would
     // otherwise set firstSeq and generation of a journal that no longer starts that way.
-    ...firstRecord(fsl, fd, line.end, st.size),
+    ...firstRecord(fsl, fd, line.end, st.size, cipher),
     position: hint ? positionOf(hint) : origin,
     firstMessage: hint?.firstMessage,
     lastMessage: hint?.lastMessage,
+    ...(cipher ? { cipher } : {}),
   };
   if (handle.position.bytes === st.size) {
     // Even an entry that covers the whole file may vouch for bytes nobody synced (one written by
@@ -101,7 +105,7 @@ function verifyJournal(fsl: FsLayer, layout: StoreLayout, id: string, fd: number
     if (opts.writable) fsl.fsyncSync(fd);
     return handle;
   }
-  const scan = scanRecords(fsl, fd, handle.position, st.size, (rec) => noteSummary(handle, rec), baseState(handle.header));
+  const scan = scanRecords(fsl, fd, handle.position, st.size, (rec) => noteSummary(handle, rec), baseState(handle.header), cipher);
   handle.position = scan.position;
   if (scan.tail && opts.hint?.ino === st.ino && scan.tail.offset < opts.hint.bytes) {
     // The index vouches only for bytes known durable (written and synced by the writer, or synced
@@ -122,7 +126,7 @@ function verifyJournal(fsl: FsLayer, layout: StoreLayout, id: string, fd: number
 export function catchUp(fsl: FsLayer, handle: JournalHandle): void {
   const size = fsl.fstatSync(handle.fd).size;
   if (size <= handle.position.bytes) return;
-  handle.position = scanRecords(fsl, handle.fd, handle.position, size, (rec) => noteSummary(handle, rec), baseState(handle.header)).position;
+  handle.position = scanRecords(fsl, handle.fd, handle.position, size, (rec) => noteSummary(handle, rec), baseState(handle.header), handle.cipher).position;
 }
 
 function noteSummary(handle: JournalHandle, record: Record<string, unknown>): void {
@@ -180,15 +184,16 @@ const CHECKPOINT_PREFIX = /^\{"seq":(\d{1,16}),"ts":"[^"\\]{1,40}","kind":"check
  * its first few hundred bytes when they show them; damage there is reported by the scan or the
  * read that meets the line.
  */
-function firstRecord(fsl: FsLayer, fd: number, dataStart: number, size: number): { firstSeq: number; generation: number } {
+function firstRecord(fsl: FsLayer, fd: number, dataStart: number, size: number, cipher?: JournalCipher): { firstSeq: number; generation: number } {
   const prefix = readPrefix(fsl, fd, dataStart, Math.min(320, size - dataStart));
   const seq = peekSeq(prefix);
   if (seq === undefined) return { firstSeq: 1, generation: 0 };
   const cp = CHECKPOINT_PREFIX.exec(prefix.toString('latin1'));
   if (cp) return { firstSeq: seq, generation: Number(cp[2]) };
-  if (peekKind(prefix) !== undefined || !prefix.includes('"kind":"checkpoint"')) return { firstSeq: seq, generation: 0 };
+  // A sealed line shows only its envelope: open it (a checkpoint, if any, is the first record line).
+  if (!cipher && (peekKind(prefix) !== undefined || !prefix.includes('"kind":"checkpoint"'))) return { firstSeq: seq, generation: 0 };
   const first = firstLine(fsl, fd, dataStart, size); // a line of an older writer: parse it
-  const decoded = first?.terminated ? decodeLine(first.bytes) : undefined;
+  const decoded = first?.terminated ? decodeLine(first.bytes, cipher) : undefined;
   const generation = decoded?.ok && decoded.value.kind === 'checkpoint' ? Number(decoded.value.generation) : 0;
   return { firstSeq: seq, generation: Number.isSafeInteger(generation) ? generation : 0 };
 }

@@ -3,6 +3,7 @@ import type { StoredRecord } from '../../../domain/types.js';
 import { checksumOk, decodeLine, peekKind, peekSeq, recordBytesOfLine } from './format.js';
 import { nextLineStart, readPrefix, scanLines } from './lines.js';
 import { corrupt } from './scan.js';
+import type { JournalCipher } from './cipher.js';
 
 const SEEK_WINDOW = 1 << 16;
 /** Lines of unwanted kinds a page may skip: this many times its byte limit (they are not parsed). */
@@ -41,6 +42,8 @@ export interface PageRequest {
   firstSeq: number;
   /** Return each record's stored JSON bytes (in `texts`) instead of objects (in `records`). */
   asText?: boolean;
+  /** The journal's cipher (encryption at rest): every line is opened, none passed on as stored. */
+  cipher?: JournalCipher;
 }
 
 /** One record's JSON as slices of its journal line (their concatenation is the record). */
@@ -90,7 +93,7 @@ export function readPage(fsl: FsLayer, fd: number, req: PageRequest): Page {
       if (skipped >= SKIP_BUDGET_PAGES * req.maxBytes) break; // one call never blocks on a whole huge journal
       continue;
     }
-    const passed = req.asText && line.terminated && (!req.kinds || peekKind(line.bytes) !== undefined) ? asStored(line.bytes) : undefined;
+    const passed = req.asText && !req.cipher && line.terminated && (!req.kinds || peekKind(line.bytes) !== undefined) ? asStored(line.bytes) : undefined;
     if (passed) {
       // Passed on as stored: the checksum proves these are the bytes a writer wrote, and every
       // line a position covers was parsed and checked canonical when it was written or scanned.
@@ -99,7 +102,7 @@ export function readPage(fsl: FsLayer, fd: number, req: PageRequest): Page {
       bytes += line.bytes.length;
       texts.push(passed.parts); // a kind not wanted was skipped above
     } else {
-      const decoded = line.terminated ? decodeLine(line.bytes) : ({ ok: false, reason: 'unterminated' } as const);
+      const decoded = line.terminated ? decodeLine(line.bytes, req.cipher) : ({ ok: false, reason: 'unterminated' } as const);
       if (!decoded.ok) throw corrupt(lineOf(expected), decoded.reason, { seq: expected });
       const rec = decoded.value as StoredRecord;
       if (rec.seq !== expected) throw corrupt(lineOf(expected), `seq ${String(rec.seq)} where ${expected} was expected`);

@@ -1,6 +1,7 @@
 import type { FsLayer } from '../../../durable/fsLayer.js';
 import { StoreError } from '../../../domain/errors.js';
-import { decodeLine, JOURNAL_FORMAT, JOURNAL_VERSION } from './format.js';
+import { decodeLine, JOURNAL_FORMAT, JOURNAL_VERSION, openHeader } from './format.js';
+import { type JournalCipher, storeKeyOf } from './cipher.js';
 import { applyTurn, type TurnEvent, type TurnState } from '../../../domain/turns/turnState.js';
 import { firstLine, type Line, scanLines } from './lines.js';
 import { type HeaderState, reduceHeader } from '../../../domain/sessionUpdate.js';
@@ -50,16 +51,20 @@ export function corrupt(lineNo: number, reason: string, extra: Record<string, un
   return new StoreError('Corrupt', `journal line ${lineNo} is damaged: ${reason}`, { line: lineNo, reason, ...extra });
 }
 
-/** Reads and verifies the header (line 1). */
-export function readHeader(fsl: FsLayer, fd: number, size: number): { header: Record<string, unknown>; line: Line } {
+/**
+ * Reads and verifies the header (line 1), opening it with the store's key (cipher.ts): `cipher`
+ * is what the journal's record lines are read with (absent: a plaintext journal).
+ */
+export function readHeader(fsl: FsLayer, fd: number, size: number): { header: Record<string, unknown>; line: Line; cipher?: JournalCipher } {
   const line = firstLine(fsl, fd, 0, size);
   if (!line || !line.terminated) throw corrupt(1, 'missing or unterminated header');
   const decoded = decodeLine(line.bytes);
   if (!decoded.ok) throw corrupt(1, `header ${decoded.reason}`);
-  const h = decoded.value;
-  if (h.format !== JOURNAL_FORMAT) throw corrupt(1, 'not a session-sidecar journal');
-  if (h.version !== JOURNAL_VERSION) throw corrupt(1, `unsupported journal version ${String(h.version)}`);
-  return { header: h, line };
+  if (decoded.value.format !== JOURNAL_FORMAT) throw corrupt(1, 'not a session-sidecar journal');
+  if (decoded.value.version !== JOURNAL_VERSION) throw corrupt(1, `unsupported journal version ${String(decoded.value.version)}`);
+  const opened = openHeader(decoded.value, storeKeyOf(fsl));
+  if (!opened.ok) throw corrupt(1, `header ${opened.reason}`);
+  return { header: opened.value, line, ...(opened.cipher ? { cipher: opened.cipher } : {}) };
 }
 
 /**
@@ -78,6 +83,7 @@ export function scanRecords(
   end: number,
   onCommit?: (record: CommittedRecord) => void,
   base: HeaderState = {},
+  cipher?: JournalCipher,
 ): ScanResult {
   let position = { ...from };
   let expected = from.lastSeq + 1;
@@ -86,8 +92,10 @@ export function scanRecords(
   let damage: { line: number; reason: string } | undefined;
   for (const line of scanLines(fsl, fd, from.bytes, end)) {
     lineNo += 1;
-    const decoded = line.terminated ? decodeLine(line.bytes) : ({ ok: false, reason: 'unterminated' } as const);
+    const decoded = line.terminated ? decodeLine(line.bytes, cipher) : ({ ok: false, reason: 'unterminated' } as const);
     if (!decoded.ok) {
+      // A line whose checksum holds but that does not authenticate was not torn: it was altered or moved.
+      if ('fatal' in decoded && decoded.fatal) throw corrupt(lineNo, decoded.reason);
       damage ??= { line: lineNo, reason: decoded.reason };
       continue;
     }

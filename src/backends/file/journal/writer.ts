@@ -4,6 +4,7 @@ import type { FsLayer } from '../../../durable/fsLayer.js';
 import { CommitQueue, type CommitSink, FailStop } from '../../../engine/commitQueue.js';
 import { StoreError } from '../../../domain/errors.js';
 import { encodeRecordLine } from './format.js';
+import type { JournalCipher } from './cipher.js';
 import { crcOf, type JournalPosition, stateOf } from './scan.js';
 
 export type { AppendRequest, CommittedAppend, PlanState } from '../../../engine/layOut.js';
@@ -22,8 +23,8 @@ export const MAX_COMMIT_BYTES = 64 << 20;
 export class JournalWriter extends CommitQueue<Buffer[]> {
   constructor(
     fsl: FsLayer,
-    /** The journal's fd, read at each commit: a compaction swaps it. */
-    file: { fd: number },
+    /** The journal's fd, read at each commit: a compaction swaps it; its cipher (encryption at rest), if any. */
+    file: { fd: number; cipher?: JournalCipher },
     /** Committed position: advanced only after a successful sync (a compaction rewrites it in place). */
     position: JournalPosition,
     clock: () => number,
@@ -47,19 +48,24 @@ export class JournalWriter extends CommitQueue<Buffer[]> {
 }
 
 function journalSink(
-  fsl: FsLayer, file: { fd: number }, position: JournalPosition, clock: () => number,
+  fsl: FsLayer, file: { fd: number; cipher?: JournalCipher }, position: JournalPosition, clock: () => number,
   gate: (bytes: Buffer) => string | undefined, fence: () => StoreError | undefined, othersWaiting: () => boolean,
 ): CommitSink<Buffer[]> {
   return {
     committed: () => ({ lastSeq: position.lastSeq, state: stateOf(position) }),
     clock,
     fence,
-    /** A request of several records carries `batchEnd` on each line: all or nothing on reopen. */
+    /**
+     * A request of several records carries `batchEnd` on each line: all or nothing on reopen.
+     * The gate runs over the plaintext lines; encryption (if any) comes after it, last before the write.
+     */
     seal(texts, firstSeq, ts) {
       const batchEnd = texts.length > 1 ? firstSeq + texts.length - 1 : undefined;
       const lines = texts.map((text, i) => encodeRecordLine(firstSeq + i, ts, batchEnd, text));
       const rule = gate(lines.length === 1 ? (lines[0] as Buffer) : Buffer.concat(lines));
-      return rule ? { rule } : { sealed: lines };
+      if (rule) return { rule };
+      const { cipher } = file;
+      return { sealed: cipher ? texts.map((text, i) => encodeRecordLine(firstSeq + i, ts, batchEnd, text, cipher)) : lines };
     },
     async persist(batch, next) {
       const lines = batch.flat();

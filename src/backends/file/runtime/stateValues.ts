@@ -5,6 +5,8 @@ import { StoreError } from '../../../domain/errors.js';
 import type { StoreLayout } from '../layout.js';
 import { checkStateKey } from '../../../domain/stateValues.js';
 import { MAX_STATE_VALUE_BYTES } from '../../../../protocol/methods/state.js';
+import { fileAad } from '../journal/cipher.js';
+import { openText, sealedLimit, sealText } from '../sealedFile.js';
 
 /**
  * state/<key>.json holds {"value": ...} (prepared by domain/stateValues.ts). Replaced atomically
@@ -18,7 +20,8 @@ import { MAX_STATE_VALUE_BYTES } from '../../../../protocol/methods/state.js';
 export function writeStateValue(fsl: FsLayer, layout: StoreLayout, id: string, key: string, text: string): void {
   try {
     ensurePrivateDir(fsl, layout.stateDir(id));
-    replaceAtomicallySync(fsl, layout.stateValue(id, key), text); // refuses a symlink or FIFO at the name
+    // Sealed (encryption at rest) after the final gate's check of the plaintext, as every stored byte is.
+    replaceAtomicallySync(fsl, layout.stateValue(id, key), sealText(fsl, fileAad('state', id, key), text)); // refuses a symlink or FIFO at the name
   } catch (err) {
     if (err instanceof UnsafeFileError) throw new StoreError('UnsafeStore', `state value ${key} refused: a state path ${err.reason}`, { reason: err.reason });
     throw stateWriteError(err, key);
@@ -29,14 +32,16 @@ export function getStateValue(fsl: FsLayer, layout: StoreLayout, id: string, key
   checkStateKey(key);
   let text: string | undefined;
   try {
-    text = readPrivateSmall(fsl, layout.stateValue(id, key), MAX_STATE_VALUE_BYTES + 1);
+    text = readPrivateSmall(fsl, layout.stateValue(id, key), sealedLimit(MAX_STATE_VALUE_BYTES + 1));
   } catch (err) {
     if (err instanceof UnsafeFileError) throw new StoreError('UnsafeStore', `state value ${key} refused: it ${err.reason}`, { reason: err.reason });
     throw err;
   }
   if (text === undefined) return null;
+  const plain = openText(fsl, fileAad('state', id, key), text);
+  if (plain === undefined) throw new StoreError('Corrupt', `state value ${key} is damaged (it does not authenticate under the store's key)`, { key, reason: 'authentication' });
   try {
-    return (JSON.parse(text) as { value: unknown }).value ?? null;
+    return (JSON.parse(plain) as { value: unknown }).value ?? null;
   } catch {
     throw new StoreError('Corrupt', `state value ${key} is damaged (not JSON)`, { key, reason: 'not JSON' });
   }

@@ -16,7 +16,9 @@ import type { BundleGeneration, SealedRecord, SessionBundle } from '../../../bac
 import { openPrivate } from '../../../durable/durableFile.js';
 import type { FsLayer } from '../../../durable/fsLayer.js';
 import { StoreError } from '../../../domain/errors.js';
-import { decodeLine } from '../journal/format.js';
+import { decodeLine, openHeader } from '../journal/format.js';
+import { fileAad, type JournalCipher, storeKeyOf } from '../journal/cipher.js';
+import { openText } from '../sealedFile.js';
 import { scanLines } from '../journal/lines.js';
 import type { StoreLayout } from '../layout.js';
 
@@ -63,14 +65,18 @@ function readJournal(fsl: FsLayer, id: string, file: string): { headerText: stri
   try {
     const size = fsl.fstatSync(fd).size;
     let header: { text: string; createdAt: string } | undefined;
+    let cipher: JournalCipher | undefined;
     const records: SealedRecord[] = [];
     let batchEnd = 0;
     for (const line of scanLines(fsl, fd, 0, size)) {
       if (!line.terminated) throw corrupt(id, file, 'ends in a torn tail (open the session once with serve to repair it)', 'tornTail');
-      const d = decodeLine(line.bytes);
+      const d = decodeLine(line.bytes, cipher);
       if (!d.ok) throw corrupt(id, file, `has a damaged line (${d.reason}) at byte ${line.start}`);
       if (!header) {
-        const { format, version, ...fields } = d.value as Record<string, unknown>;
+        const opened = openHeader(d.value, storeKeyOf(fsl)); // encryption at rest: KeyMismatch without the store's key
+        if (!opened.ok) throw corrupt(id, file, `has a damaged header (${opened.reason})`);
+        cipher = opened.cipher;
+        const { format, version, ...fields } = opened.value;
         if (format !== 'session-sidecar/journal' || version !== 1 || fields.sessionId !== id) throw corrupt(id, file, 'has no valid header');
         header = { text: JSON.stringify(fields), createdAt: String(fields.createdAt) };
         continue;
@@ -144,13 +150,15 @@ function readState(fsl: FsLayer, id: string, dir: string): Array<{ key: string; 
         if (n === 0) break;
         got += n;
       }
-      const text = buf.toString('utf8');
+      const key = name.slice(0, -'.json'.length);
+      const text = openText(fsl, fileAad('state', id, key), buf.toString('utf8'));
+      if (text === undefined) throw corrupt(id, name, 'does not authenticate under the store\'s key');
       try {
         JSON.parse(text);
       } catch {
         throw corrupt(id, name, 'is not a valid state value');
       }
-      out.push({ key: name.slice(0, -'.json'.length), text });
+      out.push({ key, text });
     } finally {
       fsl.closeSync(fd);
     }

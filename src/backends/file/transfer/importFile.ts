@@ -23,7 +23,10 @@ import type { SessionBundle } from '../../../backend/port.js';
 import { createPrivate, ensurePrivateDir, fsyncDir } from '../../../durable/durableFile.js';
 import type { FsLayer } from '../../../durable/fsLayer.js';
 import { StoreError } from '../../../domain/errors.js';
-import { encodeRecordLine, JOURNAL_FORMAT, JOURNAL_VERSION, sealLine } from '../journal/format.js';
+import { encodeHeaderLine, encodeRecordLine, JOURNAL_FORMAT, JOURNAL_VERSION, sealLine } from '../journal/format.js';
+import { fileAad, type JournalCipher, storeKeyOf } from '../journal/cipher.js';
+import { checkMarker } from '../encryptionMarker.js';
+import { sealText } from '../sealedFile.js';
 import type { StoreLayout } from '../layout.js';
 import { placeOf } from './exportFile.js';
 
@@ -73,13 +76,19 @@ export function prepareImport(fsl: FsLayer, layout: StoreLayout, id: string): vo
 export function importFileSession(fsl: FsLayer, layout: StoreLayout, b: SessionBundle): void {
   const id = b.header.sessionId;
   layout.init(fsl);
+  // An encrypted destination takes only sealed files under its own key (and a plaintext one only plaintext).
+  const key = storeKeyOf(fsl);
+  checkMarker(fsl, layout, key?.key, false);
+  const cipher: JournalCipher | undefined = key && { ...key, sessionId: id };
   prepareImport(fsl, layout, id);
   const staging = stagingRoot(layout);
   ensurePrivateDir(fsl, staging);
   const dir = path.join(staging, id);
   ensurePrivateDir(fsl, dir);
-  const header = headerLine(b.header.text);
-  const journal = (records: SessionBundle['generations'][number]['records']) => [header, ...records.map((r) => encodeRecordLine(r.seq, r.ts, undefined, r.text))];
+  const header = cipher
+    ? encodeHeaderLine({ format: JOURNAL_FORMAT, version: JOURNAL_VERSION, ...(JSON.parse(b.header.text) as object), sessionId: id }, cipher)
+    : headerLine(b.header.text);
+  const journal = (records: SessionBundle['generations'][number]['records']) => [header, ...records.map((r) => encodeRecordLine(r.seq, r.ts, undefined, r.text, cipher))];
   const sessionDir = path.join(dir, 'session');
   ensurePrivateDir(fsl, sessionDir);
   const active = b.generations[b.generations.length - 1];
@@ -88,7 +97,7 @@ export function importFileSession(fsl: FsLayer, layout: StoreLayout, b: SessionB
   if (b.state.length > 0) {
     const stateDir = path.join(sessionDir, 'state');
     ensurePrivateDir(fsl, stateDir);
-    for (const s of b.state) writePrivateFile(fsl, path.join(stateDir, `${s.key}.json`), [Buffer.from(s.text, 'utf8')]);
+    for (const s of b.state) writePrivateFile(fsl, path.join(stateDir, `${s.key}.json`), [Buffer.from(sealText(fsl, fileAad('state', id, s.key), s.text), 'utf8')]);
     fsyncDir(fsl, stateDir);
   }
   fsyncDir(fsl, sessionDir);

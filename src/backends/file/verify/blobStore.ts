@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { fileAad, storeKeyOf } from '../journal/cipher.js';
+import { openBytes } from '../sealedFile.js';
 import path from 'node:path';
 import { breathe, describe, READ_FLAGS } from './common.js';
 import type { FileChecks } from './permissions.js';
@@ -70,10 +72,30 @@ export async function inspectBlob(fc: FileChecks, file: string, hex: string, out
   }
   fc.fileMode(st, file, out);
   try {
-    const { digest, size } = await hashFile(fc, file);
+    const { digest, size } = storeKeyOf(fc.fsl) ? sealedDigest(fc, file, hex) : await hashFile(fc, file);
     return digest === hex ? { state: 'ok', size } : { state: 'damaged', size };
   } catch (err) {
     return { state: 'unreadable', reason: describe(err) };
+  }
+}
+
+/** Encryption at rest: the sha256 and size of a sealed blob's plaintext ('' when it does not authenticate). */
+function sealedDigest(fc: FileChecks, file: string, hex: string): { digest: string; size: number } {
+  const { fsl } = fc;
+  const fd = fsl.openSync(file, READ_FLAGS);
+  try {
+    const size = fsl.fstatSync(fd).size;
+    const buf = Buffer.allocUnsafe(size);
+    let got = 0;
+    while (got < size) {
+      const n = fsl.readSync(fd, buf, got, size - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    const plain = openBytes(fsl, fileAad('blob', hex), buf.subarray(0, got));
+    return plain ? { digest: createHash('sha256').update(plain).digest('hex'), size: plain.length } : { digest: '', size: got };
+  } finally {
+    fsl.closeSync(fd);
   }
 }
 

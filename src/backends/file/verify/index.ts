@@ -3,6 +3,8 @@ import { nodeFs } from '../../../durable/fsLayer.js';
 import { StoreError } from '../../../domain/errors.js';
 import { checkSessionId } from '../../../domain/ids.js';
 import { StoreLayout } from '../layout.js';
+import { attachKey } from '../journal/cipher.js';
+import { checkMarker } from '../encryptionMarker.js';
 import { breathe } from './common.js';
 import { finishExtensions, recordSink, startExtensions, VERIFY_EXTENSIONS } from './extensions.js';
 import { checkLayout, orphans, sessionBytes, sessionDirs, trashDirs } from './layoutCheck.js';
@@ -36,8 +38,12 @@ interface Work {
 }
 
 export async function verifyStore(root: string, opts: VerifyOptions = {}): Promise<VerifyReport> {
-  const fsl = opts.fs ?? nodeFs;
+  const fsl = opts.fs ?? { ...nodeFs }; // a seam of this verification's own: the key travels with it (journal/cipher.ts)
   const layout = new StoreLayout(path.resolve(root));
+  if (opts.encryptionKey) {
+    attachKey(fsl, { key: opts.encryptionKey, gate: () => { throw new Error('verify never writes'); } });
+  }
+  if (fsl.lstatSync(layout.root)?.isDirectory()) checkMarker(fsl, layout, opts.encryptionKey, true);
   const fc = new FileChecks(fsl, layout);
   const running = startExtensions(opts.extensions ?? VERIFY_EXTENSIONS);
   const checker = new SessionChecker(fc, recordSink(running));

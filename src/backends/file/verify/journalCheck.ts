@@ -1,6 +1,7 @@
 import { baseState, type HeaderState } from '../../../domain/sessionUpdate.js';
 import { StoreError } from '../../../domain/errors.js';
 import { decodeLine } from '../journal/format.js';
+import type { JournalCipher } from '../journal/cipher.js';
 import { type Line, scanLines } from '../journal/lines.js';
 import { type CommittedRecord, crcOf, type JournalPosition, readHeader, type ScanResult, scanRecords } from '../journal/scan.js';
 import { describe, READ_FLAGS, reasonOf } from './common.js';
@@ -96,7 +97,7 @@ function scanOpen(s: Scan, fd: number): ScannedJournal | undefined {
     if (rec.kind === 'checkpoint') checkpoint = { ...rec };
     s.onRecord(s.id, rec, s.rel);
   };
-  const scanned = scanBody(s, fd, head.line, fst.size, onCommit, baseState(head.header));
+  const scanned = scanBody(s, fd, head.line, fst.size, onCommit, baseState(head.header), head.cipher);
   if (!scanned) return undefined;
   const { position, tail } = scanned;
   if (tail) reportTail(s, position, tail);
@@ -107,7 +108,7 @@ function scanOpen(s: Scan, fd: number): ScannedJournal | undefined {
 }
 
 /** The header, if it verifies and names this session. */
-function checkedHeader(s: Scan, fd: number, size: number): { header: Record<string, unknown>; line: Line } | undefined {
+function checkedHeader(s: Scan, fd: number, size: number): { header: Record<string, unknown>; line: Line; cipher?: JournalCipher } | undefined {
   let head;
   try {
     head = readHeader(s.fc.fsl, fd, size);
@@ -123,32 +124,34 @@ function checkedHeader(s: Scan, fd: number, size: number): { header: Record<stri
 }
 
 /** The record lines after the header; undefined (with the damage reported) when they are corrupt. */
-function scanBody(s: Scan, fd: number, header: Line, size: number, onCommit: (rec: CommittedRecord) => void, base: HeaderState): (ScanResult & { size: number }) | undefined {
+function scanBody(
+  s: Scan, fd: number, header: Line, size: number, onCommit: (rec: CommittedRecord) => void, base: HeaderState, cipher?: JournalCipher,
+): (ScanResult & { size: number }) | undefined {
   const { fsl } = s.fc;
   const origin: JournalPosition = { bytes: header.end, lastSeq: 0, records: 0, lastCrc: crcOf(header.bytes) };
   try {
-    let scan = scanRecords(fsl, fd, origin, size, onCommit, base);
+    let scan = scanRecords(fsl, fd, origin, size, onCommit, base, cipher);
     if (scan.tail && s.what === 'journal') {
       // A sidecar may be writing right now: what looked torn may be a batch being written.
       const now = fsl.fstatSync(fd).size;
       if (now > size) {
         size = now;
-        scan = scanRecords(fsl, fd, scan.position, size, onCommit, base);
+        scan = scanRecords(fsl, fd, scan.position, size, onCommit, base, cipher);
       }
     }
     return { ...scan, size };
   } catch (err) {
-    reportDamage(s, fd, err, header.end, size);
+    reportDamage(s, fd, err, header.end, size, cipher);
     return undefined;
   }
 }
 
-function reportDamage(s: Scan, fd: number, err: unknown, dataStart: number, size: number): void {
+function reportDamage(s: Scan, fd: number, err: unknown, dataStart: number, size: number, cipher?: JournalCipher): void {
   const { out, what, rel, severity } = s;
   const lineNo = err instanceof StoreError && typeof err.details.line === 'number' ? err.details.line : undefined;
   out.push({ severity, check: what, message: reasonOf(err), file: rel, ...(lineNo !== undefined ? { line: lineNo } : {}) });
   if (lineNo === undefined) return;
-  const more = moreDamage(s, fd, dataStart, size, lineNo);
+  const more = moreDamage(s, fd, dataStart, size, lineNo, cipher);
   if (more.count === 0) return;
   const listed = more.lines.join(', ');
   out.push({ severity, check: what, message: `${more.count} more damaged line${more.count === 1 ? '' : 's'} after it (line${more.lines.length === 1 ? '' : 's'} ${listed}${more.count > more.lines.length ? ', …' : ''})`, file: rel });
@@ -169,14 +172,14 @@ function reportTail(s: Scan, position: JournalPosition, tail: NonNullable<ScanRe
 }
 
 /** Damaged lines after the first one, found by decoding each line on its own. */
-function moreDamage(s: Scan, fd: number, dataStart: number, size: number, firstBad: number): { count: number; lines: number[] } {
+function moreDamage(s: Scan, fd: number, dataStart: number, size: number, firstBad: number, cipher?: JournalCipher): { count: number; lines: number[] } {
   const lines: number[] = [];
   let count = 0;
   let lineNo = 1;
   for (const line of scanLines(s.fc.fsl, fd, dataStart, size)) {
     lineNo += 1;
     if (lineNo <= firstBad) continue;
-    const ok = line.terminated && decodeLine(line.bytes).ok;
+    const ok = line.terminated && decodeLine(line.bytes, cipher).ok;
     if (ok) continue;
     count += 1;
     if (lines.length < MORE_DAMAGE_LISTED) lines.push(lineNo);

@@ -1,3 +1,4 @@
+import type { StoreKey } from '../../../durable/storeKey.js';
 import type { FsLayer } from '../../../durable/fsLayer.js';
 import type { StoreLayout } from '../layout.js';
 
@@ -105,6 +106,8 @@ export interface VerifyOptions {
   extensions?: readonly VerifyExtension[];
   /** Also verify deleted sessions in trash/ (default true; ignored with sessionId). */
   includeTrash?: boolean;
+  /** The key of an encrypted store (encryption at rest): checked against encryption.json first. */
+  encryptionKey?: StoreKey;
 }
 
 /** A session's report from its findings and what was verified. */

@@ -2,6 +2,7 @@ import type { Scenario } from '../context.js';
 import { cancel } from './cancel.js';
 import { compaction } from './compaction.js';
 import { durability } from './durability.js';
+import { encryption } from './encryption.js';
 import { ephemeral } from './ephemeral.js';
 import { framing } from './framing.js';
 import { lifecycle } from './lifecycle.js';
@@ -19,5 +20,5 @@ import { usageRewind } from './usageRewind.js';
 
 /** Every scenario of the suite, in the order they run (the order of the protocol document). */
 export const SCENARIOS: readonly Scenario[] = [
-  framing, lifecycle, sessions, management, records, cancel, turns, repair, compaction, lineage, subscribe, runtime, secrets, durability, ephemeral, retention, usageRewind,
+  framing, lifecycle, sessions, management, records, cancel, turns, repair, compaction, lineage, subscribe, runtime, secrets, durability, ephemeral, retention, usageRewind, encryption,
 ];
