@@ -181,6 +181,11 @@ export interface SessionStore {
    * coming and it groups them. Unset: never alone.
    */
   setRequestsWaiting?(probe: () => number): void;
+  /**
+   * Loads, in the background, what the first write open will need and start-up left out (the
+   * file store's lease library): called once the client said `initialized`, while it is idle.
+   */
+  warmUp?(): void;
   /** Creates a session durably and opens it for writing; no secret of `secrets` may be in the header. */
   create(header: SessionHeaderInput, secrets?: SecretsInput): Promise<CreatedSession>;
   /**

@@ -66,6 +66,10 @@ export class EphemeralRouter implements SessionStore {
     }
   }
 
+  warmUp(): void {
+    this.durable.warmUp?.();
+  }
+
   setRequestsWaiting(probe: () => number): void {
     this.waiting = probe;
     this.durable.setRequestsWaiting?.(probe);

@@ -64,7 +64,8 @@ export class Lifecycle {
   /** Notifications: `exit` ends the process; `$/` ones this server does not know are ignored. */
   notification(method: string): void {
     if (method === 'exit') this.opts.finish(this.phase === 'shuttingDown' ? 0 : 1, 'exit notification');
-    else if (method !== 'initialized' && !method.startsWith('$/')) this.opts.log.debug('ignored an unknown notification');
+    else if (method === 'initialized') setImmediate(() => this.opts.store.warmUp?.()); // after any request already read
+    else if (!method.startsWith('$/')) this.opts.log.debug('ignored an unknown notification');
   }
 
   private initializeResult(): InitializeResult {

@@ -32,6 +32,11 @@ function properLockfile(): Promise<typeof import('proper-lockfile')> {
   return loaded;
 }
 
+/** Starts loading proper-lockfile now (a failure shows at the first lease instead). */
+export function preloadLeases(): void {
+  properLockfile().catch(() => {});
+}
+
 /**
  * A cross-process writer lease on one session (proper-lockfile: an atomic mkdir of
  * locks/<id>.lock, its mtime refreshed while held; a holder killed with SIGKILL leaves it to be

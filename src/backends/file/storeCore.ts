@@ -8,7 +8,7 @@ import { removeStaleTemps } from './history.js';
 import { catchUp, type JournalHandle, openJournal } from './journal/open.js';
 import { type AppendRequest, JournalWriter } from './journal/writer.js';
 import { StoreLayout } from './layout.js';
-import { DEFAULT_LEASE_STALE_MS, SessionLease } from './leases.js';
+import { DEFAULT_LEASE_STALE_MS, preloadLeases, SessionLease } from './leases.js';
 import { ListCache } from './listCache.js';
 import { readIndexEntry } from './sessionIndex.js';
 import { OpenSession } from './openSession.js';
@@ -323,6 +323,10 @@ export abstract class StoreCore {
   abandon(): void {
     for (const s of this.sessions.values()) s.abandon();
     this.sessions.clear();
+  }
+
+  warmUp(): void {
+    if (this.useLeases) preloadLeases();
   }
 
   async closeAll(): Promise<void> {
