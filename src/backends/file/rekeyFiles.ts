@@ -1,10 +1,7 @@
 import path from 'node:path';
-import { createPrivate, ensurePrivateDir, fsyncDir } from '../../durable/durableFile.js';
+import { createPrivate, fsyncDir } from '../../durable/durableFile.js';
 import { errnoOf } from '../../durable/errors.js';
 import type { FsLayer } from '../../durable/fsLayer.js';
-import { ungated } from '../../domain/secrets/finalGate.js';
-import { readPrefix } from './journal/lines.js';
-import type { StoreLayout } from './layout.js';
 
 /**
  * The file steps of a rekey (rekey.ts): a file replaced through `<file>.rekey.tmp` (its commit
@@ -14,24 +11,7 @@ import type { StoreLayout } from './layout.js';
 export const TEMP = '.rekey.tmp';
 const FLUSH_BYTES = 1 << 20;
 
-/** Never-acknowledged bytes at a journal's end, kept as evidence in recovery/ (as a write open does) before the rewrite drops them. */
-export function keepTornTail(fsl: FsLayer, layout: StoreLayout, id: string, fd: number, offset: number, bytes: number): void {
-  const dir = layout.recoverySessionDir(id);
-  ensurePrivateDir(fsl, layout.recoveryDir);
-  ensurePrivateDir(fsl, dir);
-  const file = path.join(dir, `${Date.now()}-${offset}.torn`);
-  const buf = readPrefix(fsl, fd, offset, bytes);
-  const out = createPrivate(fsl, file);
-  try {
-    // Bytes already on disk: the one write not gated (see secrets/finalGate.ts).
-    const evidence = ungated(fsl);
-    for (let done = 0; done < buf.length; ) done += evidence.writeSync(out, buf, done, buf.length - done, done);
-    fsl.fsyncSync(out);
-  } finally {
-    fsl.closeSync(out);
-  }
-  fsyncDir(fsl, dir);
-}
+export { keepTornTail } from './journal/evidence.js';
 
 /** `<file>.rekey.tmp` written whole and fsynced, renamed over `file`, the directory fsynced. */
 export function replaceFile(fsl: FsLayer, file: string, chunks: Buffer[]): void {

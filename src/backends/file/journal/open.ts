@@ -1,9 +1,7 @@
-import path from 'node:path';
-import { createPrivate, ensurePrivateDir, fsyncDir, openPrivate } from '../../../durable/durableFile.js';
+import { openPrivate } from '../../../durable/durableFile.js';
 import { errnoOf, UnsafeFileError } from '../../../durable/errors.js';
 import type { FsLayer } from '../../../durable/fsLayer.js';
 import { StoreError } from '../../../domain/errors.js';
-import { ungated } from '../../../domain/secrets/finalGate.js';
 import type { StoreLayout } from '../layout.js';
 import { type IndexEntry, positionOf } from '../sessionIndex.js';
 import { baseState } from '../../../domain/sessionUpdate.js';
@@ -11,6 +9,7 @@ import { summarizeRecord } from '../../../domain/summary.js';
 import type { SessionHeader } from '../../../domain/types.js';
 import { decodeLine, peekKind, peekSeq } from './format.js';
 import type { JournalCipher } from './cipher.js';
+import { keepTornTail } from './evidence.js';
 import { firstLine, lineEndingAt, readPrefix } from './lines.js';
 import { corrupt, crcOf, type JournalPosition, readHeader, scanRecords } from './scan.js';
 
@@ -158,23 +157,10 @@ function headerOf(h: Record<string, unknown>): SessionHeader {
  * durable before the journal is cut, so the bytes exist somewhere at every instant.
  */
 function cutTornTail(fsl: FsLayer, layout: StoreLayout, id: string, fd: number, offset: number, bytes: number) {
-  const dir = layout.recoverySessionDir(id);
-  ensurePrivateDir(fsl, dir);
-  const name = `${Date.now()}-${offset}.torn`;
-  const buf = readPrefix(fsl, fd, offset, bytes);
-  const out = createPrivate(fsl, path.join(dir, name));
-  try {
-    // Evidence holds bytes already on disk: the one write not gated (see secrets/finalGate.ts).
-    const evidence = ungated(fsl);
-    for (let done = 0; done < buf.length; ) done += evidence.writeSync(out, buf, done, buf.length - done, done);
-    fsl.fsyncSync(out);
-  } finally {
-    fsl.closeSync(out);
-  }
-  fsyncDir(fsl, dir);
+  const evidence = keepTornTail(fsl, layout, id, fd, offset, bytes); // durable before the cut
   fsl.ftruncateSync(fd, offset);
   fsl.fsyncSync(fd);
-  return { bytes, evidence: path.relative(layout.root, path.join(dir, name)) };
+  return { bytes, evidence };
 }
 
 const CHECKPOINT_PREFIX = /^\{"seq":(\d{1,16}),"ts":"[^"\\]{1,40}","kind":"checkpoint","generation":(\d{1,16}),/;
