@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -55,6 +56,8 @@ export interface KillStats extends CheckStats {
   stateOps: number;
   /** session/update answered. */
   updateOps: number;
+  /** Chains run on a store encrypted at rest (checked at their end for plaintext journal lines). */
+  encryptedChains: number;
   /** tool/allocateScratch answered. */
   allocations: number;
   /** Sessions created with a small blobThreshold (1024-4096). */
@@ -71,6 +74,7 @@ function highestScratch(store: string, id: string): number {
 }
 
 const DEFAULT_BLOB_THRESHOLD = 256 * 1024;
+const KEY_ENV = 'SIDECAR_TORTURE_KEY';
 
 function clientView(c: SidecarClient, root: string): StoreView {
   return {
@@ -117,7 +121,15 @@ class Chain {
     readonly store: string,
     readonly rng: Rng,
     readonly stats: KillStats,
+    /** A store encrypted at rest: every process of the chain is started with this key (base64). */
+    readonly key?: string,
   ) {}
+
+  /** The binary with this chain's key, if it has one (passed by environment variable, as a user would). */
+  private spawnOptions(): { command: string; args: string[]; env?: NodeJS.ProcessEnv } {
+    if (this.key === undefined) return sidecarCommand();
+    return { ...sidecarCommand(['--encryption-key-env', KEY_ENV]), env: { ...process.env, [KEY_ENV]: this.key } };
+  }
 
   /** Opens and checks every session in `c`; rebuilds the models from what the store holds. */
   async checkAll(c: SidecarClient): Promise<void> {
@@ -165,7 +177,7 @@ class Chain {
   /** One run: a new process checks the store, runs a workload and is killed at a random instant. */
   async run(first: boolean, maxKillMs: number, tearP: number): Promise<void> {
     const rng = this.rng;
-    const c = new SidecarClient({ ...sidecarCommand(), store: this.store, framing: rng.pick(['ndjson', 'lsp'] as const) });
+    const c = new SidecarClient({ ...this.spawnOptions(), store: this.store, framing: rng.pick(['ndjson', 'lsp'] as const) });
     let killed = false;
     const kill = () => {
       if (killed) return;
@@ -272,10 +284,18 @@ class Chain {
 
   /** The last check of a chain, by a process that is shut down cleanly. */
   async finish(): Promise<void> {
-    const c = new SidecarClient({ ...sidecarCommand(), store: this.store });
+    const c = new SidecarClient({ ...this.spawnOptions(), store: this.store });
     try {
       await c.initialize();
       await this.checkAll(c);
+      if (this.key !== undefined) {
+        // sealed through every kill and recovery: no journal line of the store shows a record in plaintext
+        for (const id of sessionsOnDisk(this.store)) {
+          const journal = fs.readFileSync(path.join(this.store, 'sessions', id, 'journal.jsonl'));
+          if (journal.includes('"kind":"') || journal.includes('"role":"')) fail(`encrypted store: session ${id}'s journal holds a plaintext record`);
+        }
+        this.stats.encryptedChains += 1;
+      }
       this.stats.sessions += this.models.length;
       this.stats.acknowledged += this.ledger.acked;
       for (const s of this.ledger.sessions.values()) this.stats.uniqueRecords += s.records.size;
@@ -294,7 +314,7 @@ export { countBlobFiles };
 export async function runKillTorture(opts: KillOptions): Promise<KillStats> {
   const stats: KillStats = {
     ...newCheckStats(), runs: 0, kills: 0, killedWhileOpening: 0, checks: 0, acknowledged: 0, uniqueRecords: 0, inFlightAtKill: 0, sessions: 0, killsInWrite: 0, holderlessLockWaits: 0,
-    stateOps: 0, updateOps: 0, allocations: 0, blobSessions: 0, blobFiles: 0,
+    stateOps: 0, updateOps: 0, allocations: 0, blobSessions: 0, blobFiles: 0, encryptedChains: 0,
   };
   const lanes = opts.lanes ?? 3;
   const chainLength = opts.chain ?? 8;
@@ -309,7 +329,8 @@ export async function runKillTorture(opts: KillOptions): Promise<KillStats> {
       const chainNo = chains++;
       const chainSeed = laneRng.fork().seed;
       const store = fs.mkdtempSync(path.join(tmp, 'torture-kill-'));
-      const chain = new Chain(store, new Rng(chainSeed), stats);
+      // every third chain runs on a store encrypted at rest (a fresh key per chain)
+      const chain = new Chain(store, new Rng(chainSeed), stats, chainNo % 3 === 2 ? crypto.randomBytes(32).toString('base64') : undefined);
       let run = 0;
       try {
         for (; run < chainLength && started < opts.runs; run++) {
