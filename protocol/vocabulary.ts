@@ -1,28 +1,15 @@
-import * as z from 'zod';
-import './index.js';
+import { PROTOCOL_VOCABULARY } from './vocabulary.generated.js';
 
 /**
  * The protocol's fixed vocabulary: every member name, literal and enum value of every schema,
  * plus the journal's own words. A secret that occurs in it would match every record, so
  * registering one is refused.
+ *
+ * At run time it is the list `npm run gen:protocol` wrote into vocabulary.generated.ts (a test
+ * fails when it differs from vocabularyOfSchemas.ts's `computeVocabulary()`): the binary builds
+ * its schemas without their `.meta()` annotations (scripts/bundle.mjs), so it has no registry
+ * to compute it from.
  */
-let cached: readonly string[] | undefined;
-
 export function protocolVocabulary(): readonly string[] {
-  if (cached) return cached;
-  const words = new Set<string>(['seq', 'ts', 'batchEnd', 'crc', 'format', 'version', 'session-sidecar/journal',
-    'user', 'assistant', 'system', 'tool', 'developer', '<redacted>', 'redacted', 'jsonrpc', '2.0']);
-  const { schemas } = z.toJSONSchema(z.globalRegistry, { target: 'draft-2020-12' });
-  const visit = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(visit);
-    if (node === null || typeof node !== 'object') return;
-    const o = node as Record<string, unknown>;
-    if (o.properties && typeof o.properties === 'object') for (const k of Object.keys(o.properties)) words.add(k);
-    if (typeof o.const === 'string') words.add(o.const);
-    if (Array.isArray(o.enum)) for (const e of o.enum) if (typeof e === 'string') words.add(e);
-    Object.values(o).forEach(visit);
-  };
-  visit(schemas);
-  cached = [...words].sort();
-  return cached;
+  return PROTOCOL_VOCABULARY;
 }

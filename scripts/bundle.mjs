@@ -15,6 +15,26 @@
 import { build } from 'esbuild';
 import fs from 'node:fs';
 
+/**
+ * The binary's protocol schemas without their annotations. Every schema carries `.meta({ id,
+ * description })` for protocol/schema.json; in zod 4 each such call clones the schema (a full
+ * construction, with every method bound to the new instance) and files the clone in the global
+ * registry — work the running server never reads back (it validates; generate.ts and the tests
+ * load protocol/ unbundled, annotations and all). In the bundle `.meta(x)` becomes
+ * `.register(<a registry that keeps nothing>, x)`, which returns the schema itself. The one
+ * thing the server took from the registry, the protocol's vocabulary, is generated into
+ * protocol/vocabulary.generated.ts (a test keeps it equal to the schemas').
+ */
+const leanSchemas = {
+  name: 'lean-schemas',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]dist[\\/]protocol[\\/].*\.js$/ }, (args) => {
+      const text = fs.readFileSync(args.path, 'utf8');
+      return { contents: text.replace(/\.meta\(/g, '.register({ add() {} }, '), loader: 'js' };
+    });
+  },
+};
+
 const entry = 'dist/src/cli.js';
 if (!fs.existsSync(entry)) throw new Error(`${entry} is missing: run tsc first`);
 fs.rmSync('dist/src/bundle', { recursive: true, force: true });
@@ -29,6 +49,7 @@ await build({
   platform: 'node',
   target: 'node20',
   external: ['pg', 'pg-native'],
+  plugins: [leanSchemas],
   allowOverwrite: true,
   sourcemap: true,
   logLevel: 'warning',

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { generateMeta, generateSchema, renderJson } from '../../protocol/generate.js';
+import { generateMeta, generateSchema, renderJson, renderVocabulary } from '../../protocol/generate.js';
 import { ErrorKindCode, methods } from '../../protocol/index.js';
 
 const dir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../protocol');
@@ -14,6 +14,10 @@ describe('generated protocol files', () => {
 
   it('meta.json matches the method descriptors', () => {
     expect(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8')).toBe(renderJson(generateMeta()));
+  });
+
+  it('vocabulary.generated.ts matches the schemas (the binary, built without .meta annotations, uses it)', () => {
+    expect(fs.readFileSync(path.join(dir, 'vocabulary.generated.ts'), 'utf8')).toBe(renderVocabulary());
   });
 
   it('every method and error kind is documented in protocol/README.md', () => {
