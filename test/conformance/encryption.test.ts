@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { filesUnder } from '../domain/secrets/secretsHelpers.js';
 import { tempDir } from '../helpers.js';
 import { FRAMINGS, rejection, type SidecarClient, spawnSidecar, startSidecar } from './harness.js';
 
@@ -35,23 +36,11 @@ function formsOf(marker: string): string[] {
   return [...new Set(out)];
 }
 
-function filesUnder(dir: string): Array<{ rel: string; bytes: Buffer }> {
-  const out: Array<{ rel: string; bytes: Buffer }> = [];
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.isFile()) out.push({ rel: path.relative(dir, p), bytes: fs.readFileSync(p) });
-    }
-  };
-  walk(dir);
-  return out;
-}
 
 /** Every (marker form, place) found in the store's files and the given channels. */
 function plaintextFound(store: string, markers: string[], channels: Array<{ name: string; bytes: Buffer }> = []): string[] {
   const found: string[] = [];
-  for (const f of [...filesUnder(store).map((x) => ({ name: x.rel, bytes: x.bytes })), ...channels]) {
+  for (const f of [...filesUnder(store).map((x) => ({ name: x.file, bytes: x.bytes })), ...channels]) {
     for (const m of markers) for (const form of formsOf(m)) if (f.bytes.includes(form)) found.push(`${m} (${form}) in ${f.name}`);
   }
   return found;
