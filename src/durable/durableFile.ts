@@ -284,18 +284,22 @@ export function readPrivateSmallBytes(fsl: FsLayer, file: string, maxBytes: numb
     throw err;
   }
   try {
-    const size = Math.min(fsl.fstatSync(fd).size, maxBytes);
-    const buf = Buffer.allocUnsafe(size); // every byte returned is read into it first
-    let got = 0;
-    while (got < size) {
-      const n = fsl.readSync(fd, buf, got, size - got, got);
-      if (n === 0) break;
-      got += n;
-    }
-    return buf.subarray(0, got);
+    return readUpTo(fsl, fd, Math.min(fsl.fstatSync(fd).size, maxBytes));
   } finally {
     fsl.closeSync(fd);
   }
+}
+
+/** The first `size` bytes of an open file (fewer if it is shorter now): each byte returned was read into the buffer. */
+export function readUpTo(fsl: FsLayer, fd: number, size: number): Buffer {
+  const buf = Buffer.allocUnsafe(size);
+  let got = 0;
+  while (got < size) {
+    const n = fsl.readSync(fd, buf, got, size - got, got);
+    if (n === 0) break;
+    got += n;
+  }
+  return buf.subarray(0, got);
 }
 
 /** readPrivateSmallBytes as UTF-8 text. */

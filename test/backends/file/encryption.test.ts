@@ -7,6 +7,7 @@ import { nodeFs } from '../../../src/durable/fsLayer.js';
 import { attachKey } from '../../../src/backends/file/journal/cipher.js';
 import { StoreLayout } from '../../../src/backends/file/layout.js';
 import { readIndexEntry } from '../../../src/backends/file/sessionIndex.js';
+import { verifyStore } from '../../../src/backends/file/verify/index.js';
 import { tempDir } from '../../helpers.js';
 import { indexOf, journalOf, lines, message, note, sealed, store, storeError, unsealed } from './storeHelpers.js';
 
@@ -52,6 +53,26 @@ async function expectCorrupt(root: string, id: string, k: StoreKey, reason: RegE
 }
 
 describe('file store encryption at rest', () => {
+  it('verify with the key reports a sealed blob whose bytes were changed as damaged (its record naming it)', async () => {
+    const root = tempDir('sidecar-enc-');
+    const k = key();
+    const s = store(root, { encryptionKey: k });
+    const { sessionId } = await s.create({ title: 'blob' });
+    await s.append(sessionId, [{ kind: 'event', type: 'shot', payload: { png: { $attach: 'x'.repeat(5000) } } }]);
+    await s.closeAll();
+    const fan = path.join(root, 'blobs', 'sha256');
+    const blob = path.join(fan, fs.readdirSync(fan)[0] as string);
+    const file = path.join(blob, fs.readdirSync(blob)[0] as string);
+    expect((await verifyStore(root, { encryptionKey: k })).sessions.flatMap((x) => x.findings).filter((f) => f.severity === 'error')).toEqual([]);
+    const bytes = fs.readFileSync(file);
+    bytes[bytes.length - 20] = (bytes[bytes.length - 20] as number) ^ 1; // inside the sealed text: it no longer authenticates
+    fs.chmodSync(file, 0o600);
+    fs.writeFileSync(file, bytes);
+    const report = await verifyStore(root, { encryptionKey: k });
+    const messages = report.sessions.flatMap((x) => x.findings).map((f) => f.message);
+    expect(messages.some((m) => /is damaged: its sha256 does not match its name/.test(m)), JSON.stringify(report.sessions)).toBe(true);
+  });
+
   it('round trip; the store opened with another key, or without one, is KeyMismatch (never Corrupt)', async () => {
     const f = await fixture();
     const s = store(f.root, { encryptionKey: f.k });

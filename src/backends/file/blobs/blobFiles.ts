@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { digestOf, HEX64, REF_PREFIX, refOf } from '../../../domain/blobRefs.js';
 import path from 'node:path';
-import { createPrivate, ensurePrivateDir, fsyncDir, openPrivate } from '../../../durable/durableFile.js';
+import { createPrivate, ensurePrivateDir, fsyncDir, openPrivate, readUpTo } from '../../../durable/durableFile.js';
 import { errnoOf, UnsafeFileError } from '../../../durable/errors.js';
 import type { FsLayer } from '../../../durable/fsLayer.js';
 import { StoreError } from '../../../domain/errors.js';
@@ -151,14 +151,7 @@ export function readBlob(fsl: FsLayer, layout: StoreLayout, ref: string, range?:
 
 /** A sealed blob is read whole, opened and checked against its digest; then the range is cut from the plaintext. */
 function readSealedBlob(fsl: FsLayer, fd: number, size: number, hex: string, ref: string, range?: { offset: number; length: number }): { bytes: Buffer; size: number } {
-  const stored = Buffer.allocUnsafe(size);
-  let got = 0;
-  while (got < size) {
-    const n = fsl.readSync(fd, stored, got, size - got, got);
-    if (n === 0) break;
-    got += n;
-  }
-  const plain = openBytes(fsl, blobAad(hex), stored.subarray(0, got));
+  const plain = openBytes(fsl, blobAad(hex), readUpTo(fsl, fd, size));
   if (!plain || refOf(plain) !== ref) throw new StoreError('Corrupt', `blob ${ref} is damaged (it does not authenticate or its digest does not match)`, { ref, reason: 'digest mismatch' });
   const offset = Math.min(range?.offset ?? 0, plain.length);
   const length = Math.min(range?.length ?? plain.length, plain.length - offset);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { fileAad, storeKeyOf } from '../journal/cipher.js';
 import { openBytes } from '../sealedFile.js';
 import path from 'node:path';
+import { readUpTo } from '../../../durable/durableFile.js';
 import { breathe, describe, READ_FLAGS } from './common.js';
 import type { FileChecks } from './permissions.js';
 import type { Finding } from './report.js';
@@ -84,16 +85,9 @@ function sealedDigest(fc: FileChecks, file: string, hex: string): { digest: stri
   const { fsl } = fc;
   const fd = fsl.openSync(file, READ_FLAGS);
   try {
-    const size = fsl.fstatSync(fd).size;
-    const buf = Buffer.allocUnsafe(size);
-    let got = 0;
-    while (got < size) {
-      const n = fsl.readSync(fd, buf, got, size - got, got);
-      if (n === 0) break;
-      got += n;
-    }
-    const plain = openBytes(fsl, fileAad('blob', hex), buf.subarray(0, got));
-    return plain ? { digest: createHash('sha256').update(plain).digest('hex'), size: plain.length } : { digest: '', size: got };
+    const stored = readUpTo(fsl, fd, fsl.fstatSync(fd).size);
+    const plain = openBytes(fsl, fileAad('blob', hex), stored);
+    return plain ? { digest: createHash('sha256').update(plain).digest('hex'), size: plain.length } : { digest: '', size: stored.length };
   } finally {
     fsl.closeSync(fd);
   }
