@@ -12,7 +12,8 @@ export function summarizeRecord(record: Record<string, unknown>, max = SUMMARY_C
   return cut(`${message.role}: ${text}`, max);
 }
 
-function textOf(content: unknown): string {
+/** The text of a message's content: a string, or the string parts and `text` members of its parts, joined by `sep`. */
+export function textOf(content: unknown, sep = ' '): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   const texts: string[] = [];
@@ -22,7 +23,7 @@ function textOf(content: unknown): string {
       texts.push((part as { text: string }).text);
     }
   }
-  return texts.join(' ');
+  return texts.join(sep);
 }
 
 function cut(s: string, max: number): string {

@@ -13,6 +13,7 @@
  */
 import { StoreError } from '../domain/errors.js';
 import type { ListPage, ReadOptions, ReadPage, SecretsInput } from '../domain/types.js';
+import { textOf } from '../domain/summary.js';
 
 import { DEFAULT_SEARCH_LIMIT } from '../../protocol/methods/session.search.js';
 export const SNIPPET_CHARS = 160;
@@ -62,7 +63,7 @@ export async function searchSessions(store: Searchable, req: SearchRequest): Pro
         throw err;
       }
       for (const rec of page.records) {
-        const snippet = snippetOf(textOf((rec as { message?: { content?: unknown } }).message?.content), pattern);
+        const snippet = snippetOf(textOf((rec as { message?: { content?: unknown } }).message?.content, '\n'), pattern);
         if (snippet === undefined) continue;
         hits.push({ sessionId: id, seq: rec.seq, snippet: store.scrub(snippet) });
         if (hits.length === limit) return { hits, nextCursor: encodeSearchCursor(id, rec.seq) };
@@ -83,17 +84,6 @@ async function liveIds(store: Searchable): Promise<string[]> {
     cursor = page.nextCursor;
   } while (cursor);
   return ids;
-}
-
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  const texts: string[] = [];
-  for (const part of content) {
-    if (typeof part === 'string') texts.push(part);
-    else if (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string') texts.push((part as { text: string }).text);
-  }
-  return texts.join('\n');
 }
 
 /** Up to SNIPPET_CHARS code points from a little before the first match, whitespace folded; "…" where cut. */
