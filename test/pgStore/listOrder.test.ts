@@ -5,34 +5,23 @@
  * and punctuation only (a database collation would order those otherwise); and a page reads
  * from the index, not the whole table.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
-import { PgConnections } from '../../src/backends/postgres/pool.js';
-import { PostgresSessionStore } from '../../src/backends/postgres/store/runtime.js';
+import { describe, expect, it } from 'vitest';
 import { textCrc } from '../../src/backends/postgres/types.js';
-import { parsePostgresUrl } from '../../src/backends/postgres/url.js';
-import { freshSchema, pgAvailability, releaseSharedCluster, sharedCluster } from '../pg/pgServer.js';
-import { tempDir } from '../helpers.js';
+import { freshSchema, pgAvailability } from '../pg/pgServer.js';
+import { sharedPgStores } from './pgStoreKit.js';
 
 const pgSkip = pgAvailability();
-const open: Array<{ closeAll(): Promise<void> } | PgConnections> = [];
-afterEach(async () => {
-  for (const s of open.splice(0)) await ('closeAll' in s ? s.closeAll() : s.close());
-});
-afterAll(() => releaseSharedCluster());
+const { store, raw: rawConnections } = sharedPgStores();
 
 describe.skipIf(pgSkip)('PostgreSQL store: session/list order', () => {
   it('ties on updatedAt go by session id in byte order; every page continues where the last stopped', async () => {
     const schema = freshSchema('lo');
-    const db = await openPostgresBackend({ url: (await sharedCluster()).url, schema });
-    const s = new PostgresSessionStore(db, { localRoot: tempDir() });
-    open.push(s);
+    const s = await store(schema);
     const ids = ['a-1', 'B.2', 'b_3', 'A-1', 'z', 'Z', '0', 'a.1', 'ab', 'aB', 'AB'];
     const made: string[] = [];
     for (let i = 0; i < ids.length; i++) made.push((await s.create({ title: `t${i}` })).sessionId);
     await s.closeAll();
-    const raw = await PgConnections.open({ target: parsePostgresUrl((await sharedCluster()).url), schema });
-    open.push(raw);
+    const raw = await rawConnections(schema);
     // ids that differ in case and punctuation (session ids may be any of [A-Za-z0-9._-]), all
     // with the same updatedAt (as sessions created in one millisecond)
     await raw.query('DELETE FROM leases');
@@ -48,8 +37,7 @@ describe.skipIf(pgSkip)('PostgreSQL store: session/list order', () => {
     expect(icu.length).toBe(1);
     await raw.query('ALTER TABLE records DROP CONSTRAINT IF EXISTS records_session_id_fkey');
     await raw.query('ALTER TABLE sessions ALTER COLUMN session_id TYPE text COLLATE "und-x-icu"');
-    const lister = new PostgresSessionStore(await openPostgresBackend({ url: (await sharedCluster()).url, schema }), { localRoot: tempDir() });
-    open.push(lister);
+    const lister = await store(schema);
     const pages: string[] = [];
     let cursor: string | undefined;
     do {

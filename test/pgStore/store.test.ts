@@ -2,26 +2,13 @@
  * The PostgreSQL SessionStore beyond the conformance suite: two store instances on one schema
  * stand for two machines (each its own connections, lease holder and LISTEN connection).
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
-import { PostgresSessionStore } from '../../src/backends/postgres/store/runtime.js';
+import { describe, expect, it } from 'vitest';
 import type { StoredRecord } from '../../src/domain/types.js';
-import { freshSchema, pgAvailability, releaseSharedCluster, sharedCluster } from '../pg/pgServer.js';
-import { tempDir } from '../helpers.js';
+import { freshSchema, pgAvailability } from '../pg/pgServer.js';
+import { sharedPgStores } from './pgStoreKit.js';
 
 const pgSkip = pgAvailability();
-const open: PostgresSessionStore[] = [];
-afterEach(async () => {
-  for (const s of open.splice(0)) await s.closeAll();
-});
-afterAll(() => releaseSharedCluster());
-
-async function store(schema: string): Promise<PostgresSessionStore> {
-  const db = await openPostgresBackend({ url: (await sharedCluster()).url, schema });
-  const s = new PostgresSessionStore(db, { localRoot: tempDir() });
-  open.push(s);
-  return s;
-}
+const { store } = sharedPgStores();
 
 const msg = (content: string) => ({ kind: 'message', message: { role: 'user', content } });
 

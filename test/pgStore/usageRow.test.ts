@@ -2,27 +2,12 @@
  * A session row written before usage totals existed (migration 2 leaves usage_text NULL) gets
  * its totals reduced from its records, for reads and for the writer that then stores them.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
-import { PgConnections } from '../../src/backends/postgres/pool.js';
-import { PostgresSessionStore } from '../../src/backends/postgres/store/runtime.js';
-import { parsePostgresUrl } from '../../src/backends/postgres/url.js';
-import { freshSchema, pgAvailability, releaseSharedCluster, sharedCluster } from '../pg/pgServer.js';
-import { tempDir } from '../helpers.js';
+import { describe, expect, it } from 'vitest';
+import { freshSchema, pgAvailability } from '../pg/pgServer.js';
+import { sharedPgStores } from './pgStoreKit.js';
 
 const pgSkip = pgAvailability();
-const open: Array<{ closeAll(): Promise<void> } | PgConnections> = [];
-afterEach(async () => {
-  for (const s of open.splice(0)) await ('closeAll' in s ? s.closeAll() : s.close());
-});
-afterAll(() => releaseSharedCluster());
-
-async function store(schema: string): Promise<PostgresSessionStore> {
-  const db = await openPostgresBackend({ url: (await sharedCluster()).url, schema });
-  const s = new PostgresSessionStore(db, { localRoot: tempDir() });
-  open.push(s);
-  return s;
-}
+const { store, raw: rawConnections } = sharedPgStores();
 
 describe.skipIf(pgSkip)('PostgreSQL store: rows without usage totals', () => {
   it('are reduced from the records, read and written', async () => {
@@ -36,8 +21,7 @@ describe.skipIf(pgSkip)('PostgreSQL store: rows without usage totals', () => {
     const want = await a.usage(sessionId);
     expect(want.records).toBe(1);
     await a.closeAll();
-    const raw = await PgConnections.open({ target: parsePostgresUrl((await sharedCluster()).url), schema });
-    open.push(raw);
+    const raw = await rawConnections(schema);
     await raw.query('UPDATE sessions SET usage_text = NULL WHERE session_id = $1', [sessionId]);
     const b = await store(schema);
     expect(await b.usage(sessionId)).toEqual(want);
