@@ -155,7 +155,9 @@ async function openStore(args: ServeArgs, log: ReturnType<typeof createStderrLog
 
 async function openDurableStore(args: ServeArgs, warn: (m: string) => void, secrets: SecretSet): Promise<SessionStore> {
   if (!args.pg) {
-    return new FileSessionStore(args.store, { warn, vocabulary: protocolVocabulary, leaseStaleMs: args.leaseStaleMs, secrets, ...(args.key ? { encryptionKey: args.key } : {}) });
+    const store = new FileSessionStore(args.store, { warn, vocabulary: protocolVocabulary, leaseStaleMs: args.leaseStaleMs, secrets, ...(args.key ? { encryptionKey: args.key } : {}) });
+    await store.serveStore(); // a rekey under way refuses the start; while we serve, no rekey starts
+    return store;
   }
   // Loaded only for a PostgreSQL store: a file store's start never pays for them.
   const [{ openPostgresBackend }, { storeErrorOf }, { PostgresSessionStore }] = await Promise.all([

@@ -12,6 +12,8 @@ import type { FsLayer } from '../../durable/fsLayer.js';
  *   history/<id>/<generation>.jsonl   a journal as it was before compaction <generation + 1>
  *   trash/<id>/                       a deleted session (session/, history/, index.json), until restored or purged
  *   locks/<id>.lock/, <id>.lock.holder.json   a session's writer lease (proper-lockfile) and its holder + fencing token
+ *   locks/<id>.flock                  the session's kernel lock (flock, held by the writer for as long as it lives)
+ *   locks/.store.flock                the store's kernel lock (shared while a sidecar serves, exclusive during a rekey)
  *   blobs/sha256/<2 hex>/<64 hex>     a large string stored once per store, named by its sha256 (blobs/tmp/: unfinished writes)
  *   sessions/<id>/state/<key>.json    a named state value (state/set)
  *   sessions/<id>/scratch/tool-NNNNNN/  a tool run's scratch directory (tool/allocateScratch), with tmp/ inside
@@ -36,6 +38,10 @@ export class StoreLayout {
   historySessionDir(id: string): string { return path.join(this.historyDir, id); }
   trashSessionDir(id: string): string { return path.join(this.trashDir, id); }
   lockDir(id: string): string { return path.join(this.locksDir, `${id}.lock`); }
+  /** The session's kernel lock file (flock, kernelLock.ts): never renamed, removed only by a purge under the lock. */
+  kernelLock(id: string): string { return path.join(this.locksDir, `${id}.flock`); }
+  /** The store's kernel lock: shared by every serving sidecar, exclusive for a rekey (a session id never starts with "."). */
+  get storeLock(): string { return path.join(this.locksDir, '.store.flock'); }
   stateDir(id: string): string { return path.join(this.sessionDir(id), 'state'); }
   stateValue(id: string, key: string): string { return path.join(this.stateDir(id), `${key}.json`); }
   scratchDir(id: string): string { return path.join(this.sessionDir(id), 'scratch'); }

@@ -6,6 +6,7 @@ import { ensurePrivateDir, mkdirPrivate, readPrivateSmall, replaceAtomically } f
 import { errnoOf, UnsafeFileError } from '../../durable/errors.js';
 import type { FsLayer } from '../../durable/fsLayer.js';
 import { StoreError } from '../../domain/errors.js';
+import { KernelLock, kernelLocksAvailable } from './kernelLock.js';
 import type { StoreLayout } from './layout.js';
 
 /** Who holds a session's writer lease: shown to a second writer that is refused. */
@@ -18,6 +19,8 @@ export interface LeaseHolder {
 interface HolderRecord extends LeaseHolder {
   /** Unique per acquisition: the fencing token every commit checks. */
   token: string;
+  /** The holder also holds the session's kernel lock (locks/<id>.flock) for as long as it lives. */
+  kernelLock?: boolean;
 }
 
 export const DEFAULT_LEASE_STALE_MS = 10_000;
@@ -38,12 +41,18 @@ export function preloadLeases(): void {
 }
 
 /**
- * A cross-process writer lease on one session (proper-lockfile: an atomic mkdir of
- * locks/<id>.lock, its mtime refreshed while held; a holder killed with SIGKILL leaves it to be
- * taken over once older than the stale time). proper-lockfile's stale takeover is not atomic
- * and an event-loop stall can let another process take a live lease, so the lease is fenced:
- * each acquisition writes a fresh token into the lock, and every commit first checks that the
- * token in the lock is still ours. A lease found lost stays lost.
+ * A cross-process writer lease on one session, in two layers (STORAGE.md, "Fencing"):
+ *
+ * 1. The kernel lock (kernelLock.ts): flock on locks/<id>.flock, taken first and kept open for
+ *    as long as the lease is held. The kernel drops it when the holder dies and never while it
+ *    lives, so on one machine (any PID namespace) a live holder — stalled, stopped, compacting —
+ *    is never taken over, and a dead one is taken over at once. While it is held, every write of
+ *    this process is the current holder's: no check can be separated from its write by a stall.
+ * 2. The lease directory (proper-lockfile: an atomic mkdir of locks/<id>.lock, its mtime
+ *    refreshed while held) and its holder record: it names the holder for the refused, and it is
+ *    what fences holders on other hosts sharing the store over a file system whose locks are not
+ *    shared (there only the stale time can decide). Each acquisition writes a fresh token into
+ *    it, and every commit first checks that the token is still ours. A lease found lost stays lost.
  */
 export class SessionLease {
   private lost = false;
@@ -53,10 +62,41 @@ export class SessionLease {
     private readonly lockDir: string,
     private readonly record: HolderRecord,
     private readonly releaseLock: () => Promise<void>,
+    private readonly kernel: KernelLock | undefined,
   ) {}
 
-  static async acquire(fsl: FsLayer, layout: StoreLayout, id: string, staleMs: number): Promise<SessionLease> {
+  /**
+   * `underStoreLock`: the caller holds the store's kernel lock exclusively (a rekey), so no
+   * sidecar serves the store from this machine and the sessions' kernel locks are not taken
+   * (one helper process each); their lease directories still fence other hosts.
+   */
+  static async acquire(fsl: FsLayer, layout: StoreLayout, id: string, staleMs: number, underStoreLock = false): Promise<SessionLease> {
     ensurePrivateDir(fsl, layout.locksDir);
+    if (underStoreLock) return SessionLease.acquireLeaseDir(fsl, layout, id, staleMs, undefined);
+    const lockDir = layout.lockDir(id);
+    let kernel: KernelLock | undefined;
+    try {
+      kernel = await KernelLock.tryAcquire(fsl, layout.kernelLock(id));
+    } catch (err) {
+      throw err instanceof UnsafeFileError ? unsafeLock(id, err) : leaseNotTaken(err);
+    }
+    // Held by a live process on this machine (or on a host whose locks this file system shares).
+    if (kernel === undefined) throw locked(id, readHolder(fsl, lockDir));
+    if (!kernelLocksAvailable()) {
+      // No flock helper on this machine (kernelLock.ts): the lease directory alone fences, as on
+      // a file system without shared locks.
+      kernel.release();
+      kernel = undefined;
+    }
+    try {
+      return await SessionLease.acquireLeaseDir(fsl, layout, id, staleMs, kernel);
+    } catch (err) {
+      kernel?.release();
+      throw err;
+    }
+  }
+
+  private static async acquireLeaseDir(fsl: FsLayer, layout: StoreLayout, id: string, staleMs: number, kernel: KernelLock | undefined): Promise<SessionLease> {
     const lockDir = layout.lockDir(id);
     let lease: SessionLease | undefined;
     const lockfile = await properLockfile();
@@ -71,9 +111,10 @@ export class SessionLease {
       if (err instanceof UnsafeFileError) throw unsafeLock(id, err);
       if (errnoOf(err) !== 'ELOCKED') throw leaseNotTaken(err);
       const holder = readHolder(fsl, lockDir);
-      if (holder ? !heldByDeadProcess(holder) : !acquirerDied(fsl, lockDir)) throw locked(id, holder);
+      if (!(kernel ? leftByDeadHolder(holder) : holder ? heldByDeadProcess(holder) : acquirerDied(fsl, lockDir))) throw locked(id, holder);
       // Its holder died on this machine (a SIGKILL, a crash): no need to wait for the stale
-      // time. If two processes race here, the fencing token lets only the last one write.
+      // time. With the kernel lock held no one else can be here; without kernel locks, if two
+      // processes race here, the fencing token lets only the last one write.
       removeQuietly(fsl, lockDir);
       try {
         release = await take();
@@ -85,6 +126,7 @@ export class SessionLease {
     }
     const record: HolderRecord = {
       pid: process.pid, hostname: os.hostname(), startedAt: new Date().toISOString(), token: randomBytes(12).toString('hex'),
+      ...(kernel ? { kernelLock: true } : {}),
     };
     try {
       // A temp file (O_CREAT|O_EXCL|O_NOFOLLOW, 0600, random name) renamed over the holder name:
@@ -98,7 +140,7 @@ export class SessionLease {
       await release().catch(() => undefined);
       throw err instanceof UnsafeFileError ? unsafeLock(id, err) : leaseNotTaken(err);
     }
-    lease = new SessionLease(fsl, lockDir, record, release);
+    lease = new SessionLease(fsl, lockDir, record, release, kernel);
     return lease;
   }
 
@@ -110,7 +152,7 @@ export class SessionLease {
     if (!this.lost) {
       const st = this.fsl.lstatSync(holderFile(this.lockDir));
       const stamp = st ? `${st.ino}:${st.size}:${st.mtimeMs}` : '';
-      if (stamp === '' || (stamp !== this.verified && readHolder(this.fsl, this.lockDir)?.token !== this.record.token)) this.lost = true;
+      if (stamp === '' || (stamp !== this.verified && readHolder(this.fsl, this.lockDir)?.token !== this.record.token)) this.markLost();
       else this.verified = stamp;
     }
     if (!this.lost) return undefined;
@@ -124,14 +166,22 @@ export class SessionLease {
     return !this.lost && readHolder(this.fsl, this.lockDir)?.token === this.record.token;
   }
 
+  /**
+   * The lease is lost for good (taken over by a host our kernel lock does not reach, or its
+   * refresh fell behind the stale time): nothing more is written under it, so the kernel lock is
+   * given back at once and the next holder need not wait for this process to exit. It is released
+   * only here, on this thread, never between a check and the write it guards (both synchronous).
+   */
   markLost(): void {
     this.lost = true;
+    this.kernel?.release();
   }
 
   /** As if this process had died: the lease is given up without waiting for anything. */
   abandon(): void {
     this.lost = true;
     removeQuietly(this.fsl, this.lockDir);
+    this.kernel?.release();
   }
 
   /**
@@ -142,8 +192,8 @@ export class SessionLease {
    * (proper-lockfile's refresh timer finds the directory's mtime changed and stops by itself).
    */
   async release(): Promise<void> {
-    if (this.lost) return; // the lock belongs to another holder now: never remove theirs
     try {
+      if (this.lost) return; // the lock belongs to another holder now: never remove theirs
       if (readHolder(this.fsl, this.lockDir)?.token !== this.record.token) {
         this.lost = true;
         return;
@@ -152,6 +202,10 @@ export class SessionLease {
       await this.releaseLock();
     } catch {
       // already released or compromised: nothing of ours to remove
+    } finally {
+      // Last: whoever takes the kernel lock next finds the lease directory gone (or ours, left
+      // by a failed removal: a holder with a kernel lock it no longer has, taken over at once).
+      this.kernel?.release();
     }
   }
 }
@@ -227,6 +281,18 @@ const HOLDERLESS_GRACE_MS = 1000;
 function acquirerDied(fsl: FsLayer, lockDir: string): boolean {
   const st = fsl.lstatSync(lockDir);
   return st !== undefined && Date.now() - st.mtimeMs > HOLDERLESS_GRACE_MS;
+}
+
+/**
+ * We hold the session's kernel lock, so no live holder on this machine holds the lease: a
+ * holder record from this host that says it held the kernel lock too (its process is gone,
+ * whatever PID namespace it ran in), or no record at all (its acquirer died between the lock
+ * and the record), is taken over at once. A holder on another host, or one of a version without
+ * kernel locks, may live where our lock does not reach: its lease is taken after the stale time.
+ */
+function leftByDeadHolder(holder: HolderRecord | undefined): boolean {
+  if (holder === undefined) return true;
+  return holder.kernelLock === true && holder.hostname === os.hostname();
 }
 
 /** Only provable on this machine: the pid is gone (a reused pid only makes us wait for the stale time). */

@@ -16,6 +16,9 @@ import { firstLine } from './journal/lines.js';
 import { corrupt, crcOf, type JournalPosition, scanRecords } from './journal/scan.js';
 import type { StoreLayout } from './layout.js';
 import { SessionLease } from './leases.js';
+import { KernelLock } from './kernelLock.js';
+import { ensurePrivateDir } from '../../durable/durableFile.js';
+import { UnsafeFileError } from '../../durable/errors.js';
 import { keepTornTail, namesIn, removeCache, removeTemps, replaceFile, TempFile } from './rekeyFiles.js';
 import { openWith, sealedKeyId, sealWith } from './sealedFile.js';
 
@@ -74,8 +77,16 @@ export async function rekeyStore(layout: StoreLayout, opts: RekeyOptions): Promi
   to?.registerWith(secrets);
   const gate = (plain: Buffer) => checkBytes(secrets, plain);
   const ciphers: Ciphers = { from: from && { key: from, gate }, to: to && { key: to, gate } };
-  const ids = sessionIds(fsl, layout);
-  const leases = await takeLeases(fsl, layout, ids, opts.leaseStaleMs ?? 10_000);
+  const storeLock = await excludeServers(fsl, layout);
+  let leases: SessionLease[];
+  let ids: string[];
+  try {
+    ids = sessionIds(fsl, layout);
+    leases = await takeLeases(fsl, layout, ids, opts.leaseStaleMs ?? 10_000);
+  } catch (err) {
+    storeLock.release();
+    throw err;
+  }
   const report: RekeyReport = { sessions: ids.length, rewritten: 0, skipped: 0 };
   try {
     if (!marker?.rekey) writeMarker(fsl, layout, { rekey: wanted });
@@ -85,8 +96,29 @@ export async function rekeyStore(layout: StoreLayout, opts: RekeyOptions): Promi
     writeMarker(fsl, layout, to ? { keyId: to.id } : undefined);
   } finally {
     await Promise.all(leases.map((l) => l.release()));
+    storeLock.release();
   }
   return report;
+}
+
+/**
+ * Step 0: the store's kernel lock, exclusively (layout.storeLock). Every serving sidecar holds it
+ * shared for as long as it lives (StoreCore.serveStore), whether or not it has a session open, so
+ * a rekey never runs beside one, and a sidecar cannot start while a rekey runs. Held to the end.
+ */
+async function excludeServers(fsl: FsLayer, layout: StoreLayout): Promise<KernelLock> {
+  ensurePrivateDir(fsl, layout.locksDir);
+  let lock: KernelLock | undefined;
+  try {
+    lock = await KernelLock.tryAcquire(fsl, layout.storeLock, 'exclusive');
+  } catch (err) {
+    if (err instanceof UnsafeFileError) throw new StoreError('UnsafeStore', `rekey refused: ${path.basename(err.path)} ${err.reason}; nothing changed`, { reason: err.reason });
+    throw err;
+  }
+  if (!lock) {
+    throw new StoreError('SessionLocked', 'a sidecar is serving this store (or another rekey is running): stop it first; nothing was changed', { reason: 'storeServed' });
+  }
+  return lock;
 }
 
 interface Ciphers {
@@ -112,7 +144,7 @@ function sessionIds(fsl: FsLayer, layout: StoreLayout): string[] {
 async function takeLeases(fsl: FsLayer, layout: StoreLayout, ids: string[], staleMs: number): Promise<SessionLease[]> {
   const held: SessionLease[] = [];
   try {
-    for (const id of ids) held.push(await SessionLease.acquire(fsl, layout, id, staleMs));
+    for (const id of ids) held.push(await SessionLease.acquire(fsl, layout, id, staleMs, true));
   } catch (err) {
     await Promise.all(held.map((l) => l.release()));
     if (err instanceof StoreError && err.kind === 'SessionLocked') {

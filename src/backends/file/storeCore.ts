@@ -21,6 +21,9 @@ import type { StoreKey } from '../../durable/storeKey.js';
 import { checkBytes } from '../../domain/secrets/finalGate.js';
 import { attachKey, storeKeyOf } from './journal/cipher.js';
 import { checkMarker } from './encryptionMarker.js';
+import { KernelLock } from './kernelLock.js';
+import { ensurePrivateDir } from '../../durable/durableFile.js';
+import { keyMismatch } from './journal/cipher.js';
 
 
 export interface FileStoreOptions {
@@ -115,6 +118,7 @@ export abstract class StoreCore {
     this.useLeases = opts.leases ?? true;
     this.readOnly = opts.readOnly ?? false;
     const key = opts.encryptionKey;
+    this.encryptionKey = key;
     if (key) {
       key.registerWith(this.allSecrets); // the key may never be stored, in any encoding
       attachKey(this.fsl, { key, gate: (plain) => checkBytes(this.allSecrets, plain) });
@@ -144,8 +148,37 @@ export abstract class StoreCore {
     return storeKeyOf(this.fsl)?.key.id;
   }
 
+  /** The store's kernel lock, shared, while this instance serves (serveStore). */
+  private serving: KernelLock | undefined;
+  private readonly encryptionKey: StoreKey | undefined;
+
+  /**
+   * Marks the store as served by this process for as long as it lives: a shared kernel lock on
+   * locks/.store.flock, which a rekey takes exclusively (rekey.ts). A rekey under way refuses the
+   * start (KeyMismatch rekeyInProgress); a sidecar serving refuses the rekey.
+   */
+  async serveStore(): Promise<void> {
+    if (this.readOnly || !this.useLeases || this.serving) return;
+    try {
+      ensurePrivateDir(this.fsl, this.layout.locksDir);
+      this.serving = await KernelLock.tryAcquire(this.fsl, this.layout.storeLock, 'shared');
+    } catch (err) {
+      if (err instanceof UnsafeFileError) throw new StoreError('UnsafeStore', `store refused: ${path.basename(err.path)} ${err.reason}`, { reason: err.reason });
+      throw err;
+    }
+    if (!this.serving) throw keyMismatch('the store is being rekeyed by another process: start the sidecar again when session-sidecar rekey has finished', 'rekeyInProgress');
+    checkMarker(this.fsl, this.layout, this.encryptionKey, false); // a rekey that finished before we locked
+  }
+
+  /**
+   * Before every write open and create: the lease, and the store still under the key this
+   * instance started with — a rekey that ran meanwhile (from a host our store lock does not
+   * reach) is KeyMismatch here, before anything is written under the old key.
+   */
   protected async acquireLease(id: string): Promise<SessionLease | undefined> {
-    return this.useLeases ? SessionLease.acquire(this.fsl, this.layout, id, this.leaseStaleMs) : undefined;
+    if (!this.useLeases) return undefined;
+    checkMarker(this.fsl, this.layout, this.encryptionKey, true);
+    return SessionLease.acquire(this.fsl, this.layout, id, this.leaseStaleMs);
   }
 
   protected refuseIfReadOnly(what: string): void {
@@ -334,6 +367,8 @@ export abstract class StoreCore {
     this.sessions.clear();
     await Promise.all(all.map((s) => s.close()));
     if (!this.readOnly) await this.listCache.save();
+    this.serving?.release();
+    this.serving = undefined;
   }
 }
 

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../helpers.js';
 import { note, store, storeError } from './storeHelpers.js';
 
@@ -39,6 +39,40 @@ describe('writer leases in one process', () => {
     expect(fs.readFileSync(path.join(root, 'sessions', sessionId, 'journal.jsonl')).equals(journal)).toBe(true);
     await a.closeAll();
     expect(fs.existsSync(path.join(root, 'locks', `${sessionId}.lock`))).toBe(true); // never removes a lock it lost
+  });
+
+  it('abandon (a simulated crash) lets a new instance take the lease at once', async () => {
+    const root = tempDir();
+    const a = leased(root);
+    const { sessionId } = await a.create({});
+    a.abandon();
+    const b = leased(root);
+    expect((await b.open(sessionId, 'write')).mode).toBe('write');
+    await b.closeAll();
+  });
+
+  it('deleting a session held by another writer is refused', async () => {
+    const root = tempDir();
+    const a = leased(root);
+    const { sessionId } = await a.create({});
+    await storeError(leased(root).delete(sessionId), 'SessionLocked');
+    await a.closeAll();
+  });
+});
+
+/**
+ * The lease directory alone, as on a file system whose locks the writers do not share (NFS with
+ * local locks, a host the kernel lock does not reach): only the stale time and the fencing token
+ * decide there (STORAGE.md, "Fencing"). SESSION_SIDECAR_KERNEL_LOCKS=off stands for it.
+ */
+describe('writer leases without kernel locks (the stale-time path)', () => {
+  const saved = process.env.SESSION_SIDECAR_KERNEL_LOCKS;
+  beforeAll(() => {
+    process.env.SESSION_SIDECAR_KERNEL_LOCKS = 'off';
+  });
+  afterAll(() => {
+    if (saved === undefined) delete process.env.SESSION_SIDECAR_KERNEL_LOCKS;
+    else process.env.SESSION_SIDECAR_KERNEL_LOCKS = saved;
   });
 
   it('a real stale takeover (proper-lockfile) fences the stalled holder deterministically: its next commit is LeaseLost, the new holder writes', async () => {
@@ -115,23 +149,5 @@ describe('writer leases in one process', () => {
     await storeError(store(root, { leases: true, leaseStaleMs: staleMs }).open(sessionId, 'write'), 'SessionLocked');
     expect(await b.append(sessionId, [note(1)])).toMatchObject({ firstSeq: 1 });
     await b.closeAll();
-  });
-
-  it('abandon (a simulated crash) lets a new instance take the lease at once', async () => {
-    const root = tempDir();
-    const a = leased(root);
-    const { sessionId } = await a.create({});
-    a.abandon();
-    const b = leased(root);
-    expect((await b.open(sessionId, 'write')).mode).toBe('write');
-    await b.closeAll();
-  });
-
-  it('deleting a session held by another writer is refused', async () => {
-    const root = tempDir();
-    const a = leased(root);
-    const { sessionId } = await a.create({});
-    await storeError(leased(root).delete(sessionId), 'SessionLocked');
-    await a.closeAll();
   });
 });
