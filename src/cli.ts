@@ -155,9 +155,16 @@ async function openStore(args: ServeArgs, log: ReturnType<typeof createStderrLog
 
 async function openDurableStore(args: ServeArgs, warn: (m: string) => void, secrets: SecretSet): Promise<SessionStore> {
   if (!args.pg) {
-    const store = new FileSessionStore(args.store, { warn, vocabulary: protocolVocabulary, leaseStaleMs: args.leaseStaleMs, secrets, ...(args.key ? { encryptionKey: args.key } : {}) });
-    await store.serveStore(); // a rekey under way refuses the start; while we serve, no rekey starts
-    return store;
+    // First the store lock: a rekey under way refuses the start; while we serve, no rekey starts.
+    const serving = await FileSessionStore.lockForServing(args.store);
+    try {
+      const store = new FileSessionStore(args.store, { warn, vocabulary: protocolVocabulary, leaseStaleMs: args.leaseStaleMs, secrets, ...(args.key ? { encryptionKey: args.key } : {}) });
+      store.holdServingLock(serving);
+      return store;
+    } catch (err) {
+      serving?.release();
+      throw err;
+    }
   }
   // Loaded only for a PostgreSQL store: a file store's start never pays for them.
   const [{ openPostgresBackend }, { storeErrorOf }, { PostgresSessionStore }] = await Promise.all([

@@ -6,7 +6,7 @@
  *
  * --runs N   SIGKILL runs (default 1000); the other scenarios scale with it (see `plan`).
  * --seed S   master seed (default: random); every scenario's failure message names its seed.
- * --only     a comma-separated subset of the scenarios.
+ * --only     a comma-separated subset of the scenarios (kill, power, enospc, eio, fuzz, stall).
  * --no-docs  do not rewrite docs/RELIABILITY.md (it is rewritten only after a full, passing run).
  *
  * Prints a summary and rewrites docs/RELIABILITY.md with the figures.
@@ -24,9 +24,10 @@ import { type KillStats, runKillTorture } from '../test/torture/kill.js';
 import { type PowerLossStats, runPowerLoss } from '../test/torture/powerLoss.js';
 import { newSeed, Rng } from '../test/torture/rng.js';
 import { snapshotTree } from '../test/fsSnapshot.js';
+import { runStalls, type StallStats } from '../test/fencing/stall.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SCENARIOS = ['kill', 'power', 'enospc', 'eio', 'fuzz'] as const;
+const SCENARIOS = ['kill', 'power', 'enospc', 'eio', 'fuzz', 'stall'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const { values } = parseArgs({
@@ -51,6 +52,8 @@ const plan = {
   // at most 60 full-disk rounds: the acknowledged records of ~100 rounds fill the 2 MiB tmpfs for good
   enospc: { rounds: Math.min(60, Math.max(6, Math.round(runs / 50))) },
   fuzz: { frames: Math.max(10_000, runs * 20) },
+  // each stall outlasts the lease's stale time (~7–15 s a run)
+  stall: { runs: Math.max(4, Math.round(runs / 50)) },
 };
 
 
@@ -69,7 +72,7 @@ async function timed<T>(name: Scenario, run: () => Promise<T>): Promise<T> {
   }
 }
 
-const results: { kill?: KillStats; power?: PowerLossStats; enospc?: EnospcResult; eio?: EioStats; fuzz?: FuzzStats } = {};
+const results: { kill?: KillStats; power?: PowerLossStats; enospc?: EnospcResult; eio?: EioStats; fuzz?: FuzzStats; stall?: StallStats } = {};
 const started = new Date();
 const t0 = performance.now();
 try {
@@ -78,6 +81,7 @@ try {
   if (only.has('enospc')) results.enospc = await timed('enospc', () => runEnospc({ ...plan.enospc, seed: scenarioSeed.enospc, progress: log }));
   if (only.has('eio')) results.eio = await timed('eio', () => runEio({ ...plan.eio, seed: scenarioSeed.eio, progress: log }));
   if (only.has('fuzz')) results.fuzz = await timed('fuzz', () => runFuzz({ ...plan.fuzz, seed: scenarioSeed.fuzz, snapshot: snapshotTree, progress: log }));
+  if (only.has('stall')) results.stall = await timed('stall', () => runStalls({ ...plan.stall, seed: scenarioSeed.stall, progress: log }));
 } catch (err) {
   log(`\nTORTURE FAILED (master seed ${seed}; replay with --seed ${seed} --runs ${runs}${values.only ? ` --only ${values.only}` : ''}):\n${(err as Error).stack ?? String(err)}`);
   process.exit(1);
@@ -117,11 +121,17 @@ if (f) {
   rows.push(['Bad input (binary, fast-check)', `${n(f.frames)} frames in ${n(f.processes)} processes; ${n(f.responses)} responses checked (${n(f.nullIdErrors)} with id null); ${Object.keys(f.terminal).length} fatal/terminal frame kinds; store bytes unchanged`, s(seconds.fuzz)]);
 }
 
+const st = results.stall;
+if (st) {
+  rows.push(['Stalled holders (binary, strace delays and SIGSTOP)', `${n(st.runs)} stalls past the lease's stale time (${Object.entries(st.by).sort().map(([kind, c]) => `${n(c)} ${kind}`).join(', ')}); the stalled operation answered ${Object.entries(st.outcomes).sort().map(([o, c]) => `${o} ${n(c)}`).join(', ')}; ${n(st.refused)} takeover attempts while the holder lived, all refused; ${n(st.acknowledged)} acknowledged records of both writers checked, state values checked, verify clean after each`, s(seconds.stall)]);
+}
+
 const summary = [
   `runs: ${n(runs)} SIGKILL runs${p ? `, ${n(p.crashPoints)} power-loss crash points` : ''}${e ? `, ${n(e.injections)} EIO injections` : ''}${full ? `, ${n(full.rounds)} full-disk rounds` : ''}`,
   `acknowledged records checked: ${n(ackChecked)}`,
   'lost: 0 (any loss fails the run)',
   `fuzz frames: ${n(f?.frames ?? 0)}`,
+  ...(st ? [`stalls: ${n(st.runs)}, takeovers of a live holder: 0`] : []),
   `time: ${total.toFixed(1)} s, master seed ${seed}`,
 ];
 
@@ -156,7 +166,8 @@ and, for the agent runtime (§15), that a state value is replaced atomically, th
 \`toolSeq\` are never reused, and that no record ever references a missing or damaged blob.
 \`npm run torture\` tries hard to break each promise. Its short version runs inside \`npm test\`
 (\`test/torture/*.test.ts\`); the long one is \`torture/run.ts\`. Both call the same scenario
-modules (\`test/torture/kill.ts\`, \`powerLoss.ts\`, \`enospc.ts\`, \`eio.ts\`, \`fuzz.ts\`).
+modules (\`test/torture/kill.ts\`, \`powerLoss.ts\`, \`enospc.ts\`, \`eio.ts\`, \`fuzz.ts\`,
+\`test/fencing/stall.ts\`).
 
 The scenarios are of two kinds, kept apart here and in their test names:
 
@@ -182,7 +193,7 @@ ${rows.map(([a, b, c]) => `| ${a} | ${b} | ${c} |`).join('\n')}
 - **runs:** ${n(runs)} SIGKILLs${p ? `; ${n(p.crashPoints)} simulated power cuts (every sync point of ${n(p.workloads)} workloads)` : ''}${e ? `; ${n(e.injections)} EIO injections` : ''}
 - **acknowledged records checked:** ${n(ackChecked)} (each acknowledged record is checked again after every later crash of its store)
 - **lost: 0** — a single lost, changed, reordered or partly visible acknowledged record fails the run
-- **fuzz frames:** ${n(f?.frames ?? 0)}
+- **fuzz frames:** ${n(f?.frames ?? 0)}${st ? `\n- **stalls:** ${n(st.runs)} holders stalled past the stale time; a live holder taken over: 0` : ''}
 
 ## Running it
 

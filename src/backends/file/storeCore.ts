@@ -21,7 +21,7 @@ import type { StoreKey } from '../../durable/storeKey.js';
 import { checkBytes } from '../../domain/secrets/finalGate.js';
 import { attachKey, storeKeyOf } from './journal/cipher.js';
 import { checkMarker } from './encryptionMarker.js';
-import { KernelLock } from './kernelLock.js';
+import { KernelLock, kernelLocksAvailable } from './kernelLock.js';
 import { ensurePrivateDir } from '../../durable/durableFile.js';
 import { keyMismatch } from './journal/cipher.js';
 
@@ -107,6 +107,9 @@ export abstract class StoreCore {
     // Every write of this store passes the final secret gate (secrets/finalGate.ts).
     this.fsl = gateFs(opts.fs ?? nodeFs, this.allSecrets);
     this.layout = new StoreLayout(this.root);
+    if ((opts.leases ?? true) && !opts.readOnly && !kernelLocksAvailable()) {
+      (opts.warn ?? (() => {}))('no kernel locks here (neither util-linux flock nor perl on PATH, or SESSION_SIDECAR_KERNEL_LOCKS=off): writer leases are fenced by their stale time alone (STORAGE.md, Fencing)');
+    }
     this.listCache = new ListCache(this.fsl, this.layout);
     this.clock = opts.clock ?? Date.now;
     this.maxRecordBytes = opts.maxRecordBytes ?? 32 << 20;
@@ -148,26 +151,35 @@ export abstract class StoreCore {
     return storeKeyOf(this.fsl)?.key.id;
   }
 
-  /** The store's kernel lock, shared, while this instance serves (serveStore). */
+  /** The store's kernel lock, shared, while this instance serves (lockForServing). */
   private serving: KernelLock | undefined;
   private readonly encryptionKey: StoreKey | undefined;
 
   /**
-   * Marks the store as served by this process for as long as it lives: a shared kernel lock on
-   * locks/.store.flock, which a rekey takes exclusively (rekey.ts). A rekey under way refuses the
-   * start (KeyMismatch rekeyInProgress); a sidecar serving refuses the rekey.
+   * Marks a store as served by this process for as long as it lives: a shared kernel lock on
+   * locks/.store.flock, which a rekey takes exclusively (rekey.ts). Taken before the store is
+   * opened (its encryption marker read), so a rekey under way is told apart from an interrupted
+   * one: KeyMismatch rekeyInProgress. While it is held, no rekey starts. Hand it to the instance
+   * with `holdServingLock`.
    */
-  async serveStore(): Promise<void> {
-    if (this.readOnly || !this.useLeases || this.serving) return;
+  static async lockForServing(root: string, fsl: FsLayer = nodeFs): Promise<KernelLock | undefined> {
+    const layout = new StoreLayout(path.resolve(root));
+    let lock: KernelLock | undefined;
     try {
-      ensurePrivateDir(this.fsl, this.layout.locksDir);
-      this.serving = await KernelLock.tryAcquire(this.fsl, this.layout.storeLock, 'shared');
+      ensurePrivateDir(fsl, layout.root);
+      ensurePrivateDir(fsl, layout.locksDir);
+      lock = await KernelLock.tryAcquire(fsl, layout.storeLock, 'shared');
     } catch (err) {
-      if (err instanceof UnsafeFileError) throw new StoreError('UnsafeStore', `store refused: ${path.basename(err.path)} ${err.reason}`, { reason: err.reason });
+      if (err instanceof UnsafeFileError) throw new StoreError('UnsafeStore', `store refused: ${err.path} ${err.reason}`, { reason: err.reason });
       throw err;
     }
-    if (!this.serving) throw keyMismatch('the store is being rekeyed by another process: start the sidecar again when session-sidecar rekey has finished', 'rekeyInProgress');
-    checkMarker(this.fsl, this.layout, this.encryptionKey, false); // a rekey that finished before we locked
+    if (!lock) throw keyMismatch('the store is being rekeyed by another process: start the sidecar again when session-sidecar rekey has finished', 'rekeyInProgress');
+    return lock;
+  }
+
+  /** This instance serves the store: it keeps the lock until closeAll. */
+  holdServingLock(lock: KernelLock | undefined): void {
+    this.serving = lock;
   }
 
   /**
