@@ -127,7 +127,7 @@ export interface SessionSummary {
   cwd?: string;
   tags?: string[];
   /** In the trash (listed only with includeDeleted). */
-  deleted?: boolean;
+  deleted?: true;
 }
 
 /** A session in the trash (deleted, restorable until purged). */

@@ -8,15 +8,18 @@ import type { Framing } from './frameDecoder.js';
  * objects. Their concatenation must be one valid JSON value without raw newlines (JSON.stringify
  * output is). `toJSON` keeps any other serializer correct.
  */
-export class RawJson {
+export class RawJson<T = unknown> {
+  /** The value the bytes stand for, for the type checker only (handlers are typed by their result schema). */
+  declare readonly shape?: T;
+
   constructor(
     readonly parts: Buffer[],
     /** Called once the parts have been written out (or the write failed): nothing reads them after. */
     readonly release?: () => void,
   ) {}
 
-  toJSON(): unknown {
-    return JSON.parse(Buffer.concat(this.parts).toString('utf8'));
+  toJSON(): T {
+    return JSON.parse(Buffer.concat(this.parts).toString('utf8')) as T;
   }
 }
 

@@ -4,6 +4,7 @@ import type * as z from 'zod';
 import type { MethodDescriptor } from '../../protocol/common.js';
 import { JsonRpcErrorCode } from '../../protocol/errors.js';
 import type { Logger } from '../log.js';
+import type { RawJson } from '../framing/writers.js';
 import { invalidParams, scrubError, toResponseError, zodIssues } from './errors.js';
 
 /** A request handler bound to its descriptor: params are parsed by the descriptor's schema before it runs. */
@@ -12,17 +13,45 @@ export interface RequestHandler {
   handle(params: never, token: CancellationToken): unknown;
 }
 
-export function handle<S extends z.ZodType>(
-  descriptor: MethodDescriptor & { params: S },
-  fn: (params: z.output<S>, token: CancellationToken) => unknown,
+/**
+ * Binds a handler to its method's descriptor, as vscode-languageserver's `ProtocolRequestType<P, R>`
+ * does: the params it receives are the output of the descriptor's params schema, and what it
+ * returns must be assignable to the input of the descriptor's result schema — checked at compile
+ * time, so a handler cannot answer a shape the protocol does not describe. (At run time, with
+ * SESSION_SIDECAR_CHECK_RESULTS=1 — set by the test suites — every result is also parsed by its
+ * schema before it is sent: see Dispatcher.)
+ */
+export function handle<S extends z.ZodType, R extends z.ZodType>(
+  descriptor: MethodDescriptor<S, R>,
+  fn: (params: z.output<S>, token: CancellationToken) => Answer<z.input<R>> | Promise<Answer<z.input<R>>>,
 ): RequestHandler {
   return { descriptor, handle: fn as RequestHandler['handle'] };
 }
+
+/** A result as a value, or as its JSON bytes already known (RawJson: spliced, never re-serialized). */
+export type Answer<T> = T | RawJson<T>;
 
 /** What the lifecycle allows right now: undefined, or the error to answer with. */
 export type Gate = (method: string) => ResponseError<unknown> | undefined;
 
 export const MAX_NESTING = 128;
+
+/**
+ * Test suites set SESSION_SIDECAR_CHECK_RESULTS=1 (vitest.config.ts): every result is then parsed
+ * by its method's result schema before it is sent, and one that does not match is an internal
+ * error, never a silently malformed answer. (The compile-time check is `handle`'s signature.)
+ */
+const CHECK_RESULTS = process.env.SESSION_SIDECAR_CHECK_RESULTS === '1';
+
+function checkResult(descriptor: MethodDescriptor, result: unknown): void {
+  if (!descriptor.result) return;
+  const value = result !== null && typeof result === 'object' && 'toJSON' in result && typeof result.toJSON === 'function' ? result.toJSON() : result;
+  const parsed = descriptor.result.safeParse(value);
+  if (!parsed.success) {
+    const where = zodIssues(parsed.error).map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ');
+    throw new Error(`the result of ${descriptor.method} does not match its schema: ${where}`);
+  }
+}
 
 /**
  * Routes requests by method: lifecycle gate, cancellation, params validation, then the
@@ -66,7 +95,9 @@ export class Dispatcher {
     if (shape) throw invalidParams([{ path: '', message: shape }]);
     const parsed = handler.descriptor.params.safeParse(params ?? {});
     if (!parsed.success) throw invalidParams(zodIssues(parsed.error));
-    return handler.handle(parsed.data as never, token);
+    const result = await handler.handle(parsed.data as never, token);
+    if (CHECK_RESULTS) checkResult(handler.descriptor, result);
+    return result;
   }
 
   /** True while a handler runs. */

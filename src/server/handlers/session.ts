@@ -1,10 +1,11 @@
 import {
   sessionCompact, sessionHistory,
   DEFAULT_LIST_LIMIT, DEFAULT_READ_LIMIT, sessionAppend, sessionClose, sessionCreate, sessionList, sessionOpen, sessionRead, sessionSearch, sessionUpdate,
+  type SessionReadResult,
 } from '../../../protocol/index.js';
 import { RawJson } from '../../framing/writers.js';
 import { StoreError } from '../../domain/errors.js';
-import type { SessionStore } from '../../domain/types.js';
+import type { ReadPage, SessionStore } from '../../domain/types.js';
 import { searchSessions } from '../../engine/search.js';
 import { cancelled, handle, type RequestHandler } from '../dispatch.js';
 
@@ -23,10 +24,10 @@ export function sessionHandlers(store: SessionStore): RequestHandler[] {
     }),
     handle(sessionRead, async (p) => {
       const opts = { generation: p.generation, afterSeq: p.afterSeq, limit: p.limit ?? DEFAULT_READ_LIMIT, kinds: p.kinds };
-      if (p.inline || !store.readText) return store.read(p.sessionId, { ...opts, inline: p.inline });
+      if (p.inline || !store.readText) return wirePage(await store.read(p.sessionId, { ...opts, inline: p.inline }));
       // The records' stored JSON bytes go out as they are: no objects built, none re-serialized.
       const page = await store.readText(p.sessionId, opts);
-      return new RawJson([OPEN_RECORDS, ...page.body, Buffer.from(`],"lastSeq":${page.lastSeq},"nextAfterSeq":${page.nextAfterSeq}}`)], page.release);
+      return new RawJson<SessionReadResult>([OPEN_RECORDS, ...page.body, Buffer.from(`],"lastSeq":${page.lastSeq},"nextAfterSeq":${page.nextAfterSeq}}`)], page.release);
     }),
     handle(sessionCompact, async ({ _meta, sessionId, ...req }) => store.compact(sessionId, req)),
     handle(sessionHistory, async (p) => ({ generations: await store.history(p.sessionId) })),
@@ -41,6 +42,15 @@ export function sessionHandlers(store: SessionStore): RequestHandler[] {
 }
 
 const OPEN_RECORDS = Buffer.from('{"records":[');
+
+/**
+ * The store types records loosely (any `kind`: its own tests append extension kinds); over the
+ * protocol every record was parsed by the append schema (protocol/records.ts) before it was
+ * stored, and is read back as stored — so a page the server reads is the protocol's shape.
+ */
+function wirePage(page: ReadPage): SessionReadResult {
+  return page as unknown as SessionReadResult;
+}
 
 /** session/open names its session by id or by path (resume by path), exactly one of them. */
 function sessionToOpen(store: SessionStore, p: { sessionId?: string; path?: string }): string {
