@@ -91,7 +91,7 @@ async function copySession(from: TransferEnd, to: TransferEnd, id: string, o: Mi
     sum.blobs++;
     sum.blobBytes += bytes.length;
   }
-  const { snapshot, toolSeq } = snapshotFor(bundle);
+  const { snapshot, toolSeq } = snapshotFor(bundle, (texts) => secrets.findInBytes(Buffer.from(texts.join('\n'), 'utf8')));
   await to.import(bundle, snapshot, toolSeq, secrets);
   const copied = await to.export(id);
   if (!sameBundle(bundle, copied)) throw new StoreError('Corrupt', 'the copy read back from the destination differs from the source: do not use it; verify the destination');
@@ -147,12 +147,12 @@ export function sameBundle(a: SessionBundle, b: SessionBundle): boolean {
 }
 
 /** What the engine keeps beside the records on PostgreSQL: turn and counters of the active generation, summaries. */
-function snapshotFor(b: SessionBundle): { snapshot: Snapshot; toolSeq: number } {
+function snapshotFor(b: SessionBundle, gate: (texts: string[]) => string | undefined): { snapshot: Snapshot; toolSeq: number } {
   const active = b.generations[b.generations.length - 1]?.records ?? [];
   let state = EMPTY_PREFIX;
   const base = baseState(JSON.parse(b.header.text) as SessionHeader);
   for (const r of active) state = reducePrefix(state, { ...(JSON.parse(r.text) as Record<string, unknown>), seq: r.seq, kind: r.kind }, base);
-  const all = summariesOf(b.generations.flatMap((g) => g.records));
-  const recent = summariesOf(active);
+  const all = summariesOf(b.generations.flatMap((g) => g.records), gate);
+  const recent = summariesOf(active, gate);
   return { snapshot: snapshotOf(state, all[0], recent[recent.length - 1] ?? all[all.length - 1]), toolSeq: state.runtime.toolSeq };
 }

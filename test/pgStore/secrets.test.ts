@@ -75,4 +75,25 @@ describe.skipIf(pgSkip)('PostgreSQL store: secrets', () => {
       await store.closeAll();
     }
   });
+
+  it('the second net: a write handed to the backend without the store\'s gate (a forgotten call site) is refused before it is sent', async () => {
+    const url = (await sharedCluster()).url;
+    const schema = freshSchema('n');
+    const store = new PostgresSessionStore(await openPostgresBackend({ url, schema }), { localRoot: tempDir() });
+    try {
+      const { sessionId } = await store.create({ title: 'netted' }, { values: [SECRET] });
+      // The backend's own create, called as a write path that skipped the gate would call it.
+      const header = { sessionId: 'net-probe', createdAt: new Date().toISOString(), text: JSON.stringify({ sessionId: 'net-probe', title: `x ${SECRET}` }) };
+      const empty = { turn: null, runtime: null, usage: null, firstMessage: `user: ${SECRET}`, lastMessage: null, header: null };
+      const err = await store.db.create(header as never, [], empty).then(() => undefined, (e: unknown) => e as { kind?: string; message: string });
+      expect(err?.kind).toBe('SecretRejected');
+      expect(err?.message).not.toContain(SECRET);
+      const dump = await allText(url, schema);
+      expect(dump).not.toContain('net-probe');
+      for (const e of ENCODINGS) expect(dump).not.toContain(e);
+      expect((await store.list({})).sessions.map((x) => x.sessionId)).toEqual([sessionId]);
+    } finally {
+      await store.closeAll();
+    }
+  });
 });

@@ -10,6 +10,8 @@
  * Every instance a test makes is closed after the test (closeAll), crashed ones excepted.
  */
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import pgLib from 'pg';
 import { afterAll, afterEach, describe, expect } from 'vitest';
 import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
@@ -46,6 +48,11 @@ export interface StoreFixture {
    * server). The instance must not be used again.
    */
   crash(s: SessionStore): Promise<void>;
+  /**
+   * Every byte the backend keeps, as text to search: every file under the store's root (file),
+   * every row of every table of the schema, as PostgreSQL prints it (postgres; bytea as hex).
+   */
+  dump(): Promise<string>;
 }
 
 export interface Backend {
@@ -79,6 +86,7 @@ const fileBackend: Backend = {
         (s as FileSessionStore).abandon();
         live.splice(live.indexOf(s), 1);
       },
+      dump: async () => filesUnder(root).map((f) => fs.readFileSync(f).toString('latin1')).join('\n'),
     };
   },
 };
@@ -106,6 +114,21 @@ const postgresBackend: Backend = {
     const names = new Map<SessionStore, string>();
     return {
       backend: 'postgres',
+      dump: async () => {
+        const c = new pgLib.Client({ connectionString: url });
+        await c.connect();
+        try {
+          const tables = await c.query("SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE'", [schema]);
+          const out: string[] = [];
+          for (const { table_name: t } of tables.rows as Array<{ table_name: string }>) {
+            const rows = await c.query(`SELECT t::text AS row FROM ${schema}.${t} t`);
+            for (const r of rows.rows as Array<{ row: string }>) out.push(`${t}: ${r.row}`);
+          }
+          return out.join('\n');
+        } finally {
+          await c.end();
+        }
+      },
       store: await open(opts),
       reopen: (o = opts) => open(o),
       crash: async (s) => {
@@ -131,6 +154,16 @@ const postgresBackend: Backend = {
 };
 
 export const BACKENDS: Backend[] = [fileBackend, postgresBackend];
+
+function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...filesUnder(p));
+    else if (e.isFile()) out.push(p);
+  }
+  return out;
+}
 
 /**
  * describe() once per backend; the body gets a `setup` that makes a fresh store fixture.

@@ -14,7 +14,29 @@ const LISTED = 'Listed-Env-Value-5e4f3a2b';
 const SENT = 'Sent-Value-1a2b3c4d5e';
 const env = { PROVIDER_KEY: API, LISTED_KEY: LISTED };
 
+/** The forms a stored copy of `secret` could take: as written, JSON-escaped, hex (bytea), base64. */
+function formsOf(secret: string): string[] {
+  return [secret, JSON.stringify(secret).slice(1, -1), Buffer.from(secret).toString('hex'), Buffer.from(secret).toString('base64')];
+}
+
 eachBackend('secrets', (setup) => {
+  it('a secret split across content parts is never put together in a stored summary, nor anywhere else the backend keeps (issue 26)', async () => {
+    const f = await setup();
+    const secret = 'correct horse battery staple';
+    const { sessionId: id } = await f.store.create({}, { values: [secret] });
+    // No part holds the secret; the first/last-message summary joins the parts with a space.
+    const parts = { kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'correct horse' }, { type: 'text', text: 'battery staple' }] } } as RecordInput;
+    expect(await f.store.append(id, [parts])).toEqual({ firstSeq: 1, lastSeq: 1 });
+    expect(await f.store.append(id, [user('then'), parts])).toEqual({ firstSeq: 2, lastSeq: 3 });
+    await f.store.closeAll();
+    const listed = await (await f.reopen()).list({});
+    expect(listed.sessions).toHaveLength(1);
+    expect(JSON.stringify(listed)).not.toContain('battery staple');
+    const kept = await f.dump();
+    for (const form of formsOf(secret)) expect(kept, form).not.toContain(form);
+    expect(kept).toContain('battery staple'); // the parts themselves are kept as sent
+  });
+
   it('a registered secret in any encoding is refused (path and rule, never the value), nothing written; the others commit', async () => {
     const f = await setup({ vocabulary: VOCABULARY });
     const secret = 'Zq8kP3vWm7xRt2n-sidecar';

@@ -111,6 +111,11 @@ export class PostgresBackend {
     this.appends = new AppendQueue(conns, channel);
   }
 
+  /** Every statement's parameters pass `net` before they are sent (PgConnections.guardParams). */
+  guardParams(net: (text: string) => string | undefined): void {
+    this.conns.guardParams(net);
+  }
+
   static async open(o: PostgresBackendOptions): Promise<PostgresBackend> {
     const target = parsePostgresUrl(o.url);
     const schema = checkSchemaName(o.schema ?? DEFAULT_PG_SCHEMA);

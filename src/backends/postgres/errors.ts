@@ -22,7 +22,8 @@ export type PgBackendErrorKind =
   | 'SessionLocked'
   | 'LeaseLost'
   | 'InvalidArgument'
-  | 'UnsafeStore';
+  | 'UnsafeStore'
+  | 'SecretRejected';
 
 /** Where the failing call was: before COMMIT nothing can have been written. */
 export type Phase = 'read' | 'write' | 'commit';

@@ -10,7 +10,7 @@
  *   left unhandled (an unhandled `error` event would kill the process).
  */
 import type { Pool, PoolClient, Client, QueryResultRow } from 'pg';
-import { mapped, mapPgError, type PgBackendError, type Phase } from './errors.js';
+import { mapped, mapPgError, PgBackendError, type Phase } from './errors.js';
 import { sslOptionsOf, type PgTarget } from './url.js';
 
 export interface PgConnectOptions {
@@ -75,6 +75,32 @@ export interface Tx {
 }
 
 export class PgConnections {
+  /**
+   * The second net (the first is the store's final gate, over every value it hands the
+   * backend): every text or bytes parameter of every statement, in the one place statements are
+   * issued, is looked at for a registered secret before it is sent — a write path that forgot the
+   * gate is refused here (SecretRejected, nothing sent), as the file store's FsLayer wrapper
+   * refuses a write. Set by the store that owns the secrets (guardParams).
+   */
+  private net: ((text: string) => string | undefined) | undefined;
+
+  guardParams(net: (text: string) => string | undefined): void {
+    this.net = net;
+  }
+
+  private checkParams(params: unknown[]): void {
+    const net = this.net;
+    if (!net) return;
+    const look = (v: unknown, depth: number): void => {
+      const rule = typeof v === 'string' ? net(v) : Buffer.isBuffer(v) ? net(v.toString('latin1')) : undefined;
+      if (rule !== undefined) {
+        throw new PgBackendError('SecretRejected', `a registered secret reached a database statement (rule: ${rule}); nothing was sent`, { rule, path: '(database parameter)' });
+      }
+      if (Array.isArray(v) && depth < 2) for (const x of v) look(x, depth + 1);
+    };
+    for (const p of params) look(p, 0);
+  }
+
   private constructor(
     readonly options: PgConnectOptions,
     private readonly pg: PgModule,
@@ -92,6 +118,7 @@ export class PgConnections {
 
   /** One statement outside an explicit transaction (autocommit). */
   async query<R extends QueryResultRow = QueryResultRow>(sql: string, params: unknown[] = [], phase: Phase = 'read'): Promise<R[]> {
+    this.checkParams(params);
     return mapped(phase, async () => (await this.pool.query<R>(sql, params)).rows);
   }
 
@@ -121,7 +148,12 @@ export class PgConnections {
         healthy = false;
         throw mapPgError(err, 'write');
       }
-      const tx: Tx = { query: async (sql, params = []) => (await client.query(sql, params)).rows };
+      const tx: Tx = {
+        query: async (sql, params = []) => {
+          this.checkParams(params);
+          return (await client.query(sql, params)).rows;
+        },
+      };
       let result: T;
       try {
         result = await body(tx);

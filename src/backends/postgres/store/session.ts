@@ -35,13 +35,18 @@ export function snapshotOf(state: PlanState, firstMessage: string | undefined, l
   };
 }
 
-/** "role: text" summaries of the message records among `recs` (only messages are parsed). */
-export function summariesOf(recs: readonly SealedRecord[]): string[] {
+/**
+ * "role: text" summaries of the message records among `recs` (only messages are parsed).
+ * Summaries are derived text (parts joined, whitespace folded, cut): they can put together a
+ * registered secret that no record holds as such. One the gate refuses is left out (the session
+ * row then keeps none for it, as the file store's index entry does).
+ */
+export function summariesOf(recs: readonly SealedRecord[], gate: (texts: string[]) => string | undefined): string[] {
   const out: string[] = [];
   for (const r of recs) {
     if (r.kind !== 'message') continue;
     const s = summarizeRecord(JSON.parse(r.text) as Record<string, unknown>);
-    if (s !== undefined) out.push(s);
+    if (s !== undefined && gate([s]) === undefined) out.push(s);
   }
   return out;
 }
@@ -84,7 +89,7 @@ export class PgSession {
         clock,
         gate,
         persist: async (recs, lastSeq, after) => {
-          const summaries = summariesOf(recs);
+          const summaries = summariesOf(recs, gate);
           const first = this.firstMessage ?? summaries[0];
           const last = summaries[summaries.length - 1] ?? this.lastMessage;
           await pg(() => backend.appendBatch(id, recs, { lastSeq, generation: this.generation }, fence, snapshotOf(after, first, last)));

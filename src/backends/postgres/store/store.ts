@@ -83,6 +83,9 @@ export class PgStoreCore {
     this.warn = opts.warn ?? (() => {});
     this.vocabulary = opts.vocabulary ?? [];
     this.env = opts.env ?? process.env;
+    // The second net, in the one place statements are issued (the first: this.gate and the
+    // summaries' gate, before anything is handed to the backend).
+    db.guardParams((text) => (this.allSecrets.size === 0 ? undefined : this.allSecrets.findInText(text)));
     const fsl = gateFs(nodeFs, this.allSecrets);
     const localRoot = path.resolve(opts.localRoot);
     const scratchRoot = path.join(localRoot, 'scratch');
@@ -142,7 +145,7 @@ export class PgStoreCore {
     let state = EMPTY_PREFIX;
     const base = baseState(header);
     for (const r of initial) state = reducePrefix(state, { ...(JSON.parse(r.text) as Record<string, unknown>), seq: r.seq, kind: r.kind }, base);
-    const summaries = summariesOf(initial);
+    const summaries = summariesOf(initial, this.gate);
     return snapshotOf(state, summaries[0], summaries[summaries.length - 1]);
   }
 
