@@ -94,7 +94,32 @@ export class CommitQueue<S> {
 
   /** Records an unknown outcome of a write beside the records: nothing more is persisted. */
   failStop(reason: string): void {
-    this.stopped ??= reason;
+    this.stop(reason);
+  }
+
+  private readonly stopListeners: Array<(reason: string) => void> = [];
+
+  /**
+   * Called once when the queue fail-stops (at once if it has): where a session gives its lease
+   * back (it will never write again in this process, so the next holder need not wait for this
+   * process to exit) and its store records it. Fail-stop is decided here and nowhere else.
+   */
+  onStopped(listener: (reason: string) => void): void {
+    if (this.stopped !== undefined) listener(this.stopped);
+    else this.stopListeners.push(listener);
+  }
+
+  /** The one place the queue stops: the first reason is kept; listeners hear it once. */
+  private stop(reason: string): void {
+    if (this.stopped !== undefined) return;
+    this.stopped = reason;
+    for (const l of this.stopListeners.splice(0)) {
+      try {
+        l(reason);
+      } catch {
+        // a listener's failure (a lease already gone, say) changes nothing here
+      }
+    }
   }
 
   append(request: AppendRequest): Promise<CommittedAppend> {
@@ -186,7 +211,7 @@ export class CommitQueue<S> {
       }));
     }
     if (fenced) {
-      this.stopped = fenced.message;
+      this.stop(fenced.message);
       return p.reject(new StoreError(fenced.kind, fenced.message, { ...fenced.details, stage: 'preCommit' }));
     }
     try {
@@ -252,15 +277,15 @@ export class CommitQueue<S> {
   /** Unknown outcomes stop the queue; every error leaves here as a StoreError. */
   private failure(err: unknown): unknown {
     if (err instanceof FailStop) {
-      this.stopped ??= err.reason;
+      this.stop(err.reason);
       return err.error;
     }
     if (!(err instanceof StoreError)) {
-      this.stopped ??= 'an unexpected error during a commit';
+      this.stop('an unexpected error during a commit');
       return new StoreError('Uncertain', 'the commit failed unexpectedly; the session is read-only in this process');
     }
     if (err.kind === 'Uncertain' || (err.kind === 'Unavailable' && err.details.outcome === 'unknown') || err.kind === 'LeaseLost') {
-      this.stopped ??= err.kind === 'LeaseLost' ? 'a lost lease' : 'a commit with an unknown outcome';
+      this.stop(err.kind === 'LeaseLost' ? 'a lost lease' : 'a commit with an unknown outcome');
     }
     return err;
   }

@@ -13,6 +13,27 @@ const { store } = sharedPgStores();
 const msg = (content: string) => ({ kind: 'message', message: { role: 'user', content } });
 
 describe.skipIf(pgSkip)('PostgreSQL store', () => {
+  it('a fail-stopped session gives its lease back at once (it was heartbeated until the process exited)', async () => {
+    const schema = freshSchema('fs');
+    const a = await store(schema);
+    const { sessionId } = await a.create({ title: 'stops' });
+    await a.append(sessionId, [msg('one')]);
+    const b = await store(schema);
+    await expect(b.open(sessionId, 'write')).rejects.toMatchObject({ kind: 'SessionLocked' });
+    // What an unknown commit outcome does to the session's commit queue (the trigger is covered by
+    // test/conformance/pgCrash.test.ts): it stops, for good, in this process.
+    const queue = (a as unknown as { sessions: Map<string, { queue: { failStop(r: string): void } }> }).sessions.get(sessionId)!.queue;
+    queue.failStop('a commit with an unknown outcome');
+    await expect(a.append(sessionId, [msg('two')])).rejects.toMatchObject({ kind: 'ReadOnly' });
+    let opened: string | undefined;
+    for (let i = 0; i < 100 && !opened; i++) {
+      opened = await b.open(sessionId, 'write').then((o) => o.mode, () => undefined);
+      if (!opened) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(opened).toBe('write');
+    expect(await b.append(sessionId, [msg('three')])).toEqual({ firstSeq: 2, lastSeq: 2 });
+  });
+
   it('a fork of a compacted session starts at the checkpoint and carries its turn and counters', async () => {
     const a = await store(freshSchema('f'));
     const { sessionId } = await a.create({ title: 'parent' });

@@ -298,6 +298,12 @@ export abstract class StoreCore {
     const fence = () => lease?.check(id) ?? (this.fsl.lstatSync(journal)?.ino === handle.ino ? undefined : new StoreError('Conflict',
       'the journal was replaced by another program; nothing was written and the session is read-only in this process', { reason: 'journalChanged' }));
     const writer = mode === 'write' ? new JournalWriter(this.fsl, handle, handle.position, this.clock, gate, fence, () => this.requestsWaiting() > 1) : undefined;
+    // A fail-stopped session writes nothing more here: read-only in this process for good, and
+    // its lease given back at once (its kernel lock released; the next holder takes it over).
+    writer?.onStopped(() => {
+      this.failStopped.add(id);
+      lease?.markLost();
+    });
     const session = new OpenSession(this.fsl, this.layout, handle, mode, writer, this.warn, secrets, status, lease, (e) => this.listCache.noteEntry(e, this.fsl.lstatSync(journal)));
     this.sessions.set(handle.header.sessionId, session);
     return session;

@@ -184,4 +184,23 @@ describe('append rollback under injected failures', () => {
     await storeError(t.s.append(t.sessionId, [note(2)]), 'ReadOnly');
     await t.s.closeAll();
   });
+
+  it('a fail-stopped session gives its lease back at once: another writer takes it over while this process lives, and finds every acknowledged record', async () => {
+    const root = tempDir();
+    let failSync = false;
+    const layer = faultFs({ fdatasync: (fd) => (failSync ? Promise.reject(eio()) : nodeFs.fdatasync(fd)) });
+    const a = store(root, { fs: layer, leases: true });
+    const { sessionId } = await a.create({});
+    await a.append(sessionId, [note(1)]);
+    failSync = true;
+    await storeError(a.append(sessionId, [note(2)]), 'Uncertain');
+    // Without the release the lease (its kernel lock) stays with `a` until the process exits.
+    const b = store(root, { leases: true });
+    expect((await b.open(sessionId, 'write')).mode).toBe('write');
+    const after = await b.append(sessionId, [note(3)]);
+    expect((await b.read(sessionId)).records.map((r) => r.i)).toEqual(after.firstSeq === 3 ? [1, 2, 3] : [1, 3]);
+    await storeError(a.append(sessionId, [note(9)]), 'ReadOnly');
+    await b.closeAll();
+    await a.closeAll();
+  });
 });

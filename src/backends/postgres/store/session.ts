@@ -98,6 +98,9 @@ export class PgSession {
         },
       }, row.lastSeq, stateOfRow(row))
       : undefined;
+    // A fail-stopped session writes nothing more from this process: its lease is given back at
+    // once (not heartbeated until the process exits), so another sidecar can take the session over.
+    if (fence) this.queue?.onStopped(() => void backend.leases.release(fence).catch(() => undefined));
   }
 
   get id(): string {
