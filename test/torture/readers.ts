@@ -12,7 +12,7 @@ import { Rng } from './rng.js';
  * appends continuously and compacts every few hundred records (sometimes twice in a row, so a
  * reader meets two compactions between two of its polls), while readers in other processes
  * follow the session from its first record — a subscriber sidecar S (`session/subscribe`) and
- * `session-sidecar tail -f --raw`. At the end each reader must have received exactly seqs 1..N,
+ * `session-sidecar tail -f --raw` — and so does a subscriber in W itself (its own compactions). At the end each reader must have received exactly seqs 1..N,
  * each once, in order, with no didOverflow, every record equal to what was appended and byte for
  * byte the record as stored (read back generation by generation). Waiting for the readers to
  * catch up has a generous limit; no figure of time is checked.
@@ -42,6 +42,8 @@ export interface ReadersStats {
   /** Compactions that followed another within one small append. */
   backToBack: number;
   subscriberDelivered: number;
+  /** Delivered to the subscription in the writer's own sidecar. */
+  ownDelivered: number;
   tailDelivered: number;
 }
 
@@ -69,11 +71,12 @@ export async function runReaders(o: ReadersOptions): Promise<ReadersStats> {
     sent.push(first);
     const s = await start();
     await s.request('session/subscribe', { sessionId, afterSeq: 0 });
+    await w.request('session/subscribe', { sessionId, afterSeq: 0 });
     // -n 1 prints seq 1 and follows from it: once seq 1 is out, every later record is its to print
     tail = followTail(o.cli, ['tail', sessionId, '-f', '-n', '1', '--raw', '--store', store, ...keyArgs], env);
     await until(() => tail!.lines.length > 0 || tail!.ended(), 60_000, 'tail -f printing seq 1');
 
-    const stats: ReadersStats = { records: 0, appends: 0, compactions: 0, backToBack: 0, subscriberDelivered: 0, tailDelivered: 0 };
+    const stats: ReadersStats = { records: 0, appends: 0, compactions: 0, backToBack: 0, subscriberDelivered: 0, ownDelivered: 0, tailDelivered: 0 };
     let lastSeq = 1;
     let sinceCompaction = 1;
     let nextCompaction = rng.range(...o.compactEvery);
@@ -109,16 +112,20 @@ export async function runReaders(o: ReadersOptions): Promise<ReadersStats> {
     stats.records = lastSeq;
 
     const delivered = subscriberRecords(s, sessionId);
-    await until(() => {
-      const got = delivered();
-      return (got.at(-1)?.seq ?? 0) >= lastSeq && (tail!.lastSeq() >= lastSeq || tail!.ended());
-    }, o.settleMs ?? 180_000, `the readers reaching seq ${lastSeq}`);
+    const own = subscriberRecords(w, sessionId);
+    const reached = (got: Array<{ seq: number }>) => (got.at(-1)?.seq ?? 0) >= lastSeq;
+    await until(() => reached(delivered()) && reached(own()) && (tail!.lastSeq() >= lastSeq || tail!.ended()),
+      o.settleMs ?? 180_000, `the readers reaching seq ${lastSeq}`);
     const stored = await storedRecords(w, sessionId);
-    const overflows = s.notifications.filter((n) => n.method === 'session/didOverflow');
-    if (overflows.length > 0) throw new Error(`the subscriber was dropped: ${JSON.stringify(overflows)}`);
+    for (const [name, c] of [['subscriber', s], ['writer’s own subscriber', w]] as const) {
+      const overflows = c.notifications.filter((n) => n.method === 'session/didOverflow');
+      if (overflows.length > 0) throw new Error(`the ${name} was dropped: ${JSON.stringify(overflows)}`);
+    }
     check('subscriber', delivered().map((r) => JSON.stringify(r)), stored, sent);
+    check('writer’s own subscriber', own().map((r) => JSON.stringify(r)), stored, sent);
     check('tail -f', tail.lines, stored, sent);
     stats.subscriberDelivered = delivered().length;
+    stats.ownDelivered = own().length;
     stats.tailDelivered = tail.lines.length;
     tail.child.kill('SIGTERM');
     const exit = await tail.exited;
