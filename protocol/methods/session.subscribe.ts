@@ -36,7 +36,7 @@ export const sessionDidAppend = defineMethod({
 });
 export const sessionDidOverflow = defineMethod({
   method: 'session/didOverflow', kind: 'notification', direction: 'serverToClient', since: 1, capability: 'session.subscribe',
-  params: SessionDidOverflowParams, summary: 'The client fell too far behind: the subscription was dropped; resubscribe after lastDeliveredSeq.',
+  params: SessionDidOverflowParams, summary: 'The subscription was dropped (the client fell too far behind, or its next records cannot be read); resubscribe after lastDeliveredSeq.',
 });
 export const turnDidChange = defineMethod({
   method: 'turn/didChange', kind: 'notification', direction: 'serverToClient', since: 1, capability: 'session.subscribe',

@@ -1,8 +1,8 @@
-import type { HistoryEntry, ReadPage, ReadOptions, StoredRecord } from '../domain/types.js';
+import type { ReadPage, ReadOptions, StoredRecord } from '../domain/types.js';
+import { type Cursor, firstArchive, handOnArchived, hole, WATCH_PAGE } from './watchArchives.js';
 
 export interface WatchSource {
   read(id: string, opts: ReadOptions): Promise<ReadPage>;
-  history(id: string): Promise<HistoryEntry[]>;
 }
 
 export interface Watch {
@@ -14,9 +14,13 @@ export interface Watch {
  * Delivers a session's records after `afterSeq`, then each newly committed one, in seq order,
  * each exactly once: a pump reads from the last delivered seq whenever it is poked — by a
  * commit in this process, or by a poll that sees the journal change (another process wrote
- * it, or a compaction replaced it: reading on from the delivered seq then starts at the new
- * checkpoint). `deliver` returning false ends the watch; the next page is read only once it
- * settled, so a watch holds at most one page in memory whatever the client's pace.
+ * it, or a compaction replaced it). A journal that starts with a checkpoint above the cursor
+ * was compacted past records not delivered yet: they come from the archived generations, in
+ * order (watchArchives.ts), then the journal is read on after them. The cursor moves only by
+ * the records handed to `deliver`, and each page handed on starts right after it: whatever
+ * cannot be read (an archive gone, damage, the session deleted) ends the watch with 'error',
+ * never with a skip. `deliver` returning false ends the watch; the next page is read only once
+ * it settled, so a watch holds at most one page in memory whatever the client's pace.
  */
 export async function watchRecords(
   /** Calls `poke` whenever the session may have changed (a hint: the pump reads by seq); returns its stop. */
@@ -27,12 +31,22 @@ export async function watchRecords(
   deliver: (records: StoredRecord[]) => boolean | Promise<boolean>,
   onEnd: (reason: 'stopped' | 'error') => void,
 ): Promise<Watch & { poke(): void }> {
-  let cursor = afterSeq;
+  const cursor: Cursor = { seq: afterSeq };
   let stopped = false;
   let running = false;
   let again = false;
   const read = (opts: ReadOptions) => source.read(sessionId, opts);
-  const first = await read({ afterSeq: cursor, limit: 1 });
+  const first = await read({ afterSeq, limit: 1 });
+  const head = first.records[0];
+  // Records archived before they could be delivered must be readable: if not, the subscription
+  // is refused now with the error, rather than accepted and dropped at once.
+  if (head?.kind === 'checkpoint' && head.seq > afterSeq) await firstArchive(read, sessionId, { seq: afterSeq }, head);
+  /** Hands a page on: it starts right after the cursor (checked by the callers), which moves to its end. */
+  const handOn = async (records: StoredRecord[]): Promise<boolean> => {
+    if (stopped) return false; // unsubscribed while a page was read: nothing more is delivered
+    cursor.seq = (records[records.length - 1] as StoredRecord).seq;
+    return deliver(records);
+  };
   const pump = async (): Promise<void> => {
     if (stopped) return;
     if (running) {
@@ -44,18 +58,20 @@ export async function watchRecords(
       do {
         again = false;
         for (;;) {
-          const page = await read({ afterSeq: cursor, limit: 1000 });
+          const page = await read({ afterSeq: cursor.seq, limit: WATCH_PAGE });
           if (stopped) return;
-          const head = page.records[0];
-          if (head?.kind === 'checkpoint' && head.seq > cursor) {
+          const top = page.records[0];
+          if (top?.kind === 'checkpoint' && top.seq > cursor.seq) {
             // A compaction archived records not delivered yet: deliver them from the archives.
-            if (!(await fromArchives(head.seq))) return stop('stopped');
+            if (!(await handOnArchived(read, sessionId, cursor, top, handOn))) return stop('stopped');
             continue;
           }
-          if (page.records.length > 0) {
-            cursor = (page.records[page.records.length - 1] as StoredRecord).seq;
-            if (!(await deliver(page.records))) return stop('stopped');
-          } else if (page.nextAfterSeq !== null) cursor = page.nextAfterSeq;
+          if (top !== undefined) {
+            if (top.seq !== cursor.seq + 1) throw hole(sessionId, cursor.seq);
+            if (!(await handOn(page.records))) return stop('stopped');
+          } else if (page.nextAfterSeq !== null) {
+            throw hole(sessionId, cursor.seq); // more to read, nothing read: no progress possible
+          }
           if (page.nextAfterSeq === null) break;
         }
       } while (again && !stopped);
@@ -64,23 +80,6 @@ export async function watchRecords(
     } finally {
       running = false;
     }
-  };
-  /** Delivers the archived records after the cursor up to `through`; false when the watch ended. */
-  const fromArchives = async (through: number): Promise<boolean> => {
-    for (const gen of await source.history(sessionId)) {
-      for (;;) {
-        const page = await read({ generation: gen.generation, afterSeq: cursor, limit: 1000 });
-        const fresh = page.records.filter((r) => r.seq > cursor && r.seq <= through && r.kind !== 'checkpoint');
-        if (fresh.length > 0) {
-          cursor = (fresh[fresh.length - 1] as StoredRecord).seq;
-          if (!(await deliver(fresh))) return false;
-        }
-        if (page.nextAfterSeq === null || page.records.length === 0 || cursor >= through) break;
-        cursor = Math.max(cursor, page.nextAfterSeq);
-      }
-    }
-    cursor = Math.max(cursor, through);
-    return true;
   };
   const unsubscribe = changes(() => void pump());
   const stop = (reason: 'stopped' | 'error') => {

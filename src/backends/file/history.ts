@@ -33,8 +33,15 @@ function namesIn(fsl: FsLayer, dir: string): string[] {
 /**
  * Each archived generation is described by the checkpoint that starts the next generation
  * (the next archive, or the active journal): when it was archived, through which seq, and its size.
+ *
+ * A snapshot as of one instant, whatever compactions run meanwhile: the active journal is read
+ * first, once. Every archive of a generation before its own was made durable under its name
+ * before that journal was renamed in (compaction steps 1 and 3), and such an archive never
+ * changes, so the directory listed after it holds all of them; a compaction running meanwhile
+ * only adds later generations, which this listing leaves out.
  */
 export function listHistory(fsl: FsLayer, layout: StoreLayout, id: string): HistoryEntry[] {
+  const current = checkpointOf(fsl, layout.journal(id));
   let names: string[] = [];
   try {
     names = fsl.readdirSync(layout.historySessionDir(id));
@@ -44,12 +51,11 @@ export function listHistory(fsl: FsLayer, layout: StoreLayout, id: string): Hist
   // Only generations before the active one are archived ones. A compaction that failed (or
   // crashed) before its rename may have left an archive of the active generation: it describes
   // nothing new (the next compaction replaces it) and must not be listed twice.
-  const active = activeGeneration(fsl, layout, id);
+  const active = generationOf(current);
   const archives = names.filter((n) => /^\d+\.jsonl$/.test(n)).map((n) => Number.parseInt(n, 10)).filter((g) => g < active);
-  const files = [...archives.map((g) => layout.archive(id, g)), layout.journal(id)];
+  const checkpoints = [...archives.map((g) => checkpointOf(fsl, layout.archive(id, g))), current];
   const entries: HistoryEntry[] = [];
-  for (const file of files) {
-    const cp = checkpointOf(fsl, file);
+  for (const cp of checkpoints) {
     if (!cp) continue;
     const archived = cp.archived as { generation?: number; records?: number; bytes?: number } | undefined;
     if (typeof archived?.generation !== 'number') continue;
@@ -61,9 +67,9 @@ export function listHistory(fsl: FsLayer, layout: StoreLayout, id: string): Hist
   return entries.sort((a, b) => a.generation - b.generation);
 }
 
-/** The generation of the active journal: its checkpoint's, or 0 before any compaction. */
-function activeGeneration(fsl: FsLayer, layout: StoreLayout, id: string): number {
-  const generation = Number(checkpointOf(fsl, layout.journal(id))?.generation ?? 0);
+/** The generation of a journal starting with checkpoint `cp`: its number, or 0 before any compaction. */
+function generationOf(cp: Record<string, unknown> | undefined): number {
+  const generation = Number(cp?.generation ?? 0);
   return Number.isSafeInteger(generation) && generation >= 0 ? generation : 0;
 }
 

@@ -14,7 +14,13 @@ export type Notify = (method: string, params: unknown) => Promise<void>;
  * Records are read from the journal page by page, so a subscription never holds more than what
  * it has sent and the client has not read yet. A slow client paces the delivery; one that is
  * more than half of MAX_UNSENT_RECORDS behind and reads nothing for STALL_MS is dropped with
- * session/didOverflow {lastDeliveredSeq}, from which it resubscribes.
+ * session/didOverflow {lastDeliveredSeq}, from which it resubscribes. So is a subscription whose
+ * next records cannot be read (an archived generation gone, damage, the session deleted): the
+ * store's watch never skips, it ends ('error'); resubscribing then answers the error if it lasts.
+ *
+ * lastDeliveredSeq is the seq of the last record this subscription handed to the connection:
+ * notifications leave in the order they are sent and none is dropped, so the client has read
+ * every record up to it by the time it reads the didOverflow that follows them.
  */
 export function subscriptionHandlers(store: SessionStore, notify: Notify): { handlers: RequestHandler[]; stopAll(): void } {
   const subs = new Map<string, { stop(): void }>();
@@ -22,19 +28,20 @@ export function subscriptionHandlers(store: SessionStore, notify: Notify): { han
     subs.get(p.sessionId)?.stop();
     const { sessionId } = p;
     let unsent = 0;
-    let lastDelivered = p.afterSeq ?? 0;
+    let lastSent = p.afterSeq ?? 0;
     let progressAt = Date.now();
+    let dropped = false;
     const overflow = () => {
-      void notify('session/didOverflow', { sessionId, lastDeliveredSeq: lastDelivered }).catch(() => {});
+      if (!dropped) void notify('session/didOverflow', { sessionId, lastDeliveredSeq: lastSent }).catch(() => {});
+      dropped = true;
       return false;
     };
     const deliver = async (records: StoredRecord[]): Promise<boolean> => {
       if (unsent > MAX_UNSENT_RECORDS) return overflow();
       unsent += records.length;
-      const last = (records[records.length - 1] as StoredRecord).seq;
+      lastSent = (records[records.length - 1] as StoredRecord).seq;
       const written = notify('session/didAppend', { sessionId, records }).then(() => {
         unsent -= records.length;
-        lastDelivered = Math.max(lastDelivered, last);
         progressAt = Date.now();
       }, () => undefined);
       if (records.some((r) => r.kind === 'turn' || r.kind === 'checkpoint' || r.kind === 'rewind')) {
@@ -48,7 +55,8 @@ export function subscriptionHandlers(store: SessionStore, notify: Notify): { han
       }
       return true;
     };
-    const watch = await store.watch(sessionId, p.afterSeq ?? 0, deliver, () => {
+    const watch = await store.watch(sessionId, p.afterSeq ?? 0, deliver, (reason) => {
+      if (reason === 'error') overflow();
       if (subs.get(sessionId) === watch) subs.delete(sessionId);
     });
     subs.set(sessionId, watch);
