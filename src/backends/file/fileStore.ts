@@ -213,10 +213,10 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
   async rewind(sessionId: string, toSeq: number, opts: { expectedLastSeq?: number } = {}): Promise<RewindResult> {
     const session = this.writable(sessionId);
     let rec: RewindRecord | undefined;
-    const committed = await this.commit(session, () => {
+    const committed = await this.commit(session, async () => {
       const { handle } = session;
       checkRewindTarget(toSeq, handle.firstSeq, handle.position.lastSeq);
-      rec = rewindRecord(toSeq, stateAt(this.fsl, handle, toSeq));
+      rec = rewindRecord(toSeq, await stateAt(this.fsl, handle, toSeq)); // in slices: the prefix may be most of a big journal
       const { text } = prepareRecord(rec as unknown as RecordInput, 0, this.allSecrets, this.maxRecordBytes);
       return { texts: [], expectedLastSeq: opts.expectedLastSeq, plan: rewindPlan(text, rec) };
     });
@@ -253,13 +253,19 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     session.noteCommitted([], committed.ts);
   }
 
-  /** Compacts a session: see compactJournal for the steps and what is authoritative when. */
+  /**
+   * Compacts a session: see compactJournal for the steps, the fence and what is authoritative
+   * when. It runs as an exclusive operation of the session's commit queue, which holds the queue
+   * until the returned promise settles: appends to this session sent meanwhile wait and commit
+   * after it, in order, while the compaction yields to the event loop between its slices and
+   * every other session is served.
+   */
   async compact(sessionId: string, req: CompactRequest): Promise<CompactionResult> {
     const session = this.writable(sessionId);
     const summary = sanitizeSummary(req.summary);
     const extra = { summary, ...(req.provider ? { provider: req.provider } : {}), ...(req.model ? { model: req.model } : {}) };
     const writer = session.writer as JournalWriter;
-    const result = await writer.exclusive(() => {
+    const result = await writer.exclusive(async () => {
       const { position } = session.handle;
       if (req.expectedLastSeq !== undefined && req.expectedLastSeq !== position.lastSeq) {
         throw new StoreError('Conflict', `expectedLastSeq ${req.expectedLastSeq} does not match lastSeq ${position.lastSeq}; nothing was compacted`, {
@@ -274,6 +280,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
           if (guarded.text.length > this.maxRecordBytes) throw new StoreError('PayloadTooLarge', `the checkpoint is larger than ${this.maxRecordBytes} bytes`);
           return guarded.text;
         },
+        fence: () => session.lease?.check(sessionId),
         onStep: this.hooks.compactionStep,
       });
     }).catch((err: unknown) => {
