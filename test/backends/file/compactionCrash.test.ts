@@ -11,7 +11,7 @@ import { eio, indexSettled, journalOf, lines, note, store, storeError } from './
 
 /**
  * A compaction interrupted at every step (protocol/README.md 12.1): through the test seam
- * (hooks.compactionStep throws after 'copied' | 'archived' | 'written' | 'renamed' | 'synced'), through one
+ * (hooks.compactionStep throws after 'scanned' | 'copied' | 'archived' | 'written' | 'renamed' | 'synced'), through one
  * failing file-system call (renameSync / fsyncSync / fdatasync / writeSync failing at its n-th call), and
  * through a simulated crash (from the n-th file-system call of any kind on, every call fails, so
  * nothing is cleaned up). The failing store instance is then abandoned without closing it, and
@@ -191,6 +191,7 @@ async function verifyAfter(fx: Fixture, err: unknown, throughSeq: number): Promi
 }
 
 const STEPS: Array<{ step: CompactionStep; renamed: boolean }> = [
+  { step: 'scanned', renamed: false },
   { step: 'copied', renamed: false },
   { step: 'archived', renamed: false },
   { step: 'written', renamed: false },
@@ -301,7 +302,7 @@ describe('compaction: after a failure before the commit', () => {
         nodeFs.closeSync(fd);
       },
     };
-    for (const step of ['copied', 'archived', 'written', 'renamed', 'synced'] as const) {
+    for (const step of ['scanned', 'copied', 'archived', 'written', 'renamed', 'synced'] as const) {
       const f2 = await fixture(0);
       const s = store(f2.root, { fs: counting, hooks: { compactionStep: (at) => { if (at === step) throw new Error('injected'); } } });
       await s.open(f2.sessionId, 'write');

@@ -15,11 +15,12 @@ import { copyRange, writeAll } from './slices.js';
 export { stateAt } from './compactScan.js';
 
 /**
- * The steps a test seam sees: 'copied' (the archive's temp file written and synced), 'archived'
+ * The steps a test seam sees: 'scanned' (the journal read, the checkpoint built, nothing written
+ * yet), 'copied' (the archive's temp file written and synced), 'archived'
  * (renamed into history/ and its directory synced), 'written' (the new journal's temp file
  * written and synced), 'renamed' (the commit point passed), 'synced' (the session directory synced).
  */
-export type CompactionStep = 'copied' | 'archived' | 'written' | 'renamed' | 'synced';
+export type CompactionStep = 'scanned' | 'copied' | 'archived' | 'written' | 'renamed' | 'synced';
 
 export interface CompactionPlan {
   throughSeq: number;
@@ -105,6 +106,7 @@ export async function compactJournal(fsl: FsLayer, layout: StoreLayout, handle: 
     const prefix = await prefixState(fsl, handle, suffixAt, plan.throughSeq);
     archived = { generation, records: position.lastSeq - handle.firstSeq + 1, bytes: origin.size };
     checkpoint = encodeRecordLine(plan.throughSeq, plan.ts, undefined, plan.checkpointText(checkpointMembers(plan.throughSeq, generation + 1, prefix, archived)), handle.cipher);
+    await plan.onStep?.('scanned');
     await archive(fsl, layout, handle, generation, fenced, plan.onStep);
     await plan.onStep?.('archived');
     tempStarted = true;
