@@ -66,6 +66,10 @@ function faultLayer(failAt: number, mode: EioMode, rng: Rng) {
       syncedSize.delete(fd);
       nodeFs.closeSync(fd);
     },
+    async close(fd) {
+      syncedSize.delete(fd);
+      await nodeFs.close(fd);
+    },
     async fdatasync(fd) {
       if (++state.syncs === failAt) {
         state.fired = 'fdatasync';

@@ -301,6 +301,10 @@ describe('compaction: after a failure before the commit', () => {
         open.delete(fd);
         nodeFs.closeSync(fd);
       },
+      close: async (fd) => { // the replaced journal's descriptor is closed in the thread pool
+        await nodeFs.close(fd);
+        open.delete(fd);
+      },
     };
     for (const step of ['scanned', 'copied', 'archived', 'written', 'renamed', 'synced'] as const) {
       const f2 = await fixture(0);

@@ -10,7 +10,7 @@ import { keptRewinds, offsetAfter, prefixState } from './compactScan.js';
 import { encodeRecordLine } from './format.js';
 import type { JournalHandle } from './open.js';
 import { crcOf } from './scan.js';
-import { copyRange, writeAll } from './slices.js';
+import { copyRange, SYNC_EVERY, writeAll } from './slices.js';
 
 export { stateAt } from './compactScan.js';
 
@@ -122,8 +122,9 @@ export async function compactJournal(fsl: FsLayer, layout: StoreLayout, handle: 
     throw stageError(err);
   }
   // From here on the new journal is authoritative. The handle follows it at once, so nothing
-  // this process does later can go to the replaced file.
-  swapInto(fsl, handle, newFd, newIno, checkpoint, suffixAt, plan.throughSeq, generation + 1);
+  // this process does later can go to the replaced file, whose descriptor is closed in the
+  // thread pool meanwhile (its last close frees the old journal's blocks).
+  const closing = closeInPool(fsl, swapInto(handle, newFd, newIno, checkpoint, suffixAt, plan.throughSeq, generation + 1));
   try {
     await plan.onStep?.('renamed');
     fsyncDir(fsl, layout.sessionDir(id));
@@ -133,6 +134,8 @@ export async function compactJournal(fsl: FsLayer, layout: StoreLayout, handle: 
     throw new StoreError('Uncertain', `compaction renamed the new journal in (it is authoritative) but failed before that was known durable (${errno ?? 'I/O error'}); the session is read-only in this process`, {
       stage: 'postCommit', ...(errno ? { errno } : {}),
     });
+  } finally {
+    await closing;
   }
   return { generation: generation + 1, checkpointSeq: plan.throughSeq, archived };
 }
@@ -192,6 +195,14 @@ function closeQuietly(fsl: FsLayer, fd: number): void {
   }
 }
 
+async function closeInPool(fsl: FsLayer, fd: number): Promise<void> {
+  try {
+    await fsl.close(fd);
+  } catch {
+    // nothing more can be done with it
+  }
+}
+
 /**
  * history/<id>/<generation>.jsonl: the whole journal, under a temp name (never read), synced,
  * then — fenced — renamed in and its directory synced. fdatasync is enough for a file this
@@ -211,7 +222,7 @@ async function archive(
   const out = createPrivate(fsl, tmp);
   let open = true;
   try {
-    await copyRange(fsl, handle.fd, 0, handle.position.bytes, out, 0);
+    await copyRange(fsl, handle.fd, 0, handle.position.bytes, out, 0, SYNC_EVERY);
     await fsl.fdatasync(out);
     await onStep?.('copied');
     open = false;
@@ -236,7 +247,7 @@ async function writeNewJournal(fsl: FsLayer, layout: StoreLayout, handle: Journa
     let at = await copyRange(fsl, handle.fd, 0, handle.dataStart, out, 0); // the header line, byte for byte
     writeAll(fsl, out, checkpoint, at);
     at += checkpoint.length;
-    await copyRange(fsl, handle.fd, suffixAt, handle.position.bytes, out, at);
+    await copyRange(fsl, handle.fd, suffixAt, handle.position.bytes, out, at, SYNC_EVERY);
     await fsl.fdatasync(out);
     return out;
   } catch (err) {
@@ -245,8 +256,11 @@ async function writeNewJournal(fsl: FsLayer, layout: StoreLayout, handle: Journa
   }
 }
 
-/** The handle now reads and writes the new journal; its position object is updated in place (the writer shares it). */
-function swapInto(fsl: FsLayer, handle: JournalHandle, fd: number, ino: number, checkpoint: Buffer, suffixAt: number, throughSeq: number, generation: number): void {
+/**
+ * The handle now reads and writes the new journal; its position object is updated in place (the
+ * writer shares it). Returns the replaced journal's descriptor, for the caller to close.
+ */
+function swapInto(handle: JournalHandle, fd: number, ino: number, checkpoint: Buffer, suffixAt: number, throughSeq: number, generation: number): number {
   const old = handle.fd;
   const suffixBytes = handle.position.bytes - suffixAt;
   const suffixRecords = handle.position.lastSeq - throughSeq;
@@ -259,7 +273,7 @@ function swapInto(fsl: FsLayer, handle: JournalHandle, fd: number, ino: number, 
   handle.ino = ino;
   handle.firstSeq = throughSeq;
   handle.generation = generation;
-  closeQuietly(fsl, old);
+  return old;
 }
 
 export function removeQuietly(fsl: FsLayer, file: string): void {

@@ -5,12 +5,12 @@ import { peekSeq } from './format.js';
 import { scanLines } from './lines.js';
 import type { JournalHandle } from './open.js';
 import { readPage, seekAfterSeq } from './read.js';
-import { SLICE_BYTES, yieldToLoop } from './slices.js';
+import { PARSE_SLICE_BYTES, yieldToLoop } from './slices.js';
 
 /**
  * The reads a compaction (and a rewind) makes of the active journal before it writes anything:
  * where the kept suffix starts, the rewinds in it, and the state the checkpoint carries. The
- * two whole-range reads page through the journal SLICE_BYTES at a time and yield to the event
+ * two whole-range reads page through the journal PARSE_SLICE_BYTES at a time and yield to the event
  * loop between pages (slices.ts); the caller holds the session's commit queue, so the journal
  * does not change under them.
  */
@@ -43,7 +43,7 @@ export async function keptRewinds(fsl: FsLayer, handle: JournalHandle, suffixAt:
   let from = suffixAt;
   const end = handle.position.bytes;
   while (afterSeq < handle.position.lastSeq) {
-    const page = readPage(fsl, handle.fd, { from, end, afterSeq, limit: 10_000, maxBytes: SLICE_BYTES, firstSeq: handle.firstSeq, kinds: REWIND, cipher: handle.cipher });
+    const page = readPage(fsl, handle.fd, { from, end, afterSeq, limit: 10_000, maxBytes: PARSE_SLICE_BYTES, firstSeq: handle.firstSeq, kinds: REWIND, cipher: handle.cipher });
     for (const r of page.records) out.push({ seq: r.seq, toSeq: Number((r as { toSeq?: unknown }).toSeq) });
     if (page.scannedSeq === afterSeq) break;
     afterSeq = page.scannedSeq;
@@ -60,7 +60,7 @@ export async function prefixState(fsl: FsLayer, handle: JournalHandle, end: numb
   let afterSeq = 0;
   let from = handle.dataStart;
   while (afterSeq < throughSeq) {
-    const page = readPage(fsl, handle.fd, { from, end, afterSeq, limit: 10_000, maxBytes: SLICE_BYTES, firstSeq: handle.firstSeq, cipher: handle.cipher });
+    const page = readPage(fsl, handle.fd, { from, end, afterSeq, limit: 10_000, maxBytes: PARSE_SLICE_BYTES, firstSeq: handle.firstSeq, cipher: handle.cipher });
     if (page.records.length === 0) break;
     for (const rec of page.records as Array<Record<string, unknown> & { seq: number; kind: string }>) s = reducePrefix(s, rec, base);
     afterSeq = page.scannedSeq;
