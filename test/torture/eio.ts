@@ -13,7 +13,7 @@ import { Rng } from './rng.js';
  * Scenario 4 — EIO from a sync, injected through the fs seam at the store level (the binary
  * has no fault-injection hook). A seeded workload is run once per sync call it makes; run k
  * fails the k-th sync (fdatasync of an append, of a compaction's archive or new journal — also
- * the ones every 8 MiB of their copies — or of a fork's journal; fsync of a created journal or of
+ * the ones every 4 MiB of their copies — or of a fork's journal; fsync of a created journal or of
  * a directory) with EIO. An fdatasync failure either keeps the
  * written bytes, drops them (the kernel discarded the dirty pages) or keeps a torn part.
  * Checked: nothing whose sync failed is acknowledged; an append (or turn transition, or a
