@@ -8,7 +8,8 @@
  *   --records N          appends per append scenario (default 2000)
  *   --replay-mb N        size of the replayed session (default 100)
  *   --open-sizes A,B,C   sizes of the sessions opened in a fresh sidecar (default 1,100,1000)
- *   --compact-mb N       size of the compacted session (default 100)
+ *   --compact-mb N       size of the compacted session (default 100), also for the row of appends
+ *                        to another session beside that compaction
  *   --list-sessions N    sessions listed (default 10000)
  *   --cold-starts N      spawns timed for the cold start (default 10)
  *   --quick              every size shrunk so the whole run takes well under a minute
@@ -17,6 +18,9 @@
  *                        limit row always runs: ratios need it), e.g. `--only backends`;
  *                        `secrets` names the secret-safety table. The table then holds only
  *                        those rows, and bench/results.json (a full run's) is left alone.
+ *
+ * The appends-beside-a-compaction row also runs for a 500 MB session (about 20 s more, most of it
+ * building the session; not with --quick; BENCH_COMPACT_500=0 leaves it out).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -29,6 +33,7 @@ import { appendFileNoSync } from './appendFile.js';
 import { backendRows } from './backends.js';
 import { coldStart } from './coldStart.js';
 import { compaction } from './compact.js';
+import { compactionBeside } from './compactBeside.js';
 import { listAll } from './list.js';
 import { openTimes } from './open.js';
 import { replay } from './replay.js';
@@ -111,6 +116,8 @@ try {
   await step('open', () => openTimes(work, openSizes));
   await step('list', () => listAll(work, listSessions));
   await step('compact', () => compaction(work, compactMB));
+  await step('compact beside', () => compactionBeside(work, compactMB));
+  if (process.env.BENCH_COMPACT_500 !== '0' && !quick) await step('compact beside 500', () => compactionBeside(work, 500));
   await step('cold start', () => coldStart(work, coldStarts));
   await step('backends', () => backendRows(work, N, limit));
   await step('stages', () => {

@@ -20,6 +20,7 @@ export function readOnlyFs(opts: { base?: FsLayer } = {}): FsLayer {
   return {
     openSync: (p, flags, mode) => ((flags & WRITING) !== 0 ? refuse('open', p) : base.openSync(p, flags, mode)),
     closeSync: (fd) => base.closeSync(fd),
+    close: (fd) => base.close(fd),
     fstatSync: (fd) => base.fstatSync(fd),
     lstatSync: (p) => base.lstatSync(p),
     readSync: (fd, buf, offset, length, position) => base.readSync(fd, buf, offset, length, position),

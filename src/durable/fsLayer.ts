@@ -10,6 +10,11 @@ import fs from 'node:fs';
 export interface FsLayer {
   openSync(path: string, flags: number, mode?: number): number;
   closeSync(fd: number): void;
+  /**
+   * closeSync in the thread pool: for a descriptor whose last close frees the file's blocks — a
+   * journal a compaction renamed a new one over (ext4: ~25 ms per 100 MB on this thread).
+   */
+  close(fd: number): Promise<void>;
   fstatSync(fd: number): fs.Stats;
   lstatSync(path: string): fs.Stats | undefined;
   readSync(fd: number, buf: Buffer, offset: number, length: number, position: number): number;
@@ -34,6 +39,7 @@ export interface FsLayer {
 export const nodeFs: FsLayer = {
   openSync: (p, flags, mode) => fs.openSync(p, flags, mode),
   closeSync: (fd) => fs.closeSync(fd),
+  close: (fd) => new Promise((resolve, reject) => fs.close(fd, (err) => (err ? reject(err) : resolve()))),
   fstatSync: (fd) => fs.fstatSync(fd),
   lstatSync: (p) => fs.lstatSync(p, { throwIfNoEntry: false }),
   readSync: (fd, buf, offset, length, position) => fs.readSync(fd, buf, offset, length, position),

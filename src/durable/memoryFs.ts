@@ -113,6 +113,10 @@ export class MemoryFs implements FsLayer {
     return Promise.resolve();
   }
 
+  async close(fd: number): Promise<void> {
+    this.closeSync(fd);
+  }
+
   fsyncSync(fd: number): void {
     this.fd(fd);
   }

@@ -82,6 +82,10 @@ export class CrashRecorder {
         nodeFs.closeSync(fd);
         self.fds.delete(fd);
       },
+      async close(fd) {
+        await nodeFs.close(fd);
+        self.fds.delete(fd);
+      },
       writeSync(fd, buf, offset, length, position) {
         const n = nodeFs.writeSync(fd, buf, offset, length, position);
         const info = self.fds.get(fd);

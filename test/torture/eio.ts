@@ -12,8 +12,9 @@ import { Rng } from './rng.js';
 /**
  * Scenario 4 — EIO from a sync, injected through the fs seam at the store level (the binary
  * has no fault-injection hook). A seeded workload is run once per sync call it makes; run k
- * fails the k-th sync (fdatasync of an append, fsync of a created journal, of a compaction's
- * archive or new journal, or of a directory) with EIO. An fdatasync failure either keeps the
+ * fails the k-th sync (fdatasync of an append, of a compaction's archive or new journal — also
+ * the ones every 4 MiB of their copies — or of a fork's journal; fsync of a created journal or of
+ * a directory) with EIO. An fdatasync failure either keeps the
  * written bytes, drops them (the kernel discarded the dirty pages) or keeps a torn part.
  * Checked: nothing whose sync failed is acknowledged; an append (or turn transition, or a
  * compaction after its rename) hit by it answers Uncertain and the session fail-stops — every
@@ -65,6 +66,10 @@ function faultLayer(failAt: number, mode: EioMode, rng: Rng) {
     closeSync(fd) {
       syncedSize.delete(fd);
       nodeFs.closeSync(fd);
+    },
+    async close(fd) {
+      syncedSize.delete(fd);
+      await nodeFs.close(fd);
     },
     async fdatasync(fd) {
       if (++state.syncs === failAt) {

@@ -2,19 +2,20 @@ import path from 'node:path';
 import { StoreError } from '../../domain/errors.js';
 import { checkSessionId, newSessionId } from '../../domain/ids.js';
 import { type CompactionResult, compactJournal } from './journal/compact.js';
-import { createJournal, uncertainCreate } from './journal/create.js';
+import { createJournal, createJournalFrom, uncertainCreate } from './journal/create.js';
+import { forkLines, forkSource } from './journal/forkJournal.js';
 import { errnoOf } from '../../durable/errors.js';
 import { listHistory } from './history.js';
 import { sanitizeSummary } from '../../domain/summary.js';
 import { encodeHeaderLine, JOURNAL_FORMAT, JOURNAL_VERSION, sealLine, sealPlainLine } from './journal/format.js';
 import { type JournalCipher, storeKeyOf } from './journal/cipher.js';
-import { catchUp, type JournalHandle, openJournal } from './journal/open.js';
+import { catchUp, type JournalHandle, openJournalInSlices } from './journal/open.js';
 import { type Page, readPage, type RecordBytes, seekAfterSeq } from './journal/read.js';
 import { readTextPage } from './journal/readText.js';
 import { crcOf } from './journal/scan.js';
 import { JournalWriter } from './journal/writer.js';
 import { SessionLease } from './leases.js';
-import { finishTrash, forkLines, liveLeftovers, purgeSession, restoreSession, trashSession } from './lineage.js';
+import { finishTrash, liveLeftovers, purgeSession, restoreSession, trashSession } from './lineage.js';
 import { listSessions } from './list.js';
 import { listTrashed } from './trash.js';
 import { watchSession } from './watch.js';
@@ -53,7 +54,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     return this.createWith(input, secretsInput, []);
   }
 
-  /** Creates a session whose journal holds the header and then `lines` (already sealed record lines). */
+  /** Creates a session whose journal holds the header and then `lines` (plaintext record lines the gates checked; sealed as written). */
   private async createWith(input: SessionHeaderInput, secretsInput: SecretsInput, lines: Buffer[]): Promise<CreatedSession> {
     const { set, status } = resolveSecrets({ apiKeyEnv: input.llm?.apiKeyEnv, input: secretsInput }, this.env, this.vocabulary);
     const now = this.clock();
@@ -70,8 +71,8 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     const lease = await this.acquireLease(sessionId);
     try {
       if (lines.length > 0) {
-        const stored = cipher ? lines.map((l) => sealPlainLine(l, cipher)) : lines;
-        return await this.createFromLines(sessionId, createdAt, line, stored, set, status, lease);
+        const seal = cipher ? (l: Buffer) => sealPlainLine(l, cipher) : undefined;
+        return await this.createFromLines(sessionId, createdAt, line, lines, seal, set, status, lease);
       }
       return await this.createEmpty(sessionId, createdAt, line, guarded, set, status, lease);
     } catch (err) {
@@ -99,13 +100,15 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     return { sessionId, createdAt, secrets: status, ...(redactions.length > 0 ? { redactions } : {}) };
   }
 
+  /** A fork's create: written and then verified in slices (createJournalFrom, openJournalInSlices): a big fork does not stall the sidecar. */
   private async createFromLines(
-    sessionId: string, createdAt: string, header: Buffer, lines: Buffer[], set: SecretSet, status: SecretsStatus, lease: SessionLease | undefined,
+    sessionId: string, createdAt: string, header: Buffer, lines: Buffer[], seal: ((line: Buffer) => Buffer) | undefined, set: SecretSet, status: SecretsStatus,
+    lease: SessionLease | undefined,
   ): Promise<CreatedSession> {
-    this.fsl.closeSync(createJournal(this.fsl, this.layout, sessionId, Buffer.concat([header, ...lines])));
+    await createJournalFrom(this.fsl, this.layout, sessionId, header, lines, seal);
     let handle: JournalHandle;
     try {
-      handle = openJournal(this.fsl, this.layout, sessionId, { writable: true });
+      handle = await openJournalInSlices(this.fsl, this.layout, sessionId);
     } catch (err) {
       if (err instanceof StoreError) throw err;
       throw uncertainCreate(sessionId, errnoOf(err)); // the fork's journal is in place: it may exist after a crash
@@ -115,16 +118,26 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     return { sessionId, createdAt, secrets: status };
   }
 
+  /**
+   * The source is pinned on a descriptor of the fork's own (forkSource) in the committed view, then
+   * read in slices: the source's writer may append or compact meanwhile without the fork seeing it.
+   */
   async fork(sessionId: string, atSeq?: number): Promise<{ sessionId: string }> {
     this.refuseIfReadOnly('fork a session');
-    const { header, lines, at } = await this.withReadHandle(sessionId, undefined, (handle) => {
+    const { header, source, at } = await this.withReadHandle(sessionId, undefined, (handle) => {
       const at = atSeq ?? handle.position.lastSeq;
       if (at < handle.firstSeq - (handle.firstSeq === 1 ? 1 : 0) || at > handle.position.lastSeq) {
         throw new StoreError('InvalidArgument', `atSeq must be between ${handle.firstSeq} and ${handle.position.lastSeq} (older records are archived)`, { path: 'atSeq' });
       }
-      return { header: handle.header, lines: forkLines(this.fsl, handle, at), at };
+      return { header: handle.header, source: forkSource(this.fsl, this.layout, handle), at };
     });
-    const rule = lines.length > 0 ? this.allSecrets.findInBytes(Buffer.concat(lines)) : undefined;
+    let forked: { lines: Buffer[]; rule?: string };
+    try {
+      forked = await forkLines(this.fsl, source, at, (bytes) => this.allSecrets.findInBytes(bytes));
+    } finally {
+      this.fsl.closeSync(source.fd);
+    }
+    const { lines, rule } = forked;
     if (rule) throw new StoreError('SecretRejected', `the records to fork hold a registered secret (rule: ${rule}); nothing was written`, { path: 'records', rule });
     const { sessionId: _id, createdAt: _c, secretEnv, parent: _p, ...fields } = header;
     const parent = { sessionId, relation: 'fork' as const, atSeq: at };
@@ -213,10 +226,10 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
   async rewind(sessionId: string, toSeq: number, opts: { expectedLastSeq?: number } = {}): Promise<RewindResult> {
     const session = this.writable(sessionId);
     let rec: RewindRecord | undefined;
-    const committed = await this.commit(session, () => {
+    const committed = await this.commit(session, async () => {
       const { handle } = session;
       checkRewindTarget(toSeq, handle.firstSeq, handle.position.lastSeq);
-      rec = rewindRecord(toSeq, stateAt(this.fsl, handle, toSeq));
+      rec = rewindRecord(toSeq, await stateAt(this.fsl, handle, toSeq)); // in slices: the prefix may be most of a big journal
       const { text } = prepareRecord(rec as unknown as RecordInput, 0, this.allSecrets, this.maxRecordBytes);
       return { texts: [], expectedLastSeq: opts.expectedLastSeq, plan: rewindPlan(text, rec) };
     });
@@ -253,13 +266,19 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
     session.noteCommitted([], committed.ts);
   }
 
-  /** Compacts a session: see compactJournal for the steps and what is authoritative when. */
+  /**
+   * Compacts a session: see compactJournal for the steps, the fence and what is authoritative
+   * when. It runs as an exclusive operation of the session's commit queue, which holds the queue
+   * until the returned promise settles: appends to this session sent meanwhile wait and commit
+   * after it, in order, while the compaction yields to the event loop between its slices and
+   * every other session is served.
+   */
   async compact(sessionId: string, req: CompactRequest): Promise<CompactionResult> {
     const session = this.writable(sessionId);
     const summary = sanitizeSummary(req.summary);
     const extra = { summary, ...(req.provider ? { provider: req.provider } : {}), ...(req.model ? { model: req.model } : {}) };
     const writer = session.writer as JournalWriter;
-    const result = await writer.exclusive(() => {
+    const result = await writer.exclusive(async () => {
       const { position } = session.handle;
       if (req.expectedLastSeq !== undefined && req.expectedLastSeq !== position.lastSeq) {
         throw new StoreError('Conflict', `expectedLastSeq ${req.expectedLastSeq} does not match lastSeq ${position.lastSeq}; nothing was compacted`, {
@@ -274,6 +293,7 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
           if (guarded.text.length > this.maxRecordBytes) throw new StoreError('PayloadTooLarge', `the checkpoint is larger than ${this.maxRecordBytes} bytes`);
           return guarded.text;
         },
+        fence: () => session.lease?.check(sessionId),
         onStep: this.hooks.compactionStep,
       });
     }).catch((err: unknown) => {

@@ -3,39 +3,7 @@ import { ensurePrivateDir, fsyncDir } from '../../durable/durableFile.js';
 import { errnoOf, UnsafeFileError } from '../../durable/errors.js';
 import type { FsLayer } from '../../durable/fsLayer.js';
 import { StoreError } from '../../domain/errors.js';
-import { encodeRecordLine } from './journal/format.js';
-import type { JournalHandle } from './journal/open.js';
-import { readPage } from './journal/read.js';
 import type { StoreLayout } from './layout.js';
-
-/**
- * The record lines of a fork: the source's records from its first record line (a checkpoint
- * when it was compacted: a fork starts there, not from the archives) up to atSeq, seqs and
- * timestamps kept. Each is re-sealed as a batch of its own: the fork is written whole under a
- * temporary name and renamed, so no batch of it can be torn.
- */
-export function forkLines(fsl: FsLayer, handle: JournalHandle, atSeq: number): Buffer[] {
-  const lines: Buffer[] = [];
-  let afterSeq = 0;
-  while (afterSeq < atSeq) {
-    const page = readPage(fsl, handle.fd, {
-      from: handle.dataStart, end: handle.position.bytes, afterSeq, limit: 10_000, maxBytes: 16 << 20, firstSeq: handle.firstSeq, cipher: handle.cipher,
-    });
-    for (const rec of page.records) {
-      if (rec.seq > atSeq) return lines;
-      const { seq, ts, ...body } = rec;
-      if (body.kind === 'checkpoint') {
-        // The fork has no archives of its own: its checkpoint starts generation 0 and names none.
-        delete body.archived;
-        body.generation = 0;
-      }
-      lines.push(encodeRecordLine(seq, ts, undefined, JSON.stringify(body))); // plaintext: gated, then sealed for the fork (sealPlainLine)
-    }
-    if (page.records.length === 0 || page.scannedSeq === afterSeq) break;
-    afterSeq = page.scannedSeq;
-  }
-  return lines;
-}
 
 /** Everything a session owns in the store, by where it lives and where it goes in the trash. */
 function parts(layout: StoreLayout, id: string): Array<{ live: string; trashed: string }> {

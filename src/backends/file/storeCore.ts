@@ -62,8 +62,8 @@ export interface FileStoreOptions {
    * encryption.json must name it (checkMarker). The key is registered as a secret.
    */
   encryptionKey?: StoreKey;
-  /** Test seams: called after each durable step of a compaction (a test may throw there). */
-  hooks?: { compactionStep?: (step: CompactionStep) => void };
+  /** Test seams: awaited after each step of a compaction (a test may throw there, or wait). */
+  hooks?: { compactionStep?: (step: CompactionStep) => void | Promise<void> };
 }
 
 
@@ -310,7 +310,7 @@ export abstract class StoreCore {
   }
 
   /** Commits a request, or one prepared when its turn in the queue comes (JournalWriter.appendPrepared). */
-  protected async commit(session: OpenSession, request: AppendRequest | (() => AppendRequest)) {
+  protected async commit(session: OpenSession, request: AppendRequest | (() => AppendRequest | Promise<AppendRequest>)) {
     const writer = session.writer as JournalWriter;
     const committed = await (typeof request === 'function' ? writer.appendPrepared(request) : writer.append(request)).catch((err: unknown) => {
       if (writer.stoppedReason) this.failStopped.add(session.id);

@@ -216,9 +216,10 @@ describe('compaction: the rotation', () => {
     for (let i = 1; i <= 4; i++) await s.append(id, [note(i)]);
     const expected = (g: number, first: boolean) => [
       ...(first ? ['mkdir history', 'fsync .', `mkdir history/${id}`, 'fsync history'] : []),
-      `write history/${id}/${g}.jsonl.tmp`, `fsync history/${id}/${g}.jsonl.tmp`,
+      // the two big files are fdatasynced (in the thread pool): new files, written from offset 0
+      `write history/${id}/${g}.jsonl.tmp`, `fdatasync history/${id}/${g}.jsonl.tmp`,
       `rename history/${id}/${g}.jsonl.tmp -> history/${id}/${g}.jsonl`, `fsync history/${id}`,
-      `write sessions/${id}/journal.jsonl.tmp`, `fsync sessions/${id}/journal.jsonl.tmp`,
+      `write sessions/${id}/journal.jsonl.tmp`, `fdatasync sessions/${id}/journal.jsonl.tmp`,
       `rename sessions/${id}/journal.jsonl.tmp -> sessions/${id}/journal.jsonl`, `fsync sessions/${id}`,
       // then the index entry, a cache: written and renamed, never synced (an append never waits for it)
       `write index/${id}.json.TMP`, `rename index/${id}.json.TMP -> index/${id}.json`,

@@ -11,8 +11,8 @@ import { eio, indexSettled, journalOf, lines, note, store, storeError } from './
 
 /**
  * A compaction interrupted at every step (protocol/README.md 12.1): through the test seam
- * (hooks.compactionStep throws after 'archived' | 'written' | 'renamed' | 'synced'), through one
- * failing file-system call (renameSync / fsyncSync / writeSync failing at its n-th call), and
+ * (hooks.compactionStep throws after 'scanned' | 'copied' | 'archived' | 'written' | 'renamed' | 'synced'), through one
+ * failing file-system call (renameSync / fsyncSync / fdatasync / writeSync failing at its n-th call), and
  * through a simulated crash (from the n-th file-system call of any kind on, every call fails, so
  * nothing is cleaned up). The failing store instance is then abandoned without closing it, and
  * a fresh store opens the same root: the old journal is authoritative before the rename (and
@@ -191,6 +191,8 @@ async function verifyAfter(fx: Fixture, err: unknown, throughSeq: number): Promi
 }
 
 const STEPS: Array<{ step: CompactionStep; renamed: boolean }> = [
+  { step: 'scanned', renamed: false },
+  { step: 'copied', renamed: false },
   { step: 'archived', renamed: false },
   { step: 'written', renamed: false },
   { step: 'renamed', renamed: true },
@@ -215,7 +217,7 @@ describe.each([0, 1])('compaction interrupted (after %i earlier compactions)', (
     expect(out.renamed).toBe(renamed);
   });
 
-  it.each(['renameSync', 'fsyncSync', 'writeSync'] as const)('%s failing at its n-th call, for every n', async (method) => {
+  it.each(['renameSync', 'fsyncSync', 'fdatasync', 'writeSync'] as const)('%s failing at its n-th call, for every n', async (method) => {
     let n = 0;
     const seen = { preCommit: 0, postCommit: 0 };
     for (;;) {
@@ -299,8 +301,12 @@ describe('compaction: after a failure before the commit', () => {
         open.delete(fd);
         nodeFs.closeSync(fd);
       },
+      close: async (fd) => { // the replaced journal's descriptor is closed in the thread pool
+        await nodeFs.close(fd);
+        open.delete(fd);
+      },
     };
-    for (const step of ['archived', 'written', 'renamed', 'synced'] as const) {
+    for (const step of ['scanned', 'copied', 'archived', 'written', 'renamed', 'synced'] as const) {
       const f2 = await fixture(0);
       const s = store(f2.root, { fs: counting, hooks: { compactionStep: (at) => { if (at === step) throw new Error('injected'); } } });
       await s.open(f2.sessionId, 'write');

@@ -11,7 +11,7 @@ import { decodeLine, peekKind, peekSeq } from './format.js';
 import type { JournalCipher } from './cipher.js';
 import { keepTornTail } from './evidence.js';
 import { firstLine, lineEndingAt, readPrefix } from './lines.js';
-import { corrupt, crcOf, type JournalPosition, readHeader, scanRecords } from './scan.js';
+import { corrupt, crcOf, type JournalPosition, readHeader, type ScanResult, scanRecords, scanRecordsInSlices } from './scan.js';
 
 /** An open journal, verified up to `position`. */
 export interface JournalHandle {
@@ -53,13 +53,37 @@ export function openJournal(fsl: FsLayer, layout: StoreLayout, id: string, opts:
     return verifyJournal(fsl, layout, id, fd, opts);
   } catch (err) {
     fsl.closeSync(fd);
-    if (err instanceof UnsafeFileError) {
-      // The torn tail's evidence could not be kept safely (recovery/<id> or the evidence name is
-      // a symlink, a FIFO, not ours): the journal was not cut.
-      throw new StoreError('UnsafeStore', `recovery of session ${id} refused: a recovery path ${err.reason}; the journal is unchanged`, { sessionId: id, reason: err.reason });
-    }
-    throw err;
+    throw openError(id, err);
   }
+}
+
+/**
+ * A writable open of a journal this process has just written whole (a fork's), without an index
+ * entry: the same verification as openJournal, its scan of every line in slices that yield to
+ * the event loop (scanRecordsInSlices), so a big fork does not stall the sidecar. Nobody else
+ * writes the journal meanwhile: the caller holds its lease.
+ */
+export async function openJournalInSlices(fsl: FsLayer, layout: StoreLayout, id: string): Promise<JournalHandle> {
+  const opts: OpenJournalOptions = { writable: true };
+  const fd = openJournalFile(fsl, layout, id, true);
+  try {
+    const { handle, size } = verifyStart(fsl, id, fd, opts);
+    if (handle.position.bytes === size) return verifyEnd(fsl, layout, id, fd, handle, undefined, opts);
+    const scan = await scanRecordsInSlices(fsl, fd, handle.position, size, (rec) => noteSummary(handle, rec), baseState(handle.header), handle.cipher);
+    return verifyEnd(fsl, layout, id, fd, handle, scan, opts);
+  } catch (err) {
+    fsl.closeSync(fd);
+    throw openError(id, err);
+  }
+}
+
+function openError(id: string, err: unknown): unknown {
+  if (err instanceof UnsafeFileError) {
+    // The torn tail's evidence could not be kept safely (recovery/<id> or the evidence name is
+    // a symlink, a FIFO, not ours): the journal was not cut.
+    return new StoreError('UnsafeStore', `recovery of session ${id} refused: a recovery path ${err.reason}; the journal is unchanged`, { sessionId: id, reason: err.reason });
+  }
+  return err;
 }
 
 function openJournalFile(fsl: FsLayer, layout: StoreLayout, id: string, writable: boolean, file = layout.journal(id)): number {
@@ -78,6 +102,14 @@ function openJournalFile(fsl: FsLayer, layout: StoreLayout, id: string, writable
 }
 
 function verifyJournal(fsl: FsLayer, layout: StoreLayout, id: string, fd: number, opts: OpenJournalOptions): JournalHandle {
+  const { handle, size } = verifyStart(fsl, id, fd, opts);
+  if (handle.position.bytes === size) return verifyEnd(fsl, layout, id, fd, handle, undefined, opts);
+  const scan = scanRecords(fsl, fd, handle.position, size, (rec) => noteSummary(handle, rec), baseState(handle.header), handle.cipher);
+  return verifyEnd(fsl, layout, id, fd, handle, scan, opts);
+}
+
+/** The header, the first record line and the index entry (if it still vouches for a prefix): the handle before its scan. */
+function verifyStart(fsl: FsLayer, id: string, fd: number, opts: OpenJournalOptions): { handle: JournalHandle; size: number } {
   const st = fsl.fstatSync(fd);
   const { header, line, cipher } = readHeader(fsl, fd, st.size);
   if (header.sessionId !== id) throw corrupt(1, 'header names another session');
@@ -97,16 +129,20 @@ function verifyJournal(fsl: FsLayer, layout: StoreLayout, id: string, fd: number
     lastMessage: hint?.lastMessage,
     ...(cipher ? { cipher } : {}),
   };
-  if (handle.position.bytes === st.size) {
+  return { handle, size: st.size };
+}
+
+/** After the scan (none when the index vouched for the whole file): a torn tail cut (writable), or the journal synced. */
+function verifyEnd(fsl: FsLayer, layout: StoreLayout, id: string, fd: number, handle: JournalHandle, scan: ScanResult | undefined, opts: OpenJournalOptions): JournalHandle {
+  if (scan === undefined) {
     // Even an entry that covers the whole file may vouch for bytes nobody synced (one written by
     // a reader of an older version, after a writer was killed before its fdatasync): a write open
     // makes them durable before it reports them or rewrites the entry (STORAGE.md, The index).
     if (opts.writable) fsl.fsyncSync(fd);
     return handle;
   }
-  const scan = scanRecords(fsl, fd, handle.position, st.size, (rec) => noteSummary(handle, rec), baseState(handle.header), cipher);
   handle.position = scan.position;
-  if (scan.tail && opts.hint?.ino === st.ino && scan.tail.offset < opts.hint.bytes) {
+  if (scan.tail && opts.hint?.ino === handle.ino && scan.tail.offset < opts.hint.bytes) {
     // The index vouches only for bytes known durable (written and synced by the writer, or synced
     // by a write open, before it wrote the entry): damage there is corruption, never a torn tail.
     throw corrupt(scan.position.records + 2, `${scan.tail.reason} in bytes the index records as committed`);

@@ -6,6 +6,8 @@ import { corrupt } from './scan.js';
 import type { JournalCipher } from './cipher.js';
 
 const SEEK_WINDOW = 1 << 16;
+/** scanLines' own chunk size: what a page with a large byte limit reads first. */
+const FIRST_CHUNK = 1 << 20;
 /** Lines of unwanted kinds a page may skip: this many times its byte limit (they are not parsed). */
 const SKIP_BUDGET_PAGES = 4;
 
@@ -79,7 +81,9 @@ export function readPage(fsl: FsLayer, fd: number, req: PageRequest): Page {
   const lineOf = (seq: number) => 2 + seq - req.firstSeq;
   let bytes = 0;
   let skipped = 0;
-  for (const line of scanLines(fsl, fd, req.from, req.end)) {
+  // A small page (a slice of a compaction's or a fork's scan) reads about its own size first, not
+  // a whole 1 MiB chunk: `from` may lie up to a seek window before the first wanted line.
+  for (const line of scanLines(fsl, fd, req.from, req.end, Math.min(FIRST_CHUNK, req.maxBytes + SEEK_WINDOW))) {
     const peeked = peekSeq(line.bytes);
     if (peeked !== undefined && peeked <= req.afterSeq) continue;
     const expected = scannedSeq + 1;

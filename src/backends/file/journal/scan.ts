@@ -7,6 +7,7 @@ import { firstLine, type Line, scanLines } from './lines.js';
 import { type HeaderState, reduceHeader } from '../../../domain/sessionUpdate.js';
 import { NO_RUNTIME, reduceRuntime, type RuntimeCounters } from '../../../domain/runtimeCounters.js';
 import { NO_USAGE, reduceUsage, type UsageTotals } from '../../../domain/usage.js';
+import { PARSE_SLICE_BYTES, yieldToLoop } from './slices.js';
 
 /** Where a verified journal prefix ends: everything a reader or writer needs to continue. */
 export interface JournalPosition {
@@ -147,6 +148,35 @@ export function scanRecords(
   if (position.bytes >= end) return { position };
   const reason = damage?.reason ?? 'incomplete batch';
   return { position, tail: { offset: position.bytes, bytes: end - position.bytes, reason } };
+}
+
+/**
+ * scanRecords over [from.bytes, end) in windows of about PARSE_SLICE_BYTES, yielding to the event
+ * loop after each: the same result, because a window always restarts at the end of the last
+ * complete batch before it (`position`). A window's cut leaves an unterminated line or an
+ * incomplete batch at its end, which scanRecords reports as a tail and does not commit; the next
+ * window reads those lines again, with what follows them, and judges them as one scan would
+ * (damage followed by a valid line is corruption wherever the window ended). A batch longer than
+ * a window gets a window twice as long, until it fits. Only the last window, which ends at
+ * `end`, can report the real tail.
+ */
+export async function scanRecordsInSlices(
+  fsl: FsLayer, fd: number, from: JournalPosition, end: number, onCommit?: (record: CommittedRecord) => void, base: HeaderState = {}, cipher?: JournalCipher,
+): Promise<ScanResult> {
+  let position = from;
+  let window = PARSE_SLICE_BYTES;
+  for (;;) {
+    const stop = Math.min(end, position.bytes + window);
+    const scan = scanRecords(fsl, fd, position, stop, onCommit, base, cipher);
+    if (stop >= end) return scan;
+    if (scan.position.bytes === position.bytes) {
+      window *= 2;
+    } else {
+      position = scan.position;
+      window = PARSE_SLICE_BYTES;
+    }
+    await yieldToLoop();
+  }
 }
 
 /** A transition on disk that the rules refuse is corruption: the journal was not written by them. */
