@@ -1,15 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compactJournal } from '../../../src/backends/file/journal/compact.js';
-import { openJournal } from '../../../src/backends/file/journal/open.js';
-import { StoreLayout } from '../../../src/backends/file/layout.js';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import type { FileSessionStore } from '../../../src/backends/file/fileStore.js';
 import { StoreError } from '../../../src/domain/errors.js';
 import { type FsLayer, nodeFs } from '../../../src/durable/fsLayer.js';
 import type { StoredRecord } from '../../../src/domain/types.js';
 import { tempDir } from '../../helpers.js';
 import { note, store } from './storeHelpers.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 /**
  * A reader following a session across compactions made by another writer (protocol/README.md
@@ -22,19 +23,10 @@ import { note, store } from './storeHelpers.js';
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
-/** Compacts the session through its last seq from outside any store instance (another process, in effect). */
+/** Compacts the session through its last seq from outside any store instance: in another process (compactOnce.ts), waited for. */
 function compactNow(root: string, id: string): void {
-  const layout = new StoreLayout(root);
-  const handle = openJournal(nodeFs, layout, id, { writable: true });
-  try {
-    compactJournal(nodeFs, layout, handle, {
-      throughSeq: handle.position.lastSeq,
-      ts: new Date().toISOString(),
-      checkpointText: (members) => JSON.stringify({ ...members, summary: 'compacted by the seam' }),
-    });
-  } finally {
-    nodeFs.closeSync(handle.fd);
-  }
+  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(HERE, 'compactOnce.ts'), root, id], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`compactOnce failed: ${r.stderr}`);
 }
 
 /** nodeFs that, once armed, compacts the session the first time the store touches history/<id>. */
