@@ -62,8 +62,12 @@ export interface FileStoreOptions {
    * encryption.json must name it (checkMarker). The key is registered as a secret.
    */
   encryptionKey?: StoreKey;
-  /** Test seams: called after each durable step of a compaction (a test may throw there). */
-  hooks?: { compactionStep?: (step: CompactionStep) => void };
+  /**
+   * Test seams: compactionStep, after each durable step of a compaction (a test may throw
+   * there); purgeChecked, inside trash empty's purge after its check, with the session's lock
+   * held (a test may stall there, purge.ts).
+   */
+  hooks?: { compactionStep?: (step: CompactionStep) => void; purgeChecked?: (sessionId: string) => void | Promise<void> };
 }
 
 

@@ -231,18 +231,23 @@ export async function listSessions(conns: PgConnections, o: { after?: string; li
   return { sessions: page, nextAfter: rows.length > o.limit ? page[page.length - 1]!.sessionId : null };
 }
 
-/** trash / restore / purge, fenced by the caller's lease (purge also drops the lease row). */
-export async function removeSession(conns: PgConnections, channel: string, sessionId: string, op: 'trash' | 'restore' | 'purge', fence: Fence): Promise<void> {
+/**
+ * trash / restore / purge, fenced by the caller's lease (purge also drops the lease row).
+ * purgeTrashed (trash empty): the row is deleted only while it is in the trash — the check and
+ * the delete are one statement, so a restore committed first leaves it live (SessionNotFound).
+ */
+export async function removeSession(conns: PgConnections, channel: string, sessionId: string, op: 'trash' | 'restore' | 'purge' | 'purgeTrashed', fence: Fence): Promise<void> {
   await conns.transaction(async (tx) => {
     await checkFence(tx, fence);
     const sql = {
       trash: 'UPDATE sessions SET trashed_at = now(), updated_at = now() WHERE session_id = $1 AND trashed_at IS NULL RETURNING 1',
       restore: 'UPDATE sessions SET trashed_at = NULL, updated_at = now() WHERE session_id = $1 AND trashed_at IS NOT NULL RETURNING 1',
       purge: 'DELETE FROM sessions WHERE session_id = $1 RETURNING 1',
+      purgeTrashed: 'DELETE FROM sessions WHERE session_id = $1 AND trashed_at IS NOT NULL RETURNING 1',
     }[op];
     const done = await tx.query(sql, [sessionId]);
-    if (done.length === 0) throw new PgBackendError('SessionNotFound', op === 'restore' ? 'the session is not in the trash' : 'no such session', { sessionId });
-    if (op === 'purge') await tx.query('DELETE FROM leases WHERE session_id = $1', [sessionId]);
+    if (done.length === 0) throw new PgBackendError('SessionNotFound', op === 'restore' || op === 'purgeTrashed' ? 'the session is not in the trash' : 'no such session', { sessionId });
+    if (op === 'purge' || op === 'purgeTrashed') await tx.query('DELETE FROM leases WHERE session_id = $1', [sessionId]);
     await tx.query('SELECT pg_notify($1, $2)', [channel, sessionId]);
   });
 }
