@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileSessionStore } from '../../src/backends/file/fileStore.js';
+import { encodeHeaderLine } from '../../src/backends/file/journal/format.js';
+import { StoreKey } from '../../src/durable/storeKey.js';
 import { tempDir } from '../helpers.js';
 import { explain, makeStore, msg, runCli } from './helpers.js';
 
@@ -55,6 +58,21 @@ async function verifyClean(root: string, keyEnv?: string): Promise<void> {
   expect(r.code, explain(r)).toBe(0);
 }
 
+/** Archives whose header line is not the journal's byte for byte (live and in the trash). */
+function archiveHeadersApart(root: string): string[] {
+  const first = (p: string) => fs.readFileSync(p, 'utf8').split('\n')[0];
+  const apart: string[] = [];
+  const places = [
+    ...fs.readdirSync(path.join(root, 'history')).map((id) => ({ journal: path.join(root, 'sessions', id, 'journal.jsonl'), history: path.join(root, 'history', id) })),
+    ...fs.readdirSync(path.join(root, 'trash')).map((id) => ({ journal: path.join(root, 'trash', id, 'session', 'journal.jsonl'), history: path.join(root, 'trash', id, 'history') })),
+  ];
+  for (const p of places) {
+    if (!fs.existsSync(p.history)) continue;
+    for (const name of fs.readdirSync(p.history)) if (first(path.join(p.history, name)) !== first(p.journal)) apart.push(path.relative(root, path.join(p.history, name)));
+  }
+  return apart;
+}
+
 describe('verify after a fault-free rekey', () => {
   it('is clean before, and after plaintext -> key, key -> key and key -> plaintext (compacted live and trashed sessions, a fork, blobs, state)', async () => {
     const root = await richStore();
@@ -67,6 +85,30 @@ describe('verify after a fault-free rekey', () => {
       const r = await runCli(['rekey', '--store', root, ...args], { env });
       expect(r.code, explain(r)).toBe(0);
       await verifyClean(root, key);
+      expect(archiveHeadersApart(root), args.join(' ')).toEqual([]);
     }
+  });
+
+  it('an archive whose header an earlier rekey sealed apart (same members, another nonce) is a note; other members are an error', async () => {
+    const root = await richStore();
+    expect((await runCli(['rekey', '--store', root, '--to-env', 'K1'], { env })).code).toBe(0);
+    const id = fs.readdirSync(path.join(root, 'history')).find((x) => fs.existsSync(path.join(root, 'sessions', x)))!;
+    const archive = path.join(root, 'history', id, '0.jsonl');
+    const text = fs.readFileSync(archive, 'utf8');
+    const cipher = { key: new StoreKey(Buffer.from(K1, 'base64')), gate: () => {}, sessionId: id };
+    const sealedApart = (members: Record<string, unknown>) => {
+      const line = encodeHeaderLine({ format: 'session-sidecar/journal', version: 1, sessionId: id, ...members }, cipher);
+      fs.writeFileSync(archive, Buffer.concat([line, Buffer.from(text.slice(text.indexOf('\n') + 1))]));
+    };
+    const journalHead = JSON.parse(fs.readFileSync(path.join(root, 'sessions', id, 'journal.jsonl'), 'utf8').split('\n')[0]!) as { enc: string };
+    const plain = JSON.parse(cipher.key.open(`session-sidecar/header\u0000${id}`, journalHead.enc)!.toString('utf8')) as Record<string, unknown>;
+    sealedApart(plain);
+    const findings = async () => {
+      const r = await runCli(['verify', '--store', root, '--json', '--encryption-key-env', 'K1'], { env });
+      return (JSON.parse(r.stdout) as Report).sessions.find((x) => x.sessionId === id)!.findings.filter((f) => f.file === path.relative(root, archive));
+    };
+    expect(await findings()).toEqual([expect.objectContaining({ severity: 'note', message: expect.stringContaining('sealed apart') })]);
+    sealedApart({ ...plain, title: 'another' });
+    expect(await findings()).toEqual([expect.objectContaining({ severity: 'error', message: expect.stringContaining('differs') })]);
   });
 });

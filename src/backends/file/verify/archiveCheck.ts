@@ -50,7 +50,13 @@ function listArchives(fc: FileChecks, dir: string, out: Finding[]): Map<number, 
 
 /** An archive keeps the journal's header byte for byte and starts with its own generation's checkpoint (none for generation 0). */
 function checkArchiveStart(rel: string, g: number, a: ScannedJournal, journal: ScannedJournal | undefined, out: Finding[]): void {
-  if (journal && !a.headerLine.equals(journal.headerLine)) out.push({ severity: 'error', check: 'archive', message: 'its header differs from the journal\'s (compaction keeps it byte for byte)', file: rel, line: 1 });
+  if (journal && !a.headerLine.equals(journal.headerLine)) {
+    // A sealed header sealed apart (another nonce) opens to the same members: a rekey of an
+    // earlier version re-sealed each copy. Harmless (readers and migrate compare the members).
+    out.push(JSON.stringify(a.header) === JSON.stringify(journal.header)
+      ? { severity: 'note', check: 'archive', message: 'its header line is sealed apart from the journal\'s (the same header: re-sealed by an earlier rekey)', file: rel, line: 1 }
+      : { severity: 'error', check: 'archive', message: 'its header differs from the journal\'s (compaction keeps it byte for byte)', file: rel, line: 1 });
+  }
   if (g === 0 && a.checkpoint) out.push({ severity: 'error', check: 'archive', message: 'generation 0 starts with a checkpoint', file: rel, line: 2 });
   if (g > 0 && (!a.checkpoint || generationOf(a.checkpoint) !== g)) {
     out.push({ severity: 'error', check: 'archive', message: `generation ${g} does not start with the checkpoint of generation ${g}`, file: rel, line: 2 });
