@@ -2,6 +2,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers.js';
 import { startSidecar } from '../conformance/harness.js';
+import { freshSchema } from '../pg/pgServer.js';
+import { pgSkip, pgUrl } from '../backends/postgres/pgTestKit.js';
 import { explain, msg, runCli } from './helpers.js';
 
 /**
@@ -9,7 +11,8 @@ import { explain, msg, runCli } from './helpers.js';
  * writes the same store — appends (some with blobs), compactions, state values, new sessions —
  * reports nothing a writer's normal operation explains: no error and no warning in any run.
  * (Notes, such as "open for writing by pid ...", are information.) Nothing is timed: the two
- * loops simply overlap for as many verify runs as the test makes.
+ * loops simply overlap for as many verify runs as the test makes. On a directory store and on
+ * PostgreSQL (each session verified in one snapshot transaction there).
  */
 
 type Finding = { severity: string; check: string; message: string; file?: string };
@@ -17,10 +20,21 @@ type Report = { ok: boolean; store: Finding[]; sessions: Array<{ sessionId: stri
 
 const RUNS = 12;
 
-describe('verify beside a writing sidecar', () => {
-  it(`${RUNS} verify runs while a sidecar appends, compacts, stores blobs and state, creates sessions: no error, no warning`, async () => {
+/** Where the sidecar serves and verify looks: a directory, or a PostgreSQL schema of the test cluster. */
+async function target(backend: 'file' | 'postgres'): Promise<{ serve: { store: string; args?: string[] }; verify: string[] }> {
+  if (backend === 'file') {
     const root = path.join(tempDir('sidecar-verify-live-'), 'store');
-    const c = await startSidecar({ store: root });
+    return { serve: { store: root }, verify: ['--store', root] };
+  }
+  const url = await pgUrl();
+  const schema = freshSchema('vlive');
+  return { serve: { store: url, args: ['--pg-schema', schema, '--workspace', tempDir('sidecar-verify-ws-')] }, verify: ['--store', url, '--pg-schema', schema] };
+}
+
+describe.each(['file', ...(pgSkip ? [] : ['postgres'])] as const)('verify beside a writing sidecar (%s)', (backend) => {
+  it(`${RUNS} verify runs while a sidecar appends, compacts, stores blobs and state, creates sessions: no error, no warning`, async () => {
+    const t = await target(backend);
+    const c = await startSidecar(t.serve);
     const ids: string[] = [];
     const create = async () => {
       const { sessionId } = await c.create({ title: `s${ids.length}`, blobThreshold: 1024 });
@@ -54,7 +68,7 @@ describe('verify beside a writing sidecar', () => {
     try {
       while (rounds < 2) await new Promise((r) => setTimeout(r, 20)); // the writer is under way
       for (let n = 0; n < RUNS; n++) {
-        const r = await runCli(['verify', '--store', root, '--json']);
+        const r = await runCli(['verify', ...t.verify, '--json']);
         const report = JSON.parse(r.stdout) as Report;
         const problems = [...report.store, ...report.sessions.flatMap((s) => s.findings)].filter((f) => f.severity !== 'note');
         reports.push({ r, problems });
@@ -70,7 +84,7 @@ describe('verify beside a writing sidecar', () => {
     }
     await c.shutdown();
     // Once the writer has stopped, verify is clean too (nothing was hidden that persists).
-    const after = await runCli(['verify', '--store', root, '--json', '--strict']);
+    const after = await runCli(['verify', ...t.verify, '--json', '--strict']);
     expect(after.code, explain(after)).toBe(0);
   });
 });

@@ -9,7 +9,7 @@
 import { whyNotUpdated } from './append.js';
 import { PgBackendError } from './errors.js';
 import { checkFence } from './leases.js';
-import type { PgConnections } from './pool.js';
+import type { PgConnections, Tx } from './pool.js';
 import { recordCrc, textCrc, type ArchivedGeneration, type Fence, type SealedHeader, type SealedRecord, type SessionRow, type Snapshot } from './types.js';
 
 export const EMPTY_SNAPSHOT: Snapshot = { turn: null, runtime: null, usage: null, firstMessage: null, lastMessage: null, header: null };
@@ -70,7 +70,8 @@ export async function createSession(conns: PgConnections, channel: string, heade
 }
 
 /** The session row (header verified), or SessionNotFound. Trashed sessions load with trashed: true. */
-export async function loadSession(conns: PgConnections, sessionId: string): Promise<SessionRow> {
+/** `conns`: the pool (autocommit), or one transaction's connection (a snapshot of several reads: verify). */
+export async function loadSession(conns: Tx, sessionId: string): Promise<SessionRow> {
   const rows = await conns.query<DbSession>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE session_id = $1`, [sessionId]);
   if (!rows[0]) throw new PgBackendError('SessionNotFound', 'no such session', { sessionId });
   return toRow(rows[0]);
@@ -95,7 +96,7 @@ export interface ReadRangeResult {
   lastSeq: number;
 }
 
-export async function readRange(conns: PgConnections, sessionId: string, o: ReadRangeOptions): Promise<ReadRangeResult> {
+export async function readRange(conns: Tx, sessionId: string, o: ReadRangeOptions): Promise<ReadRangeResult> {
   const s = await loadSession(conns, sessionId);
   let generation = s.generation;
   let firstSeq = s.firstSeq;
