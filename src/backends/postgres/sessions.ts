@@ -69,8 +69,10 @@ export async function createSession(conns: PgConnections, channel: string, heade
   });
 }
 
-/** The session row (header verified), or SessionNotFound. Trashed sessions load with trashed: true. */
-/** `conns`: the pool (autocommit), or one transaction's connection (a snapshot of several reads: verify). */
+/**
+ * The session row (header verified), or SessionNotFound. Trashed sessions load with trashed: true.
+ * `conns`: the pool (autocommit), or one transaction's connection (several reads of one snapshot: verify).
+ */
 export async function loadSession(conns: Tx, sessionId: string): Promise<SessionRow> {
   const rows = await conns.query<DbSession>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE session_id = $1`, [sessionId]);
   if (!rows[0]) throw new PgBackendError('SessionNotFound', 'no such session', { sessionId });
