@@ -31,7 +31,7 @@ async function target(backend: 'file' | 'postgres'): Promise<{ serve: { store: s
   return { serve: { store: url, args: ['--pg-schema', schema, '--workspace', tempDir('sidecar-verify-ws-')] }, verify: ['--store', url, '--pg-schema', schema] };
 }
 
-describe.each(['file', ...(pgSkip ? [] : ['postgres'])] as const)('verify beside a writing sidecar (%s)', (backend) => {
+describe.each((pgSkip ? ['file'] : ['file', 'postgres']) as Array<'file' | 'postgres'>)('verify beside a writing sidecar (%s)', (backend) => {
   it(`${RUNS} verify runs while a sidecar appends, compacts, stores blobs and state, creates sessions: no error, no warning`, async () => {
     const t = await target(backend);
     const c = await startSidecar(t.serve);
@@ -39,7 +39,7 @@ describe.each(['file', ...(pgSkip ? [] : ['postgres'])] as const)('verify beside
     const create = async () => {
       const { sessionId } = await c.create({ title: `s${ids.length}`, blobThreshold: 1024 });
       // Some history first, so that a check of the session takes a while.
-      for (let b = 0; b < 10; b++) await c.append({ sessionId, records: Array.from({ length: 40 }, (_, k) => msg('user', `before ${b}.${k} ${'x'.repeat(100)}`)) });
+      for (let b = 0; b < 10; b++) await c.request('session/append', { sessionId, records: Array.from({ length: 40 }, (_, k) => msg('user', `before ${b}.${k} ${'x'.repeat(100)}`)) });
       ids.push(sessionId);
       return sessionId;
     };
@@ -50,7 +50,7 @@ describe.each(['file', ...(pgSkip ? [] : ['postgres'])] as const)('verify beside
     const loop = async (id: string) => {
       for (let i = 0; !stop; i++) {
         const records = [msg('user', `round ${i}`), ...(i % 2 === 0 ? [msg('assistant', `${'long answer '.repeat(120)}${i}`)] : [])];
-        const { lastSeq } = await c.append({ sessionId: id, records }) as { lastSeq: number };
+        const { lastSeq } = await c.request<{ lastSeq: number }>('session/append', { sessionId: id, records });
         if (i % 4 === 3) await c.request('session/compact', { sessionId: id, summary: `through round ${i}`, throughSeq: lastSeq - 1 });
         if (i % 3 === 1) await c.setState(id, 'progress', { round: i });
         rounds = Math.max(rounds, i + 1);
