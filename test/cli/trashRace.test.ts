@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { captureOutput, tempDir } from '../helpers.js';
 import { startSidecar } from '../conformance/harness.js';
 import { CLI, explain, journalPath, makeStore, msg, runCli, until } from './helpers.js';
@@ -18,6 +18,12 @@ import { CLI, explain, journalPath, makeStore, msg, runCli, until } from './help
 const STRACE = '/usr/bin/strace';
 const traceable = fs.existsSync(STRACE) && spawnSync(STRACE, ['-qq', '-o', '/dev/null', 'true']).status === 0;
 
+/** strace processes still holding a stalled trash empty (a failed test): killed, which lets it go. */
+const tracers: Array<ReturnType<typeof spawn>> = [];
+afterEach(() => {
+  for (const t of tracers.splice(0)) if (t.exitCode === null && t.signalCode === null) t.kill('SIGKILL');
+});
+
 type EmptyOut = { sessions: Array<{ sessionId: string }>; skipped?: Array<{ sessionId: string; reason: string }> };
 
 /**
@@ -32,6 +38,7 @@ async function stalledTrashEmpty(store: string, watched: string, nth = 1) {
     '-f', '-qq', '-o', log, '-P', watched, '-e', 'trace=%file', '-e', `inject=%file:delay_exit=600000000:when=${nth}`,
     'sh', '-c', '"$@"; echo "exit=$?"', 'sh', process.execPath, CLI, 'trash', 'empty', '--yes', '--json', '--store', store,
   ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  tracers.push(child);
   const out = captureOutput(child);
   const stalled = () => fs.existsSync(log) && fs.readFileSync(log, 'utf8').includes('(DELAYED)');
   await until(() => stalled() || child.exitCode !== null, 'trash empty to reach its check', 120_000);
