@@ -15,7 +15,8 @@ export const trashCommand: Command = {
 The sessions deleted (session/delete, session/prune, 'session-sidecar prune') and kept in the
 trash. 'list' shows them, most recently deleted first (reads only); 'restore' brings sessions
 back; 'empty' removes for good the sessions deleted more than DURATION ago (all of them without
---older-than) — with 'session/delete' purge, the only way bytes leave the store.
+--older-than) — with 'session/delete' purge, the only way bytes leave the store. A session
+restored meanwhile, or in use by another process (being restored), is skipped and listed so.
 
 Options:
   --older-than DURATION    only sessions deleted more than this long ago: 7d, 12h, 90m, P7D, ...
@@ -69,7 +70,8 @@ ${STORE_HELP}
         await store.closeAll();
       }
       if (json) return out(`${JSON.stringify(r, null, 2)}\n`), 0;
-      show(r.sessions, false, 'nothing to remove from the trash', dryRun ? 'would remove for good' : 'removed for good');
+      if (r.sessions.length > 0 || r.skipped.length === 0) show(r.sessions, false, 'nothing to remove from the trash', dryRun ? 'would remove for good' : 'removed for good');
+      for (const k of r.skipped) out(`skipped ${k.sessionId}: ${k.reason === 'open' ? 'in use by another process (being restored, or open for writing)' : 'a live session has this id (restored meanwhile)'}\n`);
       if (dryRun && r.sessions.length > 0) out(stdoutStyle().dim('dry run: nothing was removed; add --yes to remove them\n'));
       return 0;
     }

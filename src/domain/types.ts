@@ -130,6 +130,13 @@ export interface SessionSummary {
   deleted?: true;
 }
 
+/**
+ * What purgeTrashed did: 'purged'; 'live': a live session has the id (restored meanwhile), left
+ * alone; 'open': another process holds the session's lock (a restore, a writer), left alone;
+ * 'gone': no longer in the trash (purged meanwhile).
+ */
+export type PurgeOutcome = 'purged' | 'live' | 'open' | 'gone';
+
 /** A session in the trash (deleted, restorable until purged). */
 export interface TrashEntry {
   sessionId: string;
@@ -227,6 +234,15 @@ export interface SessionStore {
   delete(sessionId: string, purge?: boolean, opts?: { ifIdle?: boolean }): Promise<void>;
   /** The sessions in the trash, most recently deleted first. Optional: a store without it has no trash listing. */
   listTrash?(): Promise<TrashEntry[]>;
+  /**
+   * trash empty's purge of one deleted session: removed for good only if no live session has its
+   * id and it is in the trash — checked and done as one step under the session's lock (so a
+   * restore meanwhile either waits its turn or was first). See PurgeOutcome. Optional: without
+   * it, trash empty checks and then purges with delete (not one step).
+   */
+  purgeTrashed?(sessionId: string): Promise<PurgeOutcome>;
+  /** Finishes purges a crash cut short after their commit point (file store: trash/.purging-<id>/); the ids finished. */
+  finishPurges?(): Promise<string[]>;
   /** The session's stored header (for a prune's tag filter). Optional: without it, no session has tags. */
   header?(sessionId: string): Promise<SessionHeader>;
   /** Brings a deleted session back from the trash. */

@@ -16,7 +16,7 @@ import { gateFs } from '../domain/secrets/finalGate.js';
 import type { SecretSet } from '../domain/secrets/knownSecrets.js';
 import { DEFAULT_LEASE_STALE_MS } from '../backends/file/leases.js';
 import { exportFileSession, fileLeaseHeld, fileSessionIds, placeOf } from '../backends/file/transfer/exportFile.js';
-import { importFileSession } from '../backends/file/transfer/importFile.js';
+import { importFileSession, settleImport } from '../backends/file/transfer/importFile.js';
 
 export interface TransferEnd {
   readonly display: string;
@@ -27,6 +27,8 @@ export interface TransferEnd {
   export(id: string): Promise<SessionBundle>;
   /** All or nothing; Conflict (reason exists) when the session is there already. */
   import(b: SessionBundle, snapshot: Snapshot, toolSeq: number, secrets: SecretSet): Promise<void>;
+  /** The session is there already (a rerun): removes what a crash after its import's commit point left (a directory store's staging). */
+  settle?(id: string): Promise<void>;
   /** The blob's bytes, verified against its digest; undefined when absent. */
   blob(sha256: string): Promise<Buffer | undefined>;
   hasBlob(sha256: string): Promise<boolean>;
@@ -46,6 +48,7 @@ export function fileEnd(root: string, fsl: FsLayer): TransferEnd {
     },
     export: async (id) => exportFileSession(fsl, layout, id),
     import: async (b, _snapshot, _toolSeq, secrets) => importFileSession(gateFs(fsl, secrets), layout, b),
+    settle: async (id) => settleImport(fsl, layout, id),
     blob: async (sha) => (blobSize(fsl, layout, `sha256:${sha}`) === undefined ? undefined : readBlob(fsl, layout, `sha256:${sha}`).bytes),
     hasBlob: async (sha) => blobSize(fsl, layout, `sha256:${sha}`) !== undefined,
     putBlob: async (bytes, secrets) => {

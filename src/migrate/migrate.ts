@@ -77,6 +77,7 @@ async function copySession(from: TransferEnd, to: TransferEnd, id: string, o: Mi
   if (await to.exists(id)) {
     const there = await to.export(id);
     if (!sameBundle(bundle, there)) throw new StoreError('Conflict', 'a different session with this id exists in the destination; nothing was written');
+    await to.settle?.(id); // a crash after its import's commit point may have left staging behind
     sum.alreadyThere++;
     return `already there ${id} (identical: ${records} records)`;
   }

@@ -109,6 +109,22 @@ describe('prune and trash on a file store', () => {
     }
     expect(fs.existsSync(path.join(fx.root, 'trash'))).toBe(false);
   });
+
+  it('trash empty after one killed past its commit point (trash/.purging-<id>/ left): finishes the leftover, then empties the rest (exit 0)', async () => {
+    const fx = await makeStore();
+    expect((await runCli(['prune', '--store', fx.root, '--older-than', '0s', '--json'])).code).toBe(0);
+    const trash = path.join(fx.root, 'trash');
+    expect(fs.readdirSync(trash).sort()).toEqual([fx.chat, fx.compacted, fx.fork].sort());
+    // The state a trash empty killed right after renaming trash/<id>/ to trash/.purging-<id>/ leaves.
+    fs.renameSync(path.join(trash, fx.compacted), path.join(trash, `.purging-${fx.compacted}`));
+    const list = await runCli(['trash', 'list', '--store', fx.root, '--json']);
+    expect(list.code, explain(list)).toBe(0);
+    expect(json<TrashOut>(list).map((e) => e.sessionId).sort()).toEqual([fx.chat, fx.fork].sort()); // gone for good: never listed
+    const emptied = await runCli(['trash', 'empty', '--store', fx.root, '--yes', '--json']);
+    expect(emptied.code, explain(emptied)).toBe(0);
+    expect(json<{ sessions: TrashOut }>(emptied).sessions.map((e) => e.sessionId).sort()).toEqual([fx.chat, fx.fork].sort());
+    expect(fs.readdirSync(trash)).toEqual([]);
+  });
 });
 
 describe.skipIf(pgSkip)('prune and trash on a PostgreSQL store', () => {

@@ -171,6 +171,35 @@ eachBackend('lineage', (setup) => {
     await storeError(s.delete('../sessions'), 'InvalidSessionId');
   });
 
+  it('purgeTrashed (trash empty) removes a trashed session only: one restored (and written elsewhere) is live, a purged one gone', async () => {
+    const f = await setup();
+    const s = f.store;
+    if (!s.purgeTrashed) return; // a store without it: trash empty checks apart from the purge
+    const made: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const { sessionId } = await s.create({});
+      await s.append(sessionId, [note(1)]);
+      await s.close(sessionId);
+      await s.delete(sessionId);
+      made.push(sessionId);
+    }
+    const [purged, restored, writing] = made as [string, string, string];
+    expect(await s.purgeTrashed(purged)).toBe('purged');
+    expect(await s.purgeTrashed(purged)).toBe('gone');
+    await storeError(s.open(purged, 'read'), 'SessionNotFound');
+    await s.restore(restored);
+    expect(await s.purgeTrashed(restored)).toBe('live');
+    expect((await readAll(s, restored)).map((r) => r.seq)).toEqual([1]);
+    await s.restore(writing);
+    const other = await f.reopen();
+    await other.open(writing, 'write');
+    await other.append(writing, [note(2)]);
+    expect(await s.purgeTrashed(writing)).toBe('live'); // restored and written: never purged
+    expect((await readAll(other, writing)).map((r) => r.seq)).toEqual([1, 2]);
+    expect(await s.purgeTrashed(UNKNOWN_ID)).toBe('gone');
+    await storeError(s.purgeTrashed('../sessions'), 'InvalidSessionId');
+  });
+
   it('nothing is deleted implicitly: forks and continuations outlive their deleted or purged parent', async () => {
     const f = await setup();
     const s = f.store;

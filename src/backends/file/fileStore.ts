@@ -15,7 +15,8 @@ import { readTextPage } from './journal/readText.js';
 import { crcOf } from './journal/scan.js';
 import { JournalWriter } from './journal/writer.js';
 import { SessionLease } from './leases.js';
-import { finishTrash, liveLeftovers, purgeSession, restoreSession, trashSession } from './lineage.js';
+import { finishTrash, liveLeftovers, restoreRefusal, restoreSession, trashSession } from './lineage.js';
+import { finishPurges, purgeAny, type PurgeContext, purgeTrashed } from './purge.js';
 import { listSessions } from './list.js';
 import { listTrashed } from './trash.js';
 import { watchSession } from './watch.js';
@@ -36,7 +37,7 @@ import { NO_USAGE, shownUsage } from '../../domain/usage.js';
 import { stateAt } from './journal/compact.js';
 import type {
   AppendResult, RewindResult, UsageReport, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListOptions, ListPage, PruneOptions, ReadOptions, ReadPage, RecordInput, RecordsText,
-  SecretsInput, SecretsStatus, SessionHeader, SessionHeaderInput, TrashEntry, SessionStore, StoredRecord, TurnChange, TurnKind, TurnState, UpdatedHeader,
+  PurgeOutcome, SecretsInput, SecretsStatus, SessionHeader, SessionHeaderInput, TrashEntry, SessionStore, StoredRecord, TurnChange, TurnKind, TurnState, UpdatedHeader,
 } from '../../domain/types.js';
 import { DEFAULT_READ_LIMIT, PAGE_BYTES } from '../../domain/limits.js';
 import { RuntimeStore } from './runtimeStore.js';
@@ -172,19 +173,49 @@ export class FileSessionStore extends RuntimeStore implements SessionStore {
       this.sessions.delete(sessionId);
       await open.close();
     }
-    // A session open for writing in another process cannot be deleted: take its lease first.
-    const lease = live ? await this.acquireLease(sessionId) : undefined;
+    // A session open for writing in another process, or being restored, cannot be deleted or
+    // purged: its lease is taken first (a purge: purge.ts, the check and the removal under it).
+    if (purge) return purgeAny(this.purgeContext(), sessionId);
+    const lease = await this.acquireLease(sessionId);
     try {
-      if (purge) purgeSession(this.fsl, this.layout, sessionId);
-      else trashSession(this.fsl, this.layout, sessionId);
+      trashSession(this.fsl, this.layout, sessionId);
     } finally {
       await lease?.release();
     }
   }
 
+  /** trash empty's purge: see purge.ts (the check that no live session has the id, and the purge, under its lock). */
+  async purgeTrashed(sessionId: string): Promise<PurgeOutcome> {
+    checkSessionId(sessionId);
+    this.refuseIfReadOnly('purge a session');
+    return purgeTrashed(this.purgeContext(), sessionId);
+  }
+
+  async finishPurges(): Promise<string[]> {
+    this.refuseIfReadOnly('purge a session');
+    return finishPurges(this.purgeContext());
+  }
+
+  private purgeContext(): PurgeContext {
+    return { fsl: this.fsl, layout: this.layout, lease: (id) => this.acquireLease(id), checked: this.hooks.purgeChecked };
+  }
+
+  /**
+   * Under the session's lease, so that a purge (which checks that no live session has the id,
+   * then removes the trashed one, under the same lease) never runs between a restore's steps,
+   * and a restore never between a purge's check and its removal: SessionLocked meanwhile.
+   */
   async restore(sessionId: string): Promise<void> {
     this.refuseIfReadOnly('restore a session');
-    restoreSession(this.fsl, this.layout, checkSessionId(sessionId));
+    checkSessionId(sessionId);
+    const refused = restoreRefusal(this.fsl, this.layout, sessionId); // first without the lock; asked again under it
+    if (refused) throw refused;
+    const lease = await this.acquireLease(sessionId);
+    try {
+      restoreSession(this.fsl, this.layout, sessionId);
+    } finally {
+      await lease?.release();
+    }
   }
 
   async watch(

@@ -190,8 +190,11 @@ export class SessionLease {
    * committed since has not noticed a takeover, and the lock directory (same path) is the new
    * holder's now: removing it would let a third process in beside them. Then nothing is removed
    * (proper-lockfile's refresh timer finds the directory's mtime changed and stops by itself).
+   * `removeKernelLock`: the session was purged for good under this lease, so its kernel lock
+   * file goes too — unlinked while still held (KernelLock.unlinkHeld), then released: whoever
+   * opened the old file finds, after locking it, that the path no longer names it.
    */
-  async release(): Promise<void> {
+  async release(opts: { removeKernelLock?: boolean } = {}): Promise<void> {
     try {
       if (this.lost) return; // the lock belongs to another holder now: never remove theirs
       if (readHolder(this.fsl, this.lockDir)?.token !== this.record.token) {
@@ -205,6 +208,7 @@ export class SessionLease {
     } finally {
       // Last: whoever takes the kernel lock next finds the lease directory gone (or ours, left
       // by a failed removal: a holder with a kernel lock it no longer has, taken over at once).
+      if (opts.removeKernelLock) this.kernel?.unlinkHeld(); // a no-op once lost (the lock was given back then)
       this.kernel?.release();
     }
   }

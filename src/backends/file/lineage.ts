@@ -3,6 +3,7 @@ import { ensurePrivateDir, fsyncDir } from '../../durable/durableFile.js';
 import { errnoOf, UnsafeFileError } from '../../durable/errors.js';
 import type { FsLayer } from '../../durable/fsLayer.js';
 import { StoreError } from '../../domain/errors.js';
+import { isSessionId } from '../../domain/ids.js';
 import type { StoreLayout } from './layout.js';
 
 /** Everything a session owns in the store, by where it lives and where it goes in the trash. */
@@ -80,25 +81,34 @@ export function restoreSession(fsl: FsLayer, layout: StoreLayout, id: string): v
 function restoreSteps(fsl: FsLayer, layout: StoreLayout, id: string, moved: () => void): void {
   const trash = layout.trashSessionDir(id);
   const [journal, ...rest] = parts(layout, id);
-  if (!fsl.lstatSync(journal!.trashed)) throw new StoreError('SessionNotFound', `no deleted session ${id} in the trash`, { sessionId: id });
-  if (fsl.lstatSync(layout.sessionDir(id))) {
-    throw new StoreError('Conflict', `session ${id} exists again: delete it before restoring the old one`, { reason: 'exists', sessionId: id });
-  }
+  const refused = restoreRefusal(fsl, layout, id);
+  if (refused) throw refused;
   for (const p of rest) moveIfPresent(fsl, p.trashed, p.live);
   moveIfPresent(fsl, journal!.trashed, journal!.live, moved);
   removeTree(fsl, trash);
   fsyncDir(fsl, layout.trashDir);
 }
 
+/** Why a restore cannot be done: nothing in the trash, or a live session under the id. */
+export function restoreRefusal(fsl: FsLayer, layout: StoreLayout, id: string): StoreError | undefined {
+  if (!fsl.lstatSync(parts(layout, id)[0]!.trashed)) return new StoreError('SessionNotFound', `no deleted session ${id} in the trash`, { sessionId: id });
+  if (fsl.lstatSync(layout.sessionDir(id))) {
+    return new StoreError('Conflict', `session ${id} exists again: delete it before restoring the old one`, { reason: 'exists', sessionId: id });
+  }
+  return undefined;
+}
+
 /**
  * Removes a session (live or trashed) for good: a live one is first moved to the trash (a
  * delete: from then on it is not live), then trash/<id>/ is renamed to trash/.purging-<id>
  * (the commit point: from then on it is gone; ids never start with a dot) and that tree is
- * removed. A tree a crash left under that name is removed by the next purge of any session.
+ * removed. The caller holds the session's lease (purge.ts): what it checked before calling
+ * (no live session with this id, for trash empty) still holds when this runs. A tree a crash
+ * left under that name is removed by the next purge of any session (purge.ts finishPurges).
  */
 export function purgeSession(fsl: FsLayer, layout: StoreLayout, id: string): void {
   outcomeOf(id, 'purged', (moved) => {
-    removePurging(fsl, layout);
+    finishPurging(fsl, layout, id); // an earlier purge of this id cut short past its commit point
     if (fsl.lstatSync(layout.journal(id))) {
       dropTrashed(fsl, layout, id, () => undefined); // an older deleted copy under the same id (restore said "exists")
       trashSteps(fsl, layout, id, moved);
@@ -144,12 +154,26 @@ function dropTrashed(fsl: FsLayer, layout: StoreLayout, id: string, moved: () =>
   fsyncDir(fsl, layout.trashDir);
 }
 
-function removePurging(fsl: FsLayer, layout: StoreLayout): void {
-  if (!fsl.lstatSync(layout.trashDir)) return;
-  const names = fsl.readdirSync(layout.trashDir).filter((n) => n.startsWith('.purging-'));
-  for (const name of names) removeTree(fsl, path.join(layout.trashDir, name));
-  if (names.length > 0) fsyncDir(fsl, layout.trashDir);
+/** The ids whose purge a crash cut short after its commit point: trash/.purging-<id>/ is still there. */
+export function purgingLeftovers(fsl: FsLayer, layout: StoreLayout): string[] {
+  if (!fsl.lstatSync(layout.trashDir)?.isDirectory()) return [];
+  return fsl.readdirSync(layout.trashDir).filter((n) => n.startsWith(PURGING)).map((n) => n.slice(PURGING.length)).filter(isSessionId).sort();
 }
+
+/**
+ * Finishes a purge past its commit point: removes trash/.purging-<id>/ (already gone for every
+ * reader) and fsyncs trash/. The caller holds the session's lease, so no other purge of the id
+ * removes the same tree meanwhile. A crash here leaves less of the same leftover: repeated.
+ */
+export function finishPurging(fsl: FsLayer, layout: StoreLayout, id: string): void {
+  const doomed = path.join(layout.trashDir, `${PURGING}${id}`);
+  if (!fsl.lstatSync(doomed)) return;
+  removeTree(fsl, doomed);
+  fsyncDir(fsl, layout.trashDir);
+}
+
+const PURGING = '.purging-';
+
 
 function moveIfPresent(fsl: FsLayer, from: string, to: string, moved?: () => void): void {
   if (!fsl.lstatSync(from)) return;
@@ -164,7 +188,12 @@ function moveIfPresent(fsl: FsLayer, from: string, to: string, moved?: () => voi
 function removeTree(fsl: FsLayer, target: string): void {
   const st = fsl.lstatSync(target);
   if (!st) return;
-  if (st.isDirectory()) for (const name of fsl.readdirSync(target)) removeTree(fsl, path.join(target, name));
+  try {
+    if (st.isDirectory()) for (const name of fsl.readdirSync(target)) removeTree(fsl, path.join(target, name));
+  } catch (err) {
+    if (errnoOf(err) !== 'ENOENT') throw err;
+    return; // removed meanwhile
+  }
   try {
     if (st.isDirectory()) fsl.rmdirSync(target);
     else fsl.unlinkSync(target);

@@ -164,8 +164,12 @@ function rekeySession(fsl: FsLayer, layout: StoreLayout, id: string, c: Ciphers,
   for (const p of places) {
     removeCache(fsl, p.index);
     const journal = path.join(p.session, 'journal.jsonl');
-    if (fsl.lstatSync(journal)) count(report, rekeyJournal(fsl, layout, id, journal, c));
-    for (const name of namesIn(fsl, p.history).filter((n) => /^\d+\.jsonl$/.test(n))) count(report, rekeyJournal(fsl, layout, id, path.join(p.history, name), c));
+    const files = [
+      ...(fsl.lstatSync(journal) ? [journal] : []),
+      ...namesIn(fsl, p.history).filter((n) => /^\d+\.jsonl$/.test(n)).map((n) => path.join(p.history, n)),
+    ];
+    const headers = headerLinesUnder(fsl, files, c);
+    for (const file of files) count(report, rekeyJournal(fsl, layout, id, file, c, headers));
     removeTemps(fsl, p.history);
     const stateDir = path.join(p.session, 'state');
     for (const name of namesIn(fsl, stateDir).filter((n) => n.endsWith('.json'))) {
@@ -204,21 +208,59 @@ function rekeyFile(fsl: FsLayer, file: string, aad: string, c: Ciphers, what: st
 }
 
 /**
- * A journal (or archived generation) rewritten under `to`, record by record (each its own batch,
- * as a migrate writes them); false when its header already names `to`.
+ * The header lines of one place (a session's journal and its archives, live or in the trash),
+ * by the header's plaintext: a header is sealed once and the same line written into every file
+ * that has it — compaction copies the header line byte for byte into the archive it makes, and
+ * verify holds every archive to that; sealing each file's copy afresh (a new nonce each) would
+ * break it. Files a crashed run already rewrote are under `to`: their line is taken, so the
+ * files rewritten now match them.
  */
-function rekeyJournal(fsl: FsLayer, layout: StoreLayout, id: string, file: string, c: Ciphers): boolean {
+type HeaderLines = Map<string, Buffer>;
+
+function headerLinesUnder(fsl: FsLayer, files: string[], c: Ciphers): HeaderLines {
+  const lines: HeaderLines = new Map();
+  for (const file of files) {
+    const fd = openPrivate(fsl, file, false);
+    try {
+      const head = headerOf(fsl, fd, fsl.fstatSync(fd).size);
+      if (head.keyId !== (c.to?.key.id ?? null)) continue;
+      const opened = openHeader(head.raw, c.to);
+      if (opened.ok) lines.set(JSON.stringify(opened.value), Buffer.concat([head.line, NEWLINE]));
+    } catch {
+      // damaged: rekeyJournal reports it when it comes to the file
+    } finally {
+      fsl.closeSync(fd);
+    }
+  }
+  return lines;
+}
+
+const NEWLINE = Buffer.from('\n');
+
+/** A journal file's first line, decoded, and the key it names (null: plaintext), as openHeader tells a sealed header. */
+function headerOf(fsl: FsLayer, fd: number, size: number) {
+  const first = firstLine(fsl, fd, 0, size);
+  if (!first?.terminated) throw corrupt(1, 'missing or unterminated header');
+  const raw = decodeLine(first.bytes);
+  if (!raw.ok) throw corrupt(1, `header ${raw.reason}`);
+  const keyId = typeof raw.value.enc === 'string' && raw.value.createdAt === undefined ? raw.value.key : null;
+  return { line: first.bytes, end: first.end, raw: raw.value, keyId };
+}
+
+/**
+ * A journal (or archived generation) rewritten under `to`, record by record (each its own batch,
+ * as a migrate writes them), with its place's header line (`headers`); false when its header
+ * already names `to`.
+ */
+function rekeyJournal(fsl: FsLayer, layout: StoreLayout, id: string, file: string, c: Ciphers, headers: HeaderLines): boolean {
   const fd = openPrivate(fsl, file, false);
   try {
     const size = fsl.fstatSync(fd).size;
-    const first = firstLine(fsl, fd, 0, size);
-    if (!first?.terminated) throw corrupt(1, 'missing or unterminated header');
-    const raw = decodeLine(first.bytes);
-    if (!raw.ok) throw corrupt(1, `header ${raw.reason}`);
-    const keyId = typeof raw.value.enc === 'string' && raw.value.createdAt === undefined ? raw.value.key : null; // as openHeader tells a sealed header
+    const head = headerOf(fsl, fd, size);
+    const { keyId } = head;
     if (keyId === (c.to?.key.id ?? null)) return false;
     if (keyId !== (c.from?.key.id ?? null)) throw keyMismatch(`session ${id}: ${path.basename(file)} is sealed with neither key`, 'wrongKey', { sessionId: id });
-    const opened = openHeader(raw.value, c.from);
+    const opened = openHeader(head.raw, c.from);
     if (!opened.ok) throw corrupt(1, `header ${opened.reason}`);
     if (opened.value.sessionId !== id) throw corrupt(1, 'header names another session');
     const fromCipher: JournalCipher | undefined = c.from && { ...c.from, sessionId: id };
@@ -226,8 +268,11 @@ function rekeyJournal(fsl: FsLayer, layout: StoreLayout, id: string, file: strin
     // Streamed: one journal is never held in memory whole.
     const out = new TempFile(fsl, file);
     try {
-      out.write(encodeHeaderLine(opened.value as Record<string, unknown> & { sessionId: string }, toCipher));
-      const origin: JournalPosition = { bytes: first.end, lastSeq: 0, records: 0, lastCrc: crcOf(first.bytes) };
+      const plain = JSON.stringify(opened.value);
+      let header = headers.get(plain);
+      if (!header) headers.set(plain, (header = encodeHeaderLine(opened.value as Record<string, unknown> & { sessionId: string }, toCipher)));
+      out.write(header);
+      const origin: JournalPosition = { bytes: head.end, lastSeq: 0, records: 0, lastCrc: crcOf(head.line) };
       const scan = scanRecords(fsl, fd, origin, size, (rec) => {
         const { seq, ts, ...body } = rec;
         out.write(encodeRecordLine(seq, String(ts), undefined, JSON.stringify(body), toCipher));

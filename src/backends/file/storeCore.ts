@@ -62,8 +62,12 @@ export interface FileStoreOptions {
    * encryption.json must name it (checkMarker). The key is registered as a secret.
    */
   encryptionKey?: StoreKey;
-  /** Test seams: awaited after each step of a compaction (a test may throw there, or wait). */
-  hooks?: { compactionStep?: (step: CompactionStep) => void | Promise<void> };
+  /**
+   * Test seams: compactionStep, awaited after each step of a compaction (a test may throw
+   * there, or wait); purgeChecked, inside trash empty's purge after its check, with the
+   * session's lock held (a test may stall there, purge.ts).
+   */
+  hooks?: { compactionStep?: (step: CompactionStep) => void | Promise<void>; purgeChecked?: (sessionId: string) => void | Promise<void> };
 }
 
 

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { openPrivate } from '../../durable/durableFile.js';
 import type { FsLayer } from '../../durable/fsLayer.js';
+import { isSessionId } from '../../domain/ids.js';
 import type { TrashEntry } from '../../domain/types.js';
 import { readHeader } from './journal/scan.js';
 import type { StoreLayout } from './layout.js';
@@ -14,6 +15,8 @@ export function listTrashed(fsl: FsLayer, layout: StoreLayout): TrashEntry[] {
   if (!fsl.lstatSync(layout.trashDir)?.isDirectory()) return [];
   const out: TrashEntry[] = [];
   for (const id of fsl.readdirSync(layout.trashDir)) {
+    // trash/.purging-<id>/: a purge past its commit point (gone for good; finished by the next purge)
+    if (!isSessionId(id)) continue;
     const dir = layout.trashSessionDir(id);
     const st = fsl.lstatSync(dir);
     const journal = path.join(dir, 'session', 'journal.jsonl');
@@ -26,6 +29,7 @@ export function listTrashed(fsl: FsLayer, layout: StoreLayout): TrashEntry[] {
   }
   return out.sort((a, b) => (a.deletedAt < b.deletedAt ? 1 : a.deletedAt > b.deletedAt ? -1 : a.sessionId < b.sessionId ? 1 : -1));
 }
+
 
 function titleOf(fsl: FsLayer, journal: string, size: number): { title?: string } {
   try {

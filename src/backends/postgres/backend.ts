@@ -16,7 +16,7 @@
  * await b.confirmBatch(id, generation, lastRec)      // after Unavailable{outcome:'unknown'}
  * await b.readRange(id, { generation?, afterSeq, limit, kinds?, maxBytes? })   // crc-verified
  * await b.rotate(id, { throughSeq, checkpoint, expect, fence })                 // one transaction
- * await b.history(id); await b.list({ after?, limit, trashed? }); await b.listByUpdate({ before?, limit, includeTrashed }); await b.remove(id, 'trash'|'restore'|'purge', fence)
+ * await b.history(id); await b.list({ after?, limit, trashed? }); await b.listByUpdate({ before?, limit, includeTrashed }); await b.remove(id, 'trash'|'restore'|'purge'|'purgeTrashed', fence)
  * const stop = b.changes(id, poke)                   // LISTEN/NOTIFY hint; re-read by seq
  * await b.blobs.put(bytes) / size(sha) / read(sha, range?)
  * await b.state.set(fence, key, text) / get(id, key) / keys(id) / delete(fence, key)
@@ -181,9 +181,9 @@ export class PostgresBackend {
     return listByUpdate(this.conns, o);
   }
 
-  async remove(sessionId: string, op: 'trash' | 'restore' | 'purge', fence: Fence): Promise<void> {
+  async remove(sessionId: string, op: 'trash' | 'restore' | 'purge' | 'purgeTrashed', fence: Fence): Promise<void> {
     await removeSession(this.conns, this.channel, sessionId, op, fence);
-    if (op === 'purge') this.leases.forget(sessionId);
+    if (op === 'purge' || op === 'purgeTrashed') this.leases.forget(sessionId);
   }
 
   changes(sessionId: string, poke: () => void): () => void {

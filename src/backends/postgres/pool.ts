@@ -128,7 +128,7 @@ export class PgConnections {
    * (outcome unknown when the connection broke). A client whose connection failed is
    * destroyed, not returned to the pool.
    */
-  async transaction<T>(body: (tx: Tx) => Promise<T>, isolation: 'read committed' | 'serializable' = 'read committed'): Promise<T> {
+  async transaction<T>(body: (tx: Tx) => Promise<T>, isolation: 'read committed' | 'serializable' | 'snapshot' = 'read committed'): Promise<T> {
     let client: PoolClient;
     try {
       client = await this.pool.connect();
@@ -143,7 +143,9 @@ export class PgConnections {
     client.on('error', onClientError);
     try {
       try {
-        await client.query(isolation === 'serializable' ? 'BEGIN ISOLATION LEVEL SERIALIZABLE' : 'BEGIN');
+        // snapshot: every statement of the transaction sees one state of the database (read only).
+        await client.query(isolation === 'serializable' ? 'BEGIN ISOLATION LEVEL SERIALIZABLE'
+          : isolation === 'snapshot' ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN');
       } catch (err) {
         healthy = false;
         throw mapPgError(err, 'write');

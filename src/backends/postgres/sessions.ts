@@ -9,7 +9,7 @@
 import { whyNotUpdated } from './append.js';
 import { PgBackendError } from './errors.js';
 import { checkFence } from './leases.js';
-import type { PgConnections } from './pool.js';
+import type { PgConnections, Tx } from './pool.js';
 import { recordCrc, textCrc, type ArchivedGeneration, type Fence, type SealedHeader, type SealedRecord, type SessionRow, type Snapshot } from './types.js';
 
 export const EMPTY_SNAPSHOT: Snapshot = { turn: null, runtime: null, usage: null, firstMessage: null, lastMessage: null, header: null };
@@ -69,8 +69,11 @@ export async function createSession(conns: PgConnections, channel: string, heade
   });
 }
 
-/** The session row (header verified), or SessionNotFound. Trashed sessions load with trashed: true. */
-export async function loadSession(conns: PgConnections, sessionId: string): Promise<SessionRow> {
+/**
+ * The session row (header verified), or SessionNotFound. Trashed sessions load with trashed: true.
+ * `conns`: the pool (autocommit), or one transaction's connection (several reads of one snapshot: verify).
+ */
+export async function loadSession(conns: Tx, sessionId: string): Promise<SessionRow> {
   const rows = await conns.query<DbSession>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE session_id = $1`, [sessionId]);
   if (!rows[0]) throw new PgBackendError('SessionNotFound', 'no such session', { sessionId });
   return toRow(rows[0]);
@@ -95,7 +98,7 @@ export interface ReadRangeResult {
   lastSeq: number;
 }
 
-export async function readRange(conns: PgConnections, sessionId: string, o: ReadRangeOptions): Promise<ReadRangeResult> {
+export async function readRange(conns: Tx, sessionId: string, o: ReadRangeOptions): Promise<ReadRangeResult> {
   const s = await loadSession(conns, sessionId);
   let generation = s.generation;
   let firstSeq = s.firstSeq;
@@ -231,18 +234,23 @@ export async function listSessions(conns: PgConnections, o: { after?: string; li
   return { sessions: page, nextAfter: rows.length > o.limit ? page[page.length - 1]!.sessionId : null };
 }
 
-/** trash / restore / purge, fenced by the caller's lease (purge also drops the lease row). */
-export async function removeSession(conns: PgConnections, channel: string, sessionId: string, op: 'trash' | 'restore' | 'purge', fence: Fence): Promise<void> {
+/**
+ * trash / restore / purge, fenced by the caller's lease (purge also drops the lease row).
+ * purgeTrashed (trash empty): the row is deleted only while it is in the trash — the check and
+ * the delete are one statement, so a restore committed first leaves it live (SessionNotFound).
+ */
+export async function removeSession(conns: PgConnections, channel: string, sessionId: string, op: 'trash' | 'restore' | 'purge' | 'purgeTrashed', fence: Fence): Promise<void> {
   await conns.transaction(async (tx) => {
     await checkFence(tx, fence);
     const sql = {
       trash: 'UPDATE sessions SET trashed_at = now(), updated_at = now() WHERE session_id = $1 AND trashed_at IS NULL RETURNING 1',
       restore: 'UPDATE sessions SET trashed_at = NULL, updated_at = now() WHERE session_id = $1 AND trashed_at IS NOT NULL RETURNING 1',
       purge: 'DELETE FROM sessions WHERE session_id = $1 RETURNING 1',
+      purgeTrashed: 'DELETE FROM sessions WHERE session_id = $1 AND trashed_at IS NOT NULL RETURNING 1',
     }[op];
     const done = await tx.query(sql, [sessionId]);
-    if (done.length === 0) throw new PgBackendError('SessionNotFound', op === 'restore' ? 'the session is not in the trash' : 'no such session', { sessionId });
-    if (op === 'purge') await tx.query('DELETE FROM leases WHERE session_id = $1', [sessionId]);
+    if (done.length === 0) throw new PgBackendError('SessionNotFound', op === 'restore' || op === 'purgeTrashed' ? 'the session is not in the trash' : 'no such session', { sessionId });
+    if (op === 'purge' || op === 'purgeTrashed') await tx.query('DELETE FROM leases WHERE session_id = $1', [sessionId]);
     await tx.query('SELECT pg_notify($1, $2)', [channel, sessionId]);
   });
 }

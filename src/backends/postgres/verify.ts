@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { PgBackendError } from './errors.js';
-import type { PgConnections } from './pool.js';
+import type { PgConnections, Tx } from './pool.js';
 import { loadSession, readRange } from './sessions.js';
 import { textCrc } from './types.js';
 
@@ -78,8 +78,9 @@ export async function verifyStore(conns: PgConnections, o: VerifyOptions = {}): 
       : await conns.query<{ session_id: string }>('SELECT session_id FROM sessions WHERE session_id > $1 ORDER BY session_id LIMIT 200', [after]);
     if (ids.length === 0) break;
     for (const { session_id: id } of ids) {
-      report.sessions++;
-      await verifySession(conns, id, report, o.onText);
+      // One snapshot per session: its row, generations, records and counts as of one instant, so
+      // a sidecar appending or compacting meanwhile never shows as a mismatch between them.
+      await conns.transaction((tx) => verifySession(tx, id, report, o.onText), 'snapshot');
     }
     after = ids[ids.length - 1]!.session_id;
   }
@@ -120,14 +121,17 @@ export async function verifyStore(conns: PgConnections, o: VerifyOptions = {}): 
   return report;
 }
 
-async function verifySession(conns: PgConnections, id: string, report: VerifyReport, onText?: VerifyOptions['onText']): Promise<void> {
+async function verifySession(conns: Tx, id: string, report: VerifyReport, onText?: VerifyOptions['onText']): Promise<void> {
   let row;
   try {
     row = await loadSession(conns, id);
   } catch (err) {
+    if (err instanceof PgBackendError && err.kind === 'SessionNotFound') return; // purged since the ids were listed
+    report.sessions++;
     if (err instanceof PgBackendError && err.kind === 'Corrupt') return void report.issues.push({ problem: 'corrupt', sessionId: id, seq: 0 });
     throw err;
   }
+  report.sessions++;
   const gens = await conns.query<{ generation: number }>('SELECT generation FROM archived_generations WHERE session_id = $1 ORDER BY generation', [id]);
   const seen: SessionSeen = { sessionId: id, trashed: row.trashed, generation: row.generation, firstSeq: row.firstSeq, lastSeq: row.lastSeq, records: 0, bytes: 0, archives: gens.length };
   report.sessionsSeen.push(seen);

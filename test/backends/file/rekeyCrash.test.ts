@@ -7,6 +7,7 @@ import { readHeader, scanRecords } from '../../../src/backends/file/journal/scan
 import { readMarker } from '../../../src/backends/file/encryptionMarker.js';
 import { StoreLayout } from '../../../src/backends/file/layout.js';
 import { rekeyStore } from '../../../src/backends/file/rekey.js';
+import { verifyStore } from '../../../src/backends/file/verify/index.js';
 import { nodeFs } from '../../../src/durable/fsLayer.js';
 import { StoreKey } from '../../../src/durable/storeKey.js';
 import { tempDir } from '../../helpers.js';
@@ -179,6 +180,10 @@ describe('rekey', () => {
       // The repeated command finishes the job (or, killed before its marker, does all of it).
       await rekeyStore(new StoreLayout(root), { fs: { ...nodeFs }, from: A, to: B });
       expect([...journalsByKey(root).values()].every((v) => v === 'B'), where).toBe(true);
+      // verify finds nothing wrong: archives keep the journal's header line byte for byte, also
+      // when the run that rewrote the journal was not the one that rewrote the archive.
+      const report = await verifyStore(root, { encryptionKey: B });
+      expect(report.sessions.flatMap((x) => x.findings).filter((f) => f.severity === 'error'), where).toEqual([]);
       expect(await everything(root, ids, B), where).toEqual(expected);
     }
     expect(points).toBeGreaterThan(20);

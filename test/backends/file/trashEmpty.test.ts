@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { emptyTrash, trashOf } from '../../../src/engine/trash.js';
 import { tempDir } from '../../helpers.js';
-import { journalOf, note, store } from './storeHelpers.js';
+import { journalOf, note, store, storeError } from './storeHelpers.js';
 
 /** trash empty (engine/trash.ts) on the file store: what it purges, and what it never touches. */
 describe('trash empty', () => {
@@ -36,5 +36,85 @@ describe('trash empty', () => {
     expect(all.sessions.map((e) => e.sessionId)).toEqual([c]);
     expect(fs.existsSync(path.join(root, 'trash', b, 'session', 'journal.jsonl'))).toBe(true);
     expect((await s.open(b, 'read')).lastSeq).toBe(1);
+  });
+
+  it('the check and the purge are one step under the session\'s lock: a restore from another instance meanwhile is SessionLocked', async () => {
+    const root = tempDir();
+    let other: ReturnType<typeof store> | undefined;
+    let refused: unknown;
+    // leases on: two instances of one process contend for the kernel lock as two processes do
+    const s = store(root, {
+      leases: true,
+      hooks: {
+        purgeChecked: async (id) => {
+          other = store(root, { leases: true });
+          refused = await other.restore(id).then(() => undefined, (e: unknown) => e);
+        },
+      },
+    });
+    const { sessionId: id } = await s.create({ title: 'x' });
+    await s.append(id, [note(1)]);
+    await s.close(id);
+    await s.delete(id);
+    const r = await emptyTrash(s, {}, Date.now());
+    expect((refused as { kind?: string } | undefined)?.kind).toBe('SessionLocked');
+    expect(r.sessions.map((e) => e.sessionId)).toEqual([id]);
+    expect(fs.existsSync(path.join(root, 'trash', id))).toBe(false);
+    expect(fs.existsSync(journalOf(root, id))).toBe(false);
+    // Gone for good: its lock files too (the flock file unlinked while held, then released).
+    expect(fs.readdirSync(path.join(root, 'locks')).filter((n) => n.startsWith(id))).toEqual([]);
+    await other?.closeAll();
+    await s.closeAll();
+  });
+
+  it('a session restored after trash empty listed it is skipped as live, one whose lock is held as open', async () => {
+    const root = tempDir();
+    const s = store(root, { leases: true });
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const { sessionId } = await s.create({ title: `t${i}` });
+      await s.close(sessionId);
+      await s.delete(sessionId);
+      ids.push(sessionId);
+    }
+    const [restored, held] = ids as [string, string];
+    await s.restore(restored);
+    expect(await s.purgeTrashed(restored)).toBe('live');
+    await s.open(restored, 'write'); // still live, and writable
+    // held: a second instance restoring it (its lease taken, as a restore in progress has it)
+    const other = store(root, { leases: true });
+    const lease = await (other as unknown as { acquireLease(id: string): Promise<{ release(): Promise<void> }> }).acquireLease(held);
+    expect(await s.purgeTrashed(held)).toBe('open');
+    expect(fs.existsSync(path.join(root, 'trash', held, 'session', 'journal.jsonl'))).toBe(true);
+    await storeError(s.restore(held), 'SessionLocked');
+    await lease.release();
+    expect(await s.purgeTrashed(held)).toBe('purged');
+    expect(await s.purgeTrashed(held)).toBe('gone');
+    await s.closeAll();
+  });
+
+  it('a purge a crash cut short after its commit point (trash/.purging-<id>/ left) is finished by the next trash empty, which carries on', async () => {
+    const root = tempDir();
+    const s = store(root, { leases: true });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const { sessionId } = await s.create({ title: `t${i}` });
+      await s.append(sessionId, [note(i)]);
+      await s.close(sessionId);
+      await s.delete(sessionId);
+      ids.push(sessionId);
+    }
+    const [cut, partly, rest] = ids as [string, string, string];
+    // What a kill right after the commit point leaves (the rename done, nothing removed yet) ...
+    fs.renameSync(path.join(root, 'trash', cut), path.join(root, 'trash', `.purging-${cut}`));
+    // ... and a kill part way through removing the tree.
+    fs.renameSync(path.join(root, 'trash', partly), path.join(root, 'trash', `.purging-${partly}`));
+    fs.rmSync(path.join(root, 'trash', `.purging-${partly}`, 'session', 'journal.jsonl'));
+    expect((await trashOf(s)).map((e) => e.sessionId)).toEqual([rest]); // never listed: gone for good
+    const r = await emptyTrash(s, {}, Date.now());
+    expect(r.sessions.map((e) => e.sessionId)).toEqual([rest]);
+    expect(fs.readdirSync(path.join(root, 'trash'))).toEqual([]);
+    expect(fs.readdirSync(path.join(root, 'locks')).filter((n) => ids.some((id) => n.startsWith(id)))).toEqual([]);
+    await s.closeAll();
   });
 });

@@ -15,7 +15,10 @@
  *
  * A crash before the commit point leaves no session (a rerun first removes the leftovers:
  * `migrate/<id>/`, an orphan `history/<id>/`, a `sessions/<id>/` without journal); after it the
- * session is whole. An existing session is Conflict (reason exists): nothing is written.
+ * session is whole, and what may be left of its staging (an empty `migrate/<id>/`, an empty
+ * `migrate/`) is removed by the rerun that finds the session there (settleImport). An import
+ * that fails before its commit point (no crash) removes its staging at once. An existing
+ * session is Conflict (reason exists): nothing is written.
  * No index entry is written (a cache, rebuilt from the journal) and no lease is taken.
  */
 import path from 'node:path';
@@ -73,6 +76,33 @@ export function prepareImport(fsl: FsLayer, layout: StoreLayout, id: string): vo
   if (fsl.lstatSync(trash) && !fsl.lstatSync(path.join(trash, 'session'))) removeTree(fsl, trash);
 }
 
+/**
+ * The session is in the destination (a rerun found it there): a crash after its import's commit
+ * point may have left `migrate/<id>/` (empty: everything in it was renamed into place) and an
+ * empty `migrate/`. Removed, and their parents fsynced. Nothing of a session is in them.
+ */
+export function settleImport(fsl: FsLayer, layout: StoreLayout, id: string): void {
+  if (!placeOf(fsl, layout, id)) return;
+  const staging = stagingRoot(layout);
+  if (!fsl.lstatSync(staging)?.isDirectory()) return;
+  const dir = path.join(staging, id);
+  if (fsl.lstatSync(dir)) {
+    removeTree(fsl, dir);
+    fsyncDir(fsl, staging);
+  }
+  removeStagingIfEmpty(fsl, layout);
+}
+
+/** `migrate/` itself, only when empty (another import may be under way), then the root fsynced. */
+function removeStagingIfEmpty(fsl: FsLayer, layout: StoreLayout): void {
+  try {
+    fsl.rmdirSync(stagingRoot(layout));
+  } catch {
+    return; // not empty (or gone): left for the next import
+  }
+  fsyncDir(fsl, layout.root);
+}
+
 export function importFileSession(fsl: FsLayer, layout: StoreLayout, b: SessionBundle): void {
   const id = b.header.sessionId;
   layout.init(fsl);
@@ -84,6 +114,29 @@ export function importFileSession(fsl: FsLayer, layout: StoreLayout, b: SessionB
   const staging = stagingRoot(layout);
   ensurePrivateDir(fsl, staging);
   const dir = path.join(staging, id);
+  let committed = false;
+  try {
+    stageAndCommit(fsl, layout, b, dir, cipher, () => { committed = true; });
+  } catch (err) {
+    // Before the commit point nothing of the session is anywhere a reader looks: its staging
+    // goes now (best effort: a rerun removes it too). After it, the session stands.
+    if (!committed) {
+      try {
+        removeTree(fsl, dir);
+        fsyncDir(fsl, staging);
+        removeStagingIfEmpty(fsl, layout);
+      } catch {
+        // left for the rerun (prepareImport)
+      }
+    }
+    throw err;
+  }
+  removeStagingIfEmpty(fsl, layout);
+}
+
+function stageAndCommit(fsl: FsLayer, layout: StoreLayout, b: SessionBundle, dir: string, cipher: JournalCipher | undefined, committed: () => void): void {
+  const id = b.header.sessionId;
+  const staging = path.dirname(dir);
   ensurePrivateDir(fsl, dir);
   const header = cipher
     ? encodeHeaderLine({ format: JOURNAL_FORMAT, version: JOURNAL_VERSION, ...(JSON.parse(b.header.text) as object), sessionId: id }, cipher)
@@ -112,6 +165,7 @@ export function importFileSession(fsl: FsLayer, layout: StoreLayout, b: SessionB
   if (b.trashed) {
     ensurePrivateDir(fsl, layout.trashDir);
     fsl.renameSync(dir, layout.trashSessionDir(id)); // commit point
+    committed();
     fsyncDir(fsl, layout.trashDir);
     fsyncDir(fsl, staging);
   } else {
@@ -121,14 +175,10 @@ export function importFileSession(fsl: FsLayer, layout: StoreLayout, b: SessionB
       fsyncDir(fsl, layout.historyDir);
     }
     fsl.renameSync(sessionDir, layout.sessionDir(id)); // commit point
+    committed();
     fsyncDir(fsl, layout.sessionsDir);
     fsyncDir(fsl, dir);
     fsl.rmdirSync(dir);
     fsyncDir(fsl, staging);
-  }
-  try {
-    fsl.rmdirSync(staging); // only when empty: another import may be under way
-  } catch {
-    // not empty: left for the next import
   }
 }

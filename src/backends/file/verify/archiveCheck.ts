@@ -4,6 +4,7 @@ import { generationOf } from './common.js';
 import { type RecordSink, type ScannedJournal, scanFile } from './journalCheck.js';
 import type { FileChecks } from './permissions.js';
 import type { Finding } from './report.js';
+import { unlessWriting, writerLive } from './recoveryCheck.js';
 
 /**
  * history/<id>/: every generation before the active one must be there, whole, with the
@@ -13,7 +14,7 @@ import type { Finding } from './report.js';
 export function verifyArchives(
   fc: FileChecks, onRecord: RecordSink, id: string, dir: string, journal: ScannedJournal | undefined, out: Finding[],
 ): { count: number; bytes: number } {
-  const found = listArchives(fc, dir, out);
+  const found = listArchives(fc, id, dir, out);
   const active = journal?.checkpoint ? generationOf(journal.checkpoint) : 0;
   let bytes = 0;
   const scanned = new Map<number, ScannedJournal>();
@@ -34,7 +35,7 @@ export function verifyArchives(
 }
 
 /** The archives (generation -> file) of a history folder; temp and stray files are reported. */
-function listArchives(fc: FileChecks, dir: string, out: Finding[]): Map<number, string> {
+function listArchives(fc: FileChecks, id: string, dir: string, out: Finding[]): Map<number, string> {
   const names = fc.list(dir);
   const dst = fc.fsl.lstatSync(dir);
   if (dst) fc.dirMode(dst, dir, out);
@@ -42,7 +43,7 @@ function listArchives(fc: FileChecks, dir: string, out: Finding[]): Map<number, 
   for (const name of names) {
     const p = path.join(dir, name);
     if (/^\d+\.jsonl$/.test(name)) found.set(Number.parseInt(name, 10), p);
-    else if (name.endsWith('.tmp')) out.push({ severity: 'warning', check: 'archive', message: 'a temporary file left by a compaction that did not complete (removed by the next writable open)', file: fc.rel(p) });
+    else if (name.endsWith('.tmp')) out.push(unlessWriting({ severity: 'warning', check: 'archive', message: 'a temporary file left by a compaction that did not complete (removed by the next writable open)', file: fc.rel(p) }, writerLive(fc, id)));
     else out.push({ severity: 'warning', check: 'archive', message: 'unexpected file in the session\'s history', file: fc.rel(p) });
   }
   return found;
@@ -50,7 +51,13 @@ function listArchives(fc: FileChecks, dir: string, out: Finding[]): Map<number, 
 
 /** An archive keeps the journal's header byte for byte and starts with its own generation's checkpoint (none for generation 0). */
 function checkArchiveStart(rel: string, g: number, a: ScannedJournal, journal: ScannedJournal | undefined, out: Finding[]): void {
-  if (journal && !a.headerLine.equals(journal.headerLine)) out.push({ severity: 'error', check: 'archive', message: 'its header differs from the journal\'s (compaction keeps it byte for byte)', file: rel, line: 1 });
+  if (journal && !a.headerLine.equals(journal.headerLine)) {
+    // A sealed header sealed apart (another nonce) opens to the same members: a rekey of an
+    // earlier version re-sealed each copy. Harmless (readers and migrate compare the members).
+    out.push(JSON.stringify(a.header) === JSON.stringify(journal.header)
+      ? { severity: 'note', check: 'archive', message: 'its header line is sealed apart from the journal\'s (the same header: re-sealed by an earlier rekey)', file: rel, line: 1 }
+      : { severity: 'error', check: 'archive', message: 'its header differs from the journal\'s (compaction keeps it byte for byte)', file: rel, line: 1 });
+  }
   if (g === 0 && a.checkpoint) out.push({ severity: 'error', check: 'archive', message: 'generation 0 starts with a checkpoint', file: rel, line: 2 });
   if (g > 0 && (!a.checkpoint || generationOf(a.checkpoint) !== g)) {
     out.push({ severity: 'error', check: 'archive', message: `generation ${g} does not start with the checkpoint of generation ${g}`, file: rel, line: 2 });

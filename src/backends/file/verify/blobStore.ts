@@ -6,6 +6,7 @@ import { readUpTo } from '../../../durable/durableFile.js';
 import { breathe, describe, READ_FLAGS } from './common.js';
 import type { FileChecks } from './permissions.js';
 import type { Finding } from './report.js';
+import { anyWriterLive, unlessWriting } from './recoveryCheck.js';
 
 /**
  * The files under blobs/ as the blobs check sees them: where each blob is, whether its bytes
@@ -57,8 +58,11 @@ export function listBlobFiles(fc: FileChecks, out: Finding[]): Map<string, strin
 export function blobTemps(fc: FileChecks, out: Finding[]): void {
   const dir = fc.layout.blobsTempDir;
   if (!fc.directory(dir, out)) return;
-  for (const { path: p, st: f } of fc.entries(dir)) {
-    out.push({ severity: 'warning', check: 'blobs', file: fc.rel(p), message: 'a temporary file left by a blob write that did not complete (or one in progress); nothing references it, it can be deleted while no sidecar runs' });
+  const entries = fc.entries(dir);
+  // A blob is written inside an append, under the session's lease: with a writer at work, a temp file is most likely its write in progress.
+  const busy = entries.length > 0 && anyWriterLive(fc);
+  for (const { path: p, st: f } of entries) {
+    out.push(unlessWriting({ severity: 'warning', check: 'blobs', file: fc.rel(p), message: 'a temporary file left by a blob write that did not complete (or one in progress); nothing references it, it can be deleted while no sidecar runs' }, busy));
     if (f.isFile()) fc.fileMode(f, p, out);
   }
 }

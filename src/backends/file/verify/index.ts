@@ -11,6 +11,7 @@ import { checkLayout, orphans, sessionBytes, sessionDirs, trashDirs } from './la
 import { FileChecks } from './permissions.js';
 import { type Finding, type Location, type SessionReport, type VerifyOptions, type VerifyProgress, type VerifyReport, verifyReport } from './report.js';
 import { SessionChecker } from './sessionCheck.js';
+import { onceEach, settledReport } from './settle.js';
 
 /**
  * `verifyStore`: a read-only audit of a store (protocol/STORAGE.md is what it checks against).
@@ -23,7 +24,8 @@ import { SessionChecker } from './sessionCheck.js';
  *
  * One concern per file: report.ts (what is reported), layoutCheck.ts, sessionCheck.ts,
  * journalCheck.ts, archiveCheck.ts, indexCheck.ts, recoveryCheck.ts (and leases),
- * permissions.ts (modes and ownership), extensions.ts, blobsCheck.ts + blobStore.ts.
+ * permissions.ts (modes and ownership), extensions.ts, blobsCheck.ts + blobStore.ts, and
+ * settle.ts (a consistent view of each session while a sidecar may be writing it).
  */
 export type {
   ExtensionFinding, Finding, Location, SessionReport, Severity, VerifyContext, VerifyExtension, VerifyExtensionRun, VerifyOptions, VerifyProgress, VerifyReport,
@@ -46,7 +48,7 @@ export async function verifyStore(root: string, opts: VerifyOptions = {}): Promi
   if (fsl.lstatSync(layout.root)?.isDirectory()) checkMarker(fsl, layout, opts.encryptionKey, true);
   const fc = new FileChecks(fsl, layout);
   const running = startExtensions(opts.extensions ?? VERIFY_EXTENSIONS);
-  const checker = new SessionChecker(fc, recordSink(running));
+  const checker = new SessionChecker(fc, onceEach(recordSink(running)));
   const single = opts.sessionId !== undefined;
   const store: Finding[] = [];
   const live = liveSessions(fc, opts.sessionId, store);
@@ -55,7 +57,7 @@ export async function verifyStore(root: string, opts: VerifyOptions = {}): Promi
     ...live.map((id) => ({ id, location: 'live' as const, bytes: sessionBytes(fc, id, 'live') })),
     ...trashed.map((id) => ({ id, location: 'trash' as const, bytes: sessionBytes(fc, id, 'trash') })),
   ];
-  const sessions = await verifySessions(checker, work, opts.onProgress);
+  const sessions = await verifySessions(fc, checker, work, opts.onProgress);
   if (!single) store.push(...orphans(fc, new Set(live)));
   await finishExtensions(running, { root: layout.root, layout, fsl, sessionIds: live, single }, store, sessions);
   return verifyReport(layout.root, store, sessions, checker.indexEntries);
@@ -77,12 +79,13 @@ function liveSessions(fc: FileChecks, sessionId: string | undefined, store: Find
   return sessionDirs(fc, store);
 }
 
-async function verifySessions(checker: SessionChecker, work: readonly Work[], onProgress: VerifyOptions['onProgress']): Promise<SessionReport[]> {
+/** Each session checked until a check saw it unchanged by any writer (settle.ts). */
+async function verifySessions(fc: FileChecks, checker: SessionChecker, work: readonly Work[], onProgress: VerifyOptions['onProgress']): Promise<SessionReport[]> {
   const progress: VerifyProgress = { done: 0, total: work.length, bytesDone: 0, bytesTotal: work.reduce((a, w) => a + w.bytes, 0) };
   onProgress?.({ ...progress });
   const sessions: SessionReport[] = [];
   for (const [i, w] of work.entries()) {
-    sessions.push(w.location === 'live' ? checker.verifyLive(w.id) : checker.verifyTrashed(w.id));
+    sessions.push(await settledReport(fc, w.id, w.location, () => (w.location === 'live' ? checker.verifyLive(w.id) : checker.verifyTrashed(w.id))));
     progress.done += 1;
     progress.bytesDone += w.bytes;
     onProgress?.({ ...progress });

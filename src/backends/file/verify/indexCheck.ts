@@ -6,6 +6,7 @@ import { FILE_MODE, READ_FLAGS } from './common.js';
 import type { ScannedJournal } from './journalCheck.js';
 import type { FileChecks } from './permissions.js';
 import type { Finding } from './report.js';
+import { unlessWriting, writerLive } from './recoveryCheck.js';
 
 /**
  * index/<id>.json against the verified journal. A cache may lag (it is written after commits,
@@ -16,7 +17,7 @@ export function verifyIndex(fc: FileChecks, id: string, file: string, journal: S
   const rel = fc.rel(file);
   const st = fc.fsl.lstatSync(file);
   if (!st) {
-    if (journal) out.push({ severity: 'warning', check: 'index', message: 'no index entry (rebuilt by the next list or writable open)', file: rel });
+    if (journal) out.push(unlessWriting({ severity: 'warning', check: 'index', message: 'no index entry (rebuilt by the next list or writable open)', file: rel }, writerLive(fc, id)));
     return false;
   }
   if (st.isSymbolicLink() || !st.isFile()) {
@@ -40,7 +41,8 @@ function drift(out: Finding[], rel: string, field: string, has: unknown, want: u
 function compareEntry(fc: FileChecks, rel: string, entry: IndexEntry, journal: ScannedJournal, out: Finding[]): void {
   if (entry.createdAt !== journal.header.createdAt) drift(out, rel, 'createdAt', entry.createdAt, journal.header.createdAt);
   if (entry.ino !== journal.ino) {
-    out.push({ severity: 'warning', check: 'index', file: rel, message: 'the index entry describes a journal file that was replaced (stale; rebuilt by the next open)' });
+    // A compaction replaces the journal, then rewrites the entry: between the two, a live writer's.
+    out.push(unlessWriting({ severity: 'warning', check: 'index', file: rel, message: 'the index entry describes a journal file that was replaced (stale; rebuilt by the next open)' }, writerLive(fc, entry.sessionId)));
     return;
   }
   if (!committedBytesVerify(fc, rel, entry, journal, out)) return;

@@ -3,6 +3,7 @@ import { LIST_CACHE_FILE } from '../listCache.js';
 import { isSessionId } from './common.js';
 import type { FileChecks } from './permissions.js';
 import type { Finding, Location } from './report.js';
+import { unlessWriting, writerLive } from './recoveryCheck.js';
 
 /** The store's folders: the root, sessions/, index/, recovery/, history/, trash/, locks/, blobs/ and .gitignore. */
 export function checkLayout(fc: FileChecks): Finding[] {
@@ -57,24 +58,34 @@ export function sessionBytes(fc: FileChecks, id: string, location: Location): nu
   return n;
 }
 
-/** Index entries, recovery folders and archives of sessions that do not exist. */
+/**
+ * Index entries, recovery folders and archives of sessions that do not exist. Asked when the
+ * sessions have been verified: a session created since `live` was listed is not an orphan (the
+ * next run verifies it), and one being created or deleted right now (under its lease) leaves
+ * its parts apart for an instant — a note then, not a warning.
+ */
 export function orphans(fc: FileChecks, live: ReadonlySet<string>): Finding[] {
   const out: Finding[] = [];
   const { layout } = fc;
+  const orphan = (id: string) => !live.has(id) && !fc.fsl.lstatSync(layout.sessionDir(id));
   for (const name of fc.list(layout.indexDir)) {
     const p = path.join(layout.indexDir, name);
     const m = /^(.+)\.json$/.exec(name);
+    const temp = /^(.+)\.json\.[0-9a-f]{16}\.tmp$/.exec(name); // an index write's temp file (durableFile tempNameFor)
     if (name === LIST_CACHE_FILE || (name.startsWith(`${LIST_CACHE_FILE}.`) && name.endsWith('.tmp'))) continue; // the list cache: no session's
     if (m && isSessionId(m[1] as string)) {
-      if (!live.has(m[1] as string)) out.push({ severity: 'warning', check: 'index', message: 'index entry of a session that does not exist (ignored)', file: fc.rel(p) });
+      const id = m[1] as string;
+      if (orphan(id)) out.push(unlessWriting({ severity: 'warning', check: 'index', message: 'index entry of a session that does not exist (ignored)', file: fc.rel(p) }, writerLive(fc, id)));
+    } else if (temp && isSessionId(temp[1] as string)) {
+      out.push(unlessWriting({ severity: 'warning', check: 'index', message: 'a temporary file left by an index write that did not complete (a cache: it can be deleted while no sidecar runs)', file: fc.rel(p) }, writerLive(fc, temp[1] as string)));
     } else if (!/\.json\.\d+$/.test(name) && !/\.json\.[0-9a-f]+$/.test(name)) {
       out.push({ severity: 'warning', check: 'layout', message: 'unexpected file in index/', file: fc.rel(p) });
     }
   }
   for (const [dir, what] of [[layout.recoveryDir, 'recovery evidence'], [layout.historyDir, 'archived generations']] as const) {
     for (const name of fc.list(dir)) {
-      if (isSessionId(name) && !live.has(name)) {
-        out.push({ severity: 'warning', check: 'layout', message: `${what} of a session that does not exist`, file: fc.rel(path.join(dir, name)) });
+      if (isSessionId(name) && orphan(name)) {
+        out.push(unlessWriting({ severity: 'warning', check: 'layout', message: `${what} of a session that does not exist`, file: fc.rel(path.join(dir, name)) }, writerLive(fc, name)));
       }
     }
   }

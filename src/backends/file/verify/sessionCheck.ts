@@ -5,13 +5,17 @@ import { generationOf } from './common.js';
 import { verifyIndex } from './indexCheck.js';
 import { type RecordSink, type ScannedJournal, scanFile } from './journalCheck.js';
 import type { FileChecks } from './permissions.js';
-import { verifyLease, verifyRecovery } from './recoveryCheck.js';
+import { unlessWriting, verifyLease, verifyRecovery, writerLive } from './recoveryCheck.js';
 import { type Finding, type SessionReport, sessionReport } from './report.js';
 
 /** One session, live (sessions/<id>/ with its history, index entry, recovery evidence and lease) or deleted (trash/<id>/). */
 export class SessionChecker {
-  /** Index entries seen so far. */
-  indexEntries = 0;
+  /** Live sessions whose index entry was seen (at their last check: a session may be checked again, settle.ts). */
+  private readonly indexed = new Set<string>();
+
+  get indexEntries(): number {
+    return this.indexed.size;
+  }
 
   constructor(
     private readonly fc: FileChecks,
@@ -32,13 +36,14 @@ export class SessionChecker {
       findings.push({ severity: 'error', check: 'layout', message: 'the session entry is not a directory', file: fc.rel(dir) });
     } else if (dst) {
       fc.dirMode(dst, dir, findings);
-      this.sessionFiles(dir, findings);
+      this.sessionFiles(id, dir, findings);
       journal = this.liveJournal(id, findings);
       bytes += journal?.size ?? fc.fsl.lstatSync(layout.journal(id))?.size ?? 0;
     }
     const archives = verifyArchives(fc, this.onRecord, id, layout.historySessionDir(id), journal, findings);
     bytes += archives.bytes;
-    if (verifyIndex(fc, id, layout.indexEntry(id), journal, findings)) this.indexEntries += 1;
+    if (verifyIndex(fc, id, layout.indexEntry(id), journal, findings)) this.indexed.add(id);
+    else this.indexed.delete(id);
     verifyRecovery(fc, layout.recoverySessionDir(id), findings);
     verifyLease(fc, id, findings);
     return sessionReport(id, 'live', findings, journalSummary(journal), archives.count, bytes);
@@ -77,14 +82,14 @@ export class SessionChecker {
   }
 
   /** What sits next to the journal: state/, scratch/, a temporary journal, anything else. */
-  private sessionFiles(dir: string, out: Finding[]): void {
+  private sessionFiles(id: string, dir: string, out: Finding[]): void {
     const { fc } = this;
     for (const name of fc.list(dir)) {
       if (name === 'journal.jsonl') continue;
       const p = path.join(dir, name);
-      if (name === 'state') verifyState(fc, p, out);
+      if (name === 'state') verifyState(fc, id, p, out);
       else if (name === 'scratch') verifyScratch(fc, p, out);
-      else if (name === 'journal.jsonl.tmp') out.push({ severity: 'warning', check: 'layout', message: 'a temporary journal left by a crashed create or compaction (removed by the next writable open)', file: fc.rel(p) });
+      else if (name === 'journal.jsonl.tmp') out.push(unlessWriting({ severity: 'warning', check: 'layout', message: 'a temporary journal left by a crashed create or compaction (removed by the next writable open)', file: fc.rel(p) }, writerLive(fc, id)));
       else out.push({ severity: 'warning', check: 'layout', message: 'unexpected file in the session directory', file: fc.rel(p) });
     }
   }
@@ -99,12 +104,12 @@ function journalSummary(journal: ScannedJournal | undefined): SessionReport['jou
 }
 
 /** sessions/<id>/state/: one 0600 file per state value (a state write may leave its <key>.json.<random>.tmp after a crash). */
-function verifyState(fc: FileChecks, dir: string, out: Finding[]): void {
+function verifyState(fc: FileChecks, id: string, dir: string, out: Finding[]): void {
   if (!fc.directory(dir, out)?.isDirectory()) return;
   for (const { name, path: p, st } of fc.entries(dir)) {
     if (!st.isFile()) out.push({ severity: 'error', check: 'permissions', message: 'a state value that is not a regular file', file: fc.rel(p) });
     else if (name.endsWith('.json')) fc.fileMode(st, p, out);
-    else out.push({ severity: 'warning', check: 'layout', message: 'a temporary file left by a state write that did not complete', file: fc.rel(p) });
+    else out.push(unlessWriting({ severity: 'warning', check: 'layout', message: 'a temporary file left by a state write that did not complete', file: fc.rel(p) }, writerLive(fc, id)));
   }
 }
 

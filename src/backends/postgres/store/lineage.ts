@@ -6,7 +6,7 @@ import { StoreError } from '../../../domain/errors.js';
 import { sanitizeSummary } from '../../../domain/summary.js';
 import { checkSessionId } from '../../../domain/ids.js';
 import { guardValue } from '../../../domain/secrets/gate.js';
-import type { CompactRequest, RecordInput, RewindResult, SessionHeader, TrashEntry } from '../../../domain/types.js';
+import type { CompactRequest, PurgeOutcome, RecordInput, RewindResult, SessionHeader, TrashEntry } from '../../../domain/types.js';
 import { checkCompactionThrough, checkRewindTarget, type RewindRecord, rewindRecord } from '../../../domain/rewind.js';
 import { prepareBatch, rewindPlan } from '../../../engine/appendPlan.js';
 import { pg } from './errors.js';
@@ -123,6 +123,37 @@ export class PgLineageStore extends PgReadStore {
       await pg(() => this.db.remove(sessionId, purge ? 'purge' : 'trash', fence));
     } finally {
       if (!purge) await this.db.leases.release(fence).catch(() => undefined);
+    }
+  }
+
+  /**
+   * trash empty's purge: one statement deletes the row only while it is trashed, under the
+   * session's lease (a writer or a restore holding it: 'open'); a row restored first is 'live'.
+   */
+  async purgeTrashed(sessionId: string): Promise<PurgeOutcome> {
+    checkSessionId(sessionId);
+    this.refuseIfReadOnly('purge a session');
+    const state = async (): Promise<PurgeOutcome> => {
+      const row = await pg(() => this.db.load(sessionId)).catch((err: unknown) => {
+        if (err instanceof StoreError && err.kind === 'SessionNotFound') return undefined;
+        throw err;
+      });
+      return row === undefined ? 'gone' : row.trashed ? 'open' : 'live';
+    };
+    let fence;
+    try {
+      fence = await pg(() => this.db.leases.acquire(sessionId));
+    } catch (err) {
+      if (err instanceof StoreError && err.kind === 'SessionLocked') return state(); // held: by a writer of a live row, or a restore at work
+      throw err;
+    }
+    try {
+      await pg(() => this.db.remove(sessionId, 'purgeTrashed', fence));
+      return 'purged';
+    } catch (err) {
+      await this.db.leases.release(fence).catch(() => undefined);
+      if (err instanceof StoreError && err.kind === 'SessionNotFound') return state();
+      throw err;
     }
   }
 
