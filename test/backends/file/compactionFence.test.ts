@@ -6,7 +6,7 @@ import { verifyStore } from '../../../src/backends/file/verify/index.js';
 import type { FileSessionStore } from '../../../src/backends/file/fileStore.js';
 import type { StoredRecord } from '../../../src/domain/types.js';
 import { snapshotTree, tempDir } from '../../helpers.js';
-import { indexSettled, journalOf, lines, note, sealed, store, storeError } from './storeHelpers.js';
+import { indexSettled, journalOf, lines, note, sealed, store, storeError, readAll } from './storeHelpers.js';
 
 /**
  * A compaction stalled at one of its steps (the test seam awaits: the event loop runs, other
@@ -35,15 +35,6 @@ function stallAt(step: CompactionStep) {
   };
 }
 
-async function readAll(s: FileSessionStore, id: string, generation?: number): Promise<StoredRecord[]> {
-  const out: StoredRecord[] = [];
-  for (let afterSeq = 0; ;) {
-    const page = await s.read(id, { afterSeq, limit: 1000, ...(generation === undefined ? {} : { generation }) });
-    out.push(...page.records);
-    if (page.nextAfterSeq === null) return out;
-    afterSeq = page.nextAfterSeq;
-  }
-}
 
 /** A session with `n` notes, left open for writing in `s`. */
 async function sessionIn(s: FileSessionStore, n: number): Promise<string> {

@@ -10,7 +10,7 @@ import { StoreLayout } from '../../../src/backends/file/layout.js';
 import { SLICE_BYTES } from '../../../src/backends/file/journal/slices.js';
 import type { StoredRecord } from '../../../src/domain/types.js';
 import { tempDir } from '../../helpers.js';
-import { journalOf, note, store, storeError } from './storeHelpers.js';
+import { journalOf, note, store, storeError, readAll } from './storeHelpers.js';
 
 /**
  * session/fork in slices (journal/forkJournal.ts, create.ts createJournalFrom, open.ts
@@ -22,15 +22,6 @@ import { journalOf, note, store, storeError } from './storeHelpers.js';
 
 const strip = ({ ts: _t, ...rest }: StoredRecord) => rest;
 
-async function readAll(s: FileSessionStore, id: string, generation?: number): Promise<StoredRecord[]> {
-  const out: StoredRecord[] = [];
-  for (let afterSeq = 0; ;) {
-    const page = await s.read(id, { afterSeq, limit: 1000, ...(generation === undefined ? {} : { generation }) });
-    out.push(...page.records);
-    if (page.nextAfterSeq === null) return out;
-    afterSeq = page.nextAfterSeq;
-  }
-}
 
 /** A session of ~`mb` MB of notes in batches, left open for writing. */
 async function bigSession(s: FileSessionStore, mb: number): Promise<{ id: string; lastSeq: number }> {

@@ -5,7 +5,7 @@ import { expect } from 'vitest';
 import { type FsLayer, nodeFs } from '../../../src/durable/fsLayer.js';
 import { StoreError, type StoreErrorKind } from '../../../src/domain/errors.js';
 import { FileSessionStore, type FileStoreOptions } from '../../../src/backends/file/fileStore.js';
-import type { RecordInput } from '../../../src/domain/types.js';
+import type { RecordInput, StoredRecord } from '../../../src/domain/types.js';
 
 /** RFC 3339 UTC timestamp with millisecond precision, as the store writes it. */
 export const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -133,4 +133,15 @@ export function syncNoting(file: string, synced: { size: number }): FsLayer {
       seen(fd);
     },
   };
+}
+
+/** Every record of a session's active generation (or of an archived one), paged through. */
+export async function readAll(s: FileSessionStore, id: string, generation?: number): Promise<StoredRecord[]> {
+  const out: StoredRecord[] = [];
+  for (let afterSeq = 0; ;) {
+    const page = await s.read(id, { afterSeq, limit: 1000, ...(generation === undefined ? {} : { generation }) });
+    out.push(...page.records);
+    if (page.nextAfterSeq === null) return out;
+    afterSeq = page.nextAfterSeq;
+  }
 }
