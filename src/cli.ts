@@ -167,8 +167,8 @@ async function openDurableStore(args: ServeArgs, warn: (m: string) => void, secr
     }
   }
   // Loaded only for a PostgreSQL store: a file store's start never pays for them.
-  const [{ openPostgresBackend }, { storeErrorOf }, { PostgresSessionStore }] = await Promise.all([
-    import('./backends/postgres/backend.js'), import('./backends/postgres/store/errors.js'), import('./backends/postgres/store/runtime.js'),
+  const [{ openPostgresBackend }, { storeErrorOf }, { Sessions }, { scratchAt }] = await Promise.all([
+    import('./backends/postgres/backend.js'), import('./backends/postgres/errors.js'), import('./core/sessions/sessions.js'), import('./scratch/localScratch.js'),
   ]);
   let backend;
   try {
@@ -179,7 +179,7 @@ async function openDurableStore(args: ServeArgs, warn: (m: string) => void, secr
   } catch (e) {
     throw storeErrorOf(e);
   }
-  return new PostgresSessionStore(backend, { localRoot: args.pg.localRoot, warn, vocabulary: protocolVocabulary, secrets });
+  return new Sessions(backend, { scratch: scratchAt(args.pg.localRoot), warn, vocabulary: protocolVocabulary, secrets });
 }
 
 async function serve(args: ServeArgs): Promise<number> {

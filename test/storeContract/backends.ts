@@ -3,7 +3,7 @@
  * the same data (a restart, or another machine), so one test body runs against both.
  *
  * - `file`: FileSessionStore on a temporary directory, writer leases on (as `serve` runs it).
- * - `postgres`: PostgresSessionStore on a fresh schema of the shared test cluster
+ * - `postgres`: the core's Sessions over a PostgresBackend on a fresh schema of the shared test cluster
  *   (test/pg/pgServer.ts). Without PostgreSQL it is skipped with the printed reason; under
  *   CI=true pgAvailability() throws instead, so CI cannot pass by skipping.
  *
@@ -15,7 +15,9 @@ import path from 'node:path';
 import pgLib from 'pg';
 import { afterAll, afterEach, describe, expect } from 'vitest';
 import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
-import { PostgresSessionStore } from '../../src/backends/postgres/store/runtime.js';
+import type { PostgresBackend } from '../../src/backends/postgres/backend.js';
+import { Sessions } from '../../src/core/sessions/sessions.js';
+import { scratchAt } from '../../src/scratch/localScratch.js';
 import { StoreError, type StoreErrorKind } from '../../src/domain/errors.js';
 import { FileSessionStore } from '../../src/backends/file/fileStore.js';
 import type { RecordInput, SessionStore, StoredRecord } from '../../src/domain/types.js';
@@ -106,7 +108,7 @@ const postgresBackend: Backend = {
       // A name of its own, to see in pg_stat_activity when its connections are gone (crash).
       const applicationName = `contract-${randomUUID()}`;
       const db = await openPostgresBackend({ url, schema, applicationName, ...(o.readOnly ? { readOnly: true } : {}) });
-      const s = new PostgresSessionStore(db, { localRoot, ...o });
+      const s = new Sessions(db, { scratch: scratchAt(localRoot), ...o });
       live.push(s);
       names.set(s, applicationName);
       return s;
@@ -133,7 +135,7 @@ const postgresBackend: Backend = {
       reopen: (o = opts) => open(o),
       crash: async (s) => {
         live.splice(live.indexOf(s), 1);
-        await (s as PostgresSessionStore).db.close();
+        await ((s as Sessions).port as PostgresBackend).close();
         // The server ends a backend shortly after its client went: wait until none is left, as a
         // takeover after a real kill would find it.
         const c = new pgLib.Client({ connectionString: url });

@@ -9,7 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pgLib from 'pg';
 import { expect, it } from 'vitest';
-import type { PostgresSessionStore } from '../../src/backends/postgres/store/runtime.js';
+import type { PostgresBackend } from '../../src/backends/postgres/backend.js';
+import type { Sessions } from '../../src/core/sessions/sessions.js';
 import { ephemeralFileStore } from '../../src/backends/file/ephemeralStore.js';
 import { SecretSet } from '../../src/domain/secrets/knownSecrets.js';
 import type { SessionStore } from '../../src/domain/types.js';
@@ -31,7 +32,7 @@ async function durableState(name: BackendName, s: SessionStore): Promise<string>
     walk(s.root);
     return out.sort().join('\n');
   }
-  const schema = (s as PostgresSessionStore).db.schema;
+  const schema = ((s as Sessions).port as PostgresBackend).schema;
   const c = new pgLib.Client({ connectionString: (await sharedCluster()).url });
   await c.connect();
   try {
