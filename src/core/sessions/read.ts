@@ -9,7 +9,8 @@ import { DEFAULT_READ_LIMIT, PAGE_BYTES } from '../../domain/limits.js';
 import { effectiveHeader } from '../../domain/sessionUpdate.js';
 import { ContextBuilder, CONVERSATION_KINDS } from '../../domain/turns/context.js';
 import type {
-  ContextMessage, HistoryEntry, ListOptions, ListPage, PruneOptions, ReadOptions, ReadPage, SessionHeader, SessionSummary, StoredRecord, TurnState, UsageReport,
+  ContextMessage, HistoryEntry, ListOptions, ListPage, PruneOptions, ReadOptions, ReadPage, RecordsText, SessionHeader, SessionSummary, StoredRecord, TurnState,
+  UsageReport,
 } from '../../domain/types.js';
 import { shownUsage } from '../../domain/usage.js';
 import { withoutSecretSummaries } from '../../engine/header.js';
@@ -20,19 +21,44 @@ import type { SessionRow } from '../port.js';
 import { type Core, storedOf } from './context.js';
 import { stateOf } from './snapshot.js';
 
-export async function read(c: Core, sessionId: string, opts: ReadOptions = {}): Promise<ReadPage> {
+/** One page of stored records, after the writes sent before this call. */
+async function page(c: Core, sessionId: string, opts: Omit<ReadOptions, 'inline'>) {
   await c.settled(sessionId);
   const row = await c.loadLive(sessionId);
   if (opts.generation !== undefined && opts.generation > row.generation) {
     throw new StoreError('InvalidArgument', `generation ${opts.generation} does not exist (the current one is ${row.generation})`, { path: 'generation' });
   }
-  const page = await c.backend.readRange(sessionId, {
+  const range = await c.backend.readRange(sessionId, {
     ...(opts.generation !== undefined ? { generation: opts.generation } : {}), afterSeq: opts.afterSeq ?? 0,
     limit: opts.limit ?? DEFAULT_READ_LIMIT, ...(opts.kinds ? { kinds: opts.kinds } : {}), maxBytes: PAGE_BYTES,
   });
-  const records = page.records.map(storedOf);
-  const scanned = Math.min(page.scannedSeq, page.lastSeq);
-  return { records: opts.inline ? await c.inline(records) : records, lastSeq: page.lastSeq, nextAfterSeq: scanned < page.lastSeq ? scanned : null };
+  const scanned = Math.min(range.scannedSeq, range.lastSeq);
+  return { records: range.records, lastSeq: range.lastSeq, nextAfterSeq: scanned < range.lastSeq ? scanned : null };
+}
+
+export async function read(c: Core, sessionId: string, opts: ReadOptions = {}): Promise<ReadPage> {
+  const { inline, ...rest } = opts;
+  const p = await page(c, sessionId, rest);
+  const records = p.records.map(storedOf);
+  return { records: inline ? await c.inline(records) : records, lastSeq: p.lastSeq, nextAfterSeq: p.nextAfterSeq };
+}
+
+const COMMA = Buffer.from(',');
+
+/**
+ * The same page as the records' JSON (what session/read returns, byte for byte, without
+ * building objects): `{"seq":…,"ts":…` then the members of the record's exact stored text —
+ * the bytes JSON.stringify gives for `read`'s record (its text is JSON.stringify's own output).
+ */
+export async function readText(c: Core, sessionId: string, opts: Omit<ReadOptions, 'inline'> = {}): Promise<RecordsText> {
+  const p = await page(c, sessionId, opts);
+  const body: Buffer[] = [];
+  p.records.forEach((r, i) => {
+    if (i > 0) body.push(COMMA);
+    const members = r.text === '{}' ? '}' : `,${r.text.slice(1)}`;
+    body.push(Buffer.from(`{"seq":${r.seq},"ts":${JSON.stringify(r.ts)}${members}`, 'utf8'));
+  });
+  return { body, count: p.records.length, lastSeq: p.lastSeq, nextAfterSeq: p.nextAfterSeq };
 }
 
 export async function getTurn(c: Core, sessionId: string): Promise<TurnState | null> {

@@ -17,7 +17,7 @@
 import type { SessionUpdate } from '../../domain/sessionUpdate.js';
 import type {
   AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListOptions, ListPage, OpenedSession, OpenMode, PruneOptions, ReadOptions,
-  ReadPage, RecordInput, RewindResult, SecretsInput, SessionHeader, SessionHeaderInput, SessionStore, StoredRecord, TrashEntry, TurnChange, TurnKind,
+  ReadPage, RecordInput, RecordsText, RewindResult, SecretsInput, SessionHeader, SessionHeaderInput, SessionStore, StoredRecord, TrashEntry, TurnChange, TurnKind,
   TurnState, UpdatedHeader, UsageReport,
 } from '../../domain/types.js';
 import { scrubText } from '../../engine/header.js';
@@ -28,7 +28,7 @@ import { getBlob } from './blobs.js';
 import { Core, type SessionsOptions } from './context.js';
 import { compact, fork, listTrash, remove, restore, rewind } from './lineage.js';
 import { close, closeAll, create, open } from './open.js';
-import { context, getTurn, header, history, list, read, usage, watch } from './read.js';
+import { context, getTurn, header, history, list, read, readText, usage, watch } from './read.js';
 import { allocateScratch, deleteState, getState, setState } from './runtime.js';
 import { append, startTurn, transitionTurn, update } from './write.js';
 
@@ -71,6 +71,10 @@ export class Sessions implements SessionStore {
 
   read(sessionId: string, opts?: ReadOptions): Promise<ReadPage> {
     return read(this.c, sessionId, opts);
+  }
+
+  readText(sessionId: string, opts?: Omit<ReadOptions, 'inline'>): Promise<RecordsText> {
+    return readText(this.c, sessionId, opts);
   }
 
   list(opts?: ListOptions): Promise<ListPage> {
