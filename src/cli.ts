@@ -11,7 +11,8 @@ import { protocolVocabulary } from '../protocol/vocabulary.js';
 import { startServer } from './server/server.js';
 import { StoreError } from './domain/errors.js';
 import { FileSessionStore } from './backends/file/fileStore.js';
-import { ephemeralFileStore } from './backends/file/ephemeralStore.js';
+import { MemoryBackend } from './backends/memory/memoryBackend.js';
+import { Sessions } from './core/sessions/sessions.js';
 import { SecretSet } from './domain/secrets/knownSecrets.js';
 import { EphemeralRouter } from './engine/ephemeral.js';
 import type { SessionStore } from './domain/types.js';
@@ -150,7 +151,8 @@ async function openStore(args: ServeArgs, log: ReturnType<typeof createStderrLog
   const warn = (m: string) => log.warn(m);
   const secrets = new SecretSet();
   const durable = await openDurableStore(args, warn, secrets);
-  return new EphemeralRouter(durable, () => ephemeralFileStore({ warn, vocabulary: protocolVocabulary, secrets }));
+  // Ephemeral sessions (protocol §17): the same core over a backend in this process's memory, one secret set for both.
+  return new EphemeralRouter(durable, () => new Sessions(new MemoryBackend(), { warn, vocabulary: protocolVocabulary, secrets }));
 }
 
 async function openDurableStore(args: ServeArgs, warn: (m: string) => void, secrets: SecretSet): Promise<SessionStore> {
@@ -167,8 +169,8 @@ async function openDurableStore(args: ServeArgs, warn: (m: string) => void, secr
     }
   }
   // Loaded only for a PostgreSQL store: a file store's start never pays for them.
-  const [{ openPostgresBackend }, { storeErrorOf }, { PostgresSessionStore }] = await Promise.all([
-    import('./backends/postgres/backend.js'), import('./backends/postgres/store/errors.js'), import('./backends/postgres/store/runtime.js'),
+  const [{ openPostgresBackend }, { storeErrorOf }, { scratchAt }] = await Promise.all([
+    import('./backends/postgres/backend.js'), import('./backends/postgres/errors.js'), import('./scratch/localScratch.js'),
   ]);
   let backend;
   try {
@@ -179,7 +181,7 @@ async function openDurableStore(args: ServeArgs, warn: (m: string) => void, secr
   } catch (e) {
     throw storeErrorOf(e);
   }
-  return new PostgresSessionStore(backend, { localRoot: args.pg.localRoot, warn, vocabulary: protocolVocabulary, secrets });
+  return new Sessions(backend, { scratch: scratchAt(args.pg.localRoot), warn, vocabulary: protocolVocabulary, secrets });
 }
 
 async function serve(args: ServeArgs): Promise<number> {

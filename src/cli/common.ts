@@ -169,12 +169,12 @@ export async function openStore(target: StoreTarget): Promise<SessionStore> {
 export async function openWritableStore(target: StoreTarget): Promise<SessionStore> {
   if (target.kind === 'postgres') {
     await (await openReadOnlyBackend(target, (m) => new CliError(m))).close(); // it exists: nothing is created
-    const [{ openPostgresBackend }, { PostgresSessionStore }, { storeErrorOf }] = await Promise.all([
-      import('../backends/postgres/backend.js'), import('../backends/postgres/store/runtime.js'), import('../backends/postgres/store/errors.js'),
+    const [{ openPostgresBackend }, { Sessions }, { storeErrorOf }, { scratchAt }] = await Promise.all([
+      import('../backends/postgres/backend.js'), import('../core/sessions/sessions.js'), import('../backends/postgres/errors.js'), import('../scratch/localScratch.js'),
     ]);
     try {
       const db = await openPostgresBackend({ url: target.url, schema: target.schema, poolMax: 2, applicationName: 'session-sidecar-cli' });
-      return new PostgresSessionStore(db, { localRoot: path.join(process.cwd(), '.session-sidecar'), warn: storeWarning });
+      return new Sessions(db, { scratch: scratchAt(path.join(process.cwd(), '.session-sidecar')), warn: storeWarning });
     } catch (e) {
       throw storeErrorOf(e);
     }

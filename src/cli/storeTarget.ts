@@ -2,8 +2,9 @@ import path from 'node:path';
 import { DEFAULT_PG_SCHEMA, openPostgresBackend, type PostgresBackend } from '../backends/postgres/backend.js';
 import { PgBackendError } from '../backends/postgres/errors.js';
 import { isPostgresUrl, parsePostgresUrl, PgUrlError } from '../backends/postgres/url.js';
-import { storeErrorOf } from '../backends/postgres/store/errors.js';
-import { PostgresSessionStore } from '../backends/postgres/store/runtime.js';
+import { storeErrorOf } from '../backends/postgres/errors.js';
+import { Sessions } from '../core/sessions/sessions.js';
+import { scratchAt } from '../scratch/localScratch.js';
 import type { SessionStore } from '../domain/types.js';
 import type { StoreKey } from '../durable/storeKey.js';
 
@@ -56,5 +57,5 @@ export async function openReadOnlyBackend(t: Extract<StoreTarget, { kind: 'postg
 /** A read-only PostgreSQL SessionStore over `openReadOnlyBackend` (no scratch directory is ever made). */
 export async function openReadOnlyPgStore(t: Extract<StoreTarget, { kind: 'postgres' }>, noStore: (m: string) => Error, warn: (m: string) => void): Promise<SessionStore> {
   const backend = await openReadOnlyBackend(t, noStore);
-  return new PostgresSessionStore(backend, { localRoot: path.join(process.cwd(), '.session-sidecar'), readOnly: true, warn });
+  return new Sessions(backend, { scratch: scratchAt(path.join(process.cwd(), '.session-sidecar')), readOnly: true, warn });
 }

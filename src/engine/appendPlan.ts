@@ -20,7 +20,8 @@ import { applyNewTurnEvent, type TurnEvent } from '../domain/turns/turnState.js'
 import type { AppendResult, RecordInput } from '../domain/types.js';
 import { reduceUsage } from '../domain/usage.js';
 import { checkRewindTurn, type RewindRecord } from '../domain/rewind.js';
-import type { AppendRequest, CommittedAppend, PlanState } from './layOut.js';
+import { summarizeRecord } from '../domain/summary.js';
+import type { AppendRequest, CommittedAppend, MessageSummaries, PlanState } from './layOut.js';
 
 export interface PreparedBatch {
   texts: string[];
@@ -42,8 +43,12 @@ export interface PlannedBatch {
   giveBack(): void;
 }
 
-/** The plan of one append: counters assigned and turns planned against the state at commit time. */
-export function planBatch(batch: PreparedBatch, auto: boolean, tools: ToolSeqIssuer): PlannedBatch {
+/**
+ * The plan of one append: counters assigned and turns planned against the state at commit time.
+ * `summaries` (a backend that keeps first/last message summaries in its snapshot): which
+ * summaries may be kept (the final gate's admitsSummary); the plan then advances them.
+ */
+export function planBatch(batch: PreparedBatch, auto: boolean, tools: ToolSeqIssuer, summaries?: (text: string) => boolean): PlannedBatch {
   let recordSeqs: number[] = [];
   let giveBack = () => {};
   return {
@@ -53,16 +58,37 @@ export function planBatch(batch: PreparedBatch, auto: boolean, tools: ToolSeqIss
       runtime.take();
       giveBack = runtime.giveBack;
       recordSeqs = planned.recordSeqs;
-      return { ...state, texts: planned.texts, turn: planned.turn, runtime: runtime.counters, usage: batch.values.reduce(reduceUsage, state.usage) };
+      const usage = batch.values.reduce(reduceUsage, state.usage);
+      const messages = summaries ? { messages: nextSummaries(state.messages, batch.values, summaries) } : {};
+      return { ...state, texts: planned.texts, kinds: planned.kinds, turn: planned.turn, runtime: runtime.counters, usage, ...messages };
     },
     recordSeqs: () => recordSeqs,
     giveBack: () => giveBack(),
   };
 }
 
+/**
+ * The first and last message summaries after `values`: the first admitted one of the batch
+ * when the session has none yet, and the batch's last admitted one (records in between are
+ * summarized only when the ends are refused or not messages).
+ */
+export function nextSummaries(before: MessageSummaries | undefined, values: ReadonlyArray<Record<string, unknown>>, admits: (text: string) => boolean): MessageSummaries {
+  const admitted = (r: Record<string, unknown>) => {
+    const s = summarizeRecord(r);
+    return s !== undefined && admits(s) ? s : undefined;
+  };
+  let last: string | undefined;
+  let lastAt = values.length;
+  while (last === undefined && lastAt > 0) last = admitted(values[--lastAt] as Record<string, unknown>);
+  if (last === undefined) return before ?? {};
+  let first = before?.first;
+  for (let i = 0; first === undefined && i <= lastAt; i++) first = i === lastAt ? last : admitted(values[i] as Record<string, unknown>);
+  return { first, last };
+}
+
 /** The plan of one turn record (start or transition), validated against the committed turn. */
 export function turnEventPlan(text: string, value: TurnEvent): NonNullable<AppendRequest['plan']> {
-  return (state, firstSeq) => ({ ...state, texts: [text], turn: applyNewTurnEvent(state.turn, value, firstSeq) });
+  return (state, firstSeq) => ({ ...state, texts: [text], kinds: ['turn'], turn: applyNewTurnEvent(state.turn, value, firstSeq) });
 }
 
 /**
@@ -74,7 +100,7 @@ export function turnEventPlan(text: string, value: TurnEvent): NonNullable<Appen
 export function rewindPlan(text: string, rec: RewindRecord): NonNullable<AppendRequest['plan']> {
   return (state) => {
     checkRewindTurn(state.turn, rec.toSeq);
-    return { ...state, texts: [text], turn: rec.turn, runtime: reduceRuntime(state.runtime, rec as unknown as RecordInput) };
+    return { ...state, texts: [text], kinds: ['rewind'], turn: rec.turn, runtime: reduceRuntime(state.runtime, rec as unknown as RecordInput) };
   };
 }
 

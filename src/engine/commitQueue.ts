@@ -1,7 +1,8 @@
 /**
  * The commit queue of one session, for every backend: the file backend's journal writer
- * (store/journal/writer.ts: a batch is one write + fdatasync) and the PostgreSQL backend (a
- * batch is one transaction, recordSink.ts). The domain half — arrival order, expectedLastSeq,
+ * (backends/file/journal/writer.ts: a batch is one write + fdatasync) and the core's sessions
+ * over the port (core/sessions/commitSink.ts: a batch is one Backend.persist — one transaction
+ * on PostgreSQL). The domain half — arrival order, expectedLastSeq,
  * turn plans and runtime counters (layOutRequest), the per-request final secret gate, group
  * commit, fail-stop — lives here once; a backend supplies only how a request's records are
  * sealed into its own unit (encoded journal lines, database rows) and how a batch of them
@@ -37,8 +38,9 @@ export interface CommitSink<S> {
   /**
    * One request's texts sealed as records `firstSeq`.. at `ts`, through the final secret gate
    * over the exact bytes that will be stored: the rule that matched refuses this request alone.
+   * `kinds`: each text's record kind, when the request's plan gave them.
    */
-  seal(texts: string[], firstSeq: number, ts: string): { sealed: S } | { rule: string };
+  seal(texts: string[], firstSeq: number, ts: string, kinds?: string[]): { sealed: S } | { rule: string };
   /**
    * Persists the sealed requests of one batch, in order, durably and all or nothing, then
    * advances the committed view to `after` at seq `lastSeq`. `alone`: the batch is one request and
@@ -252,7 +254,7 @@ export class CommitQueue<S> {
         p.reject(laid.refused);
         continue;
       }
-      const own = this.sink.seal(laid.texts, seq + 1, ts);
+      const own = this.sink.seal(laid.texts, seq + 1, ts, laid.kinds);
       if ('rule' in own) {
         p.reject(finalGateError(own.rule));
         continue;

@@ -8,8 +8,8 @@ import type {
 /**
  * Ephemeral sessions (protocol §17) beside a durable store: one SessionStore that routes every
  * call by session id, to the durable store or to an ephemeral one — the same store code (the
- * file store over an in-memory FsLayer, made by `makeEphemeral`), so every method behaves as it
- * does for a durable session and passes the same secret gate. The in-memory store exists only
+ * core's Sessions over the memory backend, made by `makeEphemeral`), so every method behaves as
+ * it does for a durable session and passes the same secret gate. The in-memory store exists only
  * while this process holds an ephemeral session: it is made at the first ephemeral create and
  * dropped (its memory with it) when the last one is closed; nothing of it is ever written to the
  * durable store, so a crash or exit loses exactly the ephemeral sessions and nothing else.

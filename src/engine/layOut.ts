@@ -12,6 +12,17 @@ export interface PlanState {
   header?: HeaderState;
   /** Usage totals (domain/usage.ts): a rewind leaves them as they are. */
   usage: UsageTotals;
+  /**
+   * The session's first and last message summaries, where a backend keeps them beside the
+   * records (the core's snapshot); absent where nobody tracks them in the plan (the file store).
+   */
+  messages?: MessageSummaries;
+}
+
+/** "role: text" summaries of a session's first and last message (domain/summary.ts), as the gate admitted them. */
+export interface MessageSummaries {
+  first?: string;
+  last?: string;
 }
 
 /**
@@ -20,8 +31,16 @@ export interface PlanState {
  */
 export interface AppendRequest {
   texts: string[];
+  /** The kind of each of `texts` (a plan gives its own): carried beside the text, never parsed back from it. */
+  kinds?: string[];
   expectedLastSeq?: number;
-  plan?: (state: PlanState, firstSeq: number) => { texts: string[] } & PlanState;
+  plan?: (state: PlanState, firstSeq: number) => LaidOut & PlanState;
+}
+
+/** The records of one request as laid out: their texts and, where known, their kinds. */
+export interface LaidOut {
+  texts: string[];
+  kinds?: string[];
 }
 
 export interface CommittedAppend {
@@ -37,7 +56,7 @@ export interface CommittedAppend {
  * error that refuses this request alone (the queue answers it and goes on with the others).
  * Pure: nothing is written, nothing changes when it refuses.
  */
-export function layOutRequest(p: AppendRequest, seq: number, state: PlanState): { texts: string[]; state: PlanState } | { refused: unknown } {
+export function layOutRequest(p: AppendRequest, seq: number, state: PlanState): (LaidOut & { state: PlanState }) | { refused: unknown } {
   if (p.expectedLastSeq !== undefined && p.expectedLastSeq !== seq) {
     return {
       refused: new StoreError('Conflict', `expectedLastSeq ${p.expectedLastSeq} does not match lastSeq ${seq}`, {
@@ -45,10 +64,10 @@ export function layOutRequest(p: AppendRequest, seq: number, state: PlanState): 
       }),
     };
   }
-  if (!p.plan) return { texts: p.texts, state };
+  if (!p.plan) return { texts: p.texts, ...(p.kinds ? { kinds: p.kinds } : {}), state };
   try {
-    const { texts, ...next } = p.plan(state, seq + 1);
-    return { texts, state: next };
+    const { texts, kinds, ...next } = p.plan(state, seq + 1);
+    return { texts, ...(kinds ? { kinds } : {}), state: next };
   } catch (err) {
     return { refused: err };
   }

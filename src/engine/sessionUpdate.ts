@@ -46,7 +46,7 @@ export function updatePlan(
       throw new StoreError('SecretRejected', 'the updated header would hold a registered secret; nothing was written', { path: 'update', rule: String(rule) });
     }
     after = next;
-    return { ...state, texts: [prepared.text], header: next };
+    return { ...state, texts: [prepared.text], kinds: ['sessionUpdate'], header: next };
   };
   return { plan, after: () => after };
 }

@@ -6,11 +6,12 @@
  * a secret gate holding the session's secrets.
  */
 import { openPostgresBackend, type PostgresBackend } from '../backends/postgres/backend.js';
-import type { SessionBundle, Snapshot } from '../backend/port.js';
+import type { SessionBundle, Snapshot } from '../core/port.js';
 import type { FsLayer } from '../durable/fsLayer.js';
-import { storeErrorOf } from '../backends/postgres/store/errors.js';
+import { asStoreErrors, storeErrorOf } from '../backends/postgres/errors.js';
 import { blobSize, putBlob, readBlob } from '../backends/file/blobs/blobFiles.js';
 import { StoreError } from '../domain/errors.js';
+import { FinalGate } from '../core/gate.js';
 import { StoreLayout } from '../backends/file/layout.js';
 import { gateFs } from '../domain/secrets/finalGate.js';
 import type { SecretSet } from '../domain/secrets/knownSecrets.js';
@@ -59,13 +60,8 @@ export function fileEnd(root: string, fsl: FsLayer): TransferEnd {
   };
 }
 
-async function pg<T>(op: () => Promise<T>): Promise<T> {
-  try {
-    return await op();
-  } catch (err) {
-    throw storeErrorOf(err);
-  }
-}
+/** A PostgreSQL call with its errors as the store's. */
+const pg = asStoreErrors;
 
 /**
  * A PostgreSQL end. `readOnly` (the source): no migration (a missing schema is an error) and
@@ -104,9 +100,7 @@ export async function pgEnd(url: string, schema: string, display: string, readOn
     blob: (sha) => pg(() => db.blobs.read(sha)),
     hasBlob: async (sha) => (await pg(() => db.blobs.size(sha))) !== undefined,
     putBlob: async (bytes, secrets) => {
-      const rule = secrets.findInBytes(bytes);
-      if (rule) throw new StoreError('SecretRejected', `a registered secret reached the final check (rule: ${rule}); nothing was written`, { rule });
-      await pg(() => db.blobs.put(bytes));
+      await db.blobs.put(new FinalGate(secrets).blob(bytes)); // the final gate before any byte leaves for the database
     },
     close: () => db.close(),
   };

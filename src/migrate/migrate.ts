@@ -18,10 +18,9 @@
  * A session already in the destination and identical to the source's is counted as already
  * copied (so a rerun after a crash completes the job); one that differs is refused.
  */
-import type { SessionBundle, SealedRecord, Snapshot } from '../backend/port.js';
-import { EMPTY_PREFIX, reducePrefix } from '../engine/reduce.js';
+import type { SessionBundle, SealedRecord, Snapshot } from '../core/port.js';
+import { snapshotOfRecords } from '../core/sessions/snapshot.js';
 import { baseState } from '../domain/sessionUpdate.js';
-import { snapshotOf, summariesOf } from '../backends/postgres/store/session.js';
 import { StoreError } from '../domain/errors.js';
 import { checkBytes } from '../domain/secrets/finalGate.js';
 import { guardValue } from '../domain/secrets/gate.js';
@@ -147,13 +146,9 @@ export function sameBundle(a: SessionBundle, b: SessionBundle): boolean {
   return norm(a) === norm(b);
 }
 
-/** What the engine keeps beside the records on PostgreSQL: turn and counters of the active generation, summaries. */
+/** What the core keeps beside the records on PostgreSQL: turn and counters of the active generation, summaries. */
 function snapshotFor(b: SessionBundle, gate: (texts: string[]) => string | undefined): { snapshot: Snapshot; toolSeq: number } {
   const active = b.generations[b.generations.length - 1]?.records ?? [];
-  let state = EMPTY_PREFIX;
   const base = baseState(JSON.parse(b.header.text) as SessionHeader);
-  for (const r of active) state = reducePrefix(state, { ...(JSON.parse(r.text) as Record<string, unknown>), seq: r.seq, kind: r.kind }, base);
-  const all = summariesOf(b.generations.flatMap((g) => g.records), gate);
-  const recent = summariesOf(active, gate);
-  return { snapshot: snapshotOf(state, all[0], recent[recent.length - 1] ?? all[all.length - 1]), toolSeq: state.runtime.toolSeq };
+  return snapshotOfRecords(active, b.generations.flatMap((g) => g.records), base, (summary) => gate([summary]) === undefined);
 }

@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
 import { PgConnections } from '../../src/backends/postgres/pool.js';
 import { parsePostgresUrl } from '../../src/backends/postgres/url.js';
-import { PostgresSessionStore } from '../../src/backends/postgres/store/runtime.js';
+import { Sessions } from '../../src/core/sessions/sessions.js';
+import { scratchAt } from '../../src/scratch/localScratch.js';
 import type { RecordInput } from '../../src/domain/types.js';
 import { tempDir } from '../helpers.js';
 import { msg } from './helpers.js';
@@ -19,9 +20,9 @@ export function withPassword(url: string): string {
   return url.replace(/^postgres:\/\/postgres@/, `postgres://postgres:${PASSWORD}@`);
 }
 
-export async function pgStore(url: string, schema: string): Promise<PostgresSessionStore> {
+export async function pgStore(url: string, schema: string): Promise<Sessions> {
   const backend = await openPostgresBackend({ url, schema });
-  return new PostgresSessionStore(backend, { localRoot: tempDir('sidecar-pgcli-local-') });
+  return new Sessions(backend, { scratch: scratchAt(tempDir('sidecar-pgcli-local-')) });
 }
 
 export interface PgFixture {

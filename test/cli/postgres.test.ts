@@ -4,6 +4,8 @@ import { pgSkip, pgUrl } from '../backends/postgres/pgTestKit.js';
 import { explain, runCli, startCli, until } from './helpers.js';
 import { dumpSchema, makePgStore, PASSWORD, pgStore, type PgFixture, schemaExists, withPassword } from './pgCliKit.js';
 import { msg } from './helpers.js';
+import { FinalGate } from '../../src/core/gate.js';
+import { SecretSet } from '../../src/domain/secrets/knownSecrets.js';
 
 /**
  * The inspection commands over a PostgreSQL store, through the built binary: what they show,
@@ -194,7 +196,7 @@ describe.skipIf(pgSkip)('the read-only PostgreSQL backend of the inspection comm
     const { openPostgresBackend } = await import('../../src/backends/postgres/backend.js');
     const ro = await openPostgresBackend({ url, schema, readOnly: true });
     try {
-      await expect(ro.blobs.put(Buffer.from('not to be written'))).rejects.toMatchObject({ name: 'PgBackendError' });
+      await expect(ro.blobs.put(new FinalGate(new SecretSet()).blob(Buffer.from('not to be written')))).rejects.toMatchObject({ name: 'StoreError' });
       await expect(ro.leases.acquire('01ARZ3NDEKTSV4RRFFQ69G5FAV')).rejects.toMatchObject({ kind: 'UnsafeStore', details: { reason: 'readOnlyStore' } });
     } finally {
       await ro.close();

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { SealedRecord } from '../../src/backend/port.js';
+import type { Backend, SealedRecord } from '../../src/core/port.js';
+import { FinalGate } from '../../src/core/gate.js';
+import { commitQueue } from '../../src/core/sessions/commitSink.js';
+import { SecretSet } from '../../src/domain/secrets/knownSecrets.js';
 import { CommitQueue, type CommitSink, FailStop } from '../../src/engine/commitQueue.js';
-import { kindOf, recordQueue } from '../../src/engine/recordSink.js';
 import type { PlanState } from '../../src/engine/layOut.js';
 import { StoreError } from '../../src/domain/errors.js';
 import { NO_RUNTIME } from '../../src/domain/runtimeCounters.js';
@@ -21,7 +23,6 @@ function sink() {
     failNext(err: unknown) { fail = err; },
     holdNext() { hold = true; },
     release() { held.splice(0).forEach((r) => r()); },
-    gate: (texts: string[]) => (texts.some((t) => t.includes('SECRET-VALUE')) ? 'raw' : undefined),
     clock: () => Date.parse('2026-01-01T00:00:00.000Z'),
     async persist(recs: SealedRecord[]) {
       if (hold) {
@@ -38,14 +39,24 @@ function sink() {
   };
 }
 
+/** The core's commit queue (core/sessions/commitSink.ts) over a backend whose persist is `s`'s; SECRET-VALUE is registered. */
+function recordQueue(s: ReturnType<typeof sink>, lastSeq: number, state: PlanState) {
+  const secrets = new SecretSet();
+  secrets.add('SECRET-VALUE');
+  const backend = { leases: { check: () => undefined }, persist: (_f: unknown, recs: SealedRecord[]) => s.persist(recs) } as unknown as Backend;
+  return commitQueue({ backend, gate: new FinalGate(secrets), fence: { sessionId: 'S', token: 1 }, clock: s.clock, generation: () => 0, othersWaiting: () => false }, lastSeq, state);
+}
+
+const kinds = (n: number, kind = 'message') => Array.from({ length: n }, () => kind);
+
 describe('engine commit queue', () => {
   it('appends sent while a persist runs share the next one (group commit), with arrival-order gapless seqs', async () => {
     const s = sink();
     const q = recordQueue(s, 0, START);
     s.holdNext();
-    const first = q.append({ texts: [rec(1)] });
+    const first = q.append({ texts: [rec(1)], kinds: kinds(1) });
     await new Promise((r) => setImmediate(r)); // the first persist is in flight
-    const rest = [2, 3, 4].map((i) => q.append({ texts: [rec(i), rec(i + 10)] }));
+    const rest = [2, 3, 4].map((i) => q.append({ texts: [rec(i), rec(i + 10)], kinds: kinds(2) }));
     s.release();
     const answers = await Promise.all([first, ...rest]);
     expect(answers.map((a) => [a.firstSeq, a.lastSeq])).toEqual([[1, 1], [2, 3], [4, 5], [6, 7]]);
@@ -57,10 +68,10 @@ describe('engine commit queue', () => {
   it('a request refused by expectedLastSeq or the final gate fails alone; the others of its batch commit', async () => {
     const s = sink();
     const q = recordQueue(s, 5, START);
-    const ok = q.append({ texts: [rec(1)], expectedLastSeq: 5 });
-    const stale = q.append({ texts: [rec(2)], expectedLastSeq: 5 });
-    const secret = q.append({ texts: [JSON.stringify({ kind: 'event', v: 'SECRET-VALUE' })] });
-    const after = q.append({ texts: [rec(3)] });
+    const ok = q.append({ texts: [rec(1)], kinds: kinds(1), expectedLastSeq: 5 });
+    const stale = q.append({ texts: [rec(2)], kinds: kinds(1), expectedLastSeq: 5 });
+    const secret = q.append({ texts: [JSON.stringify({ kind: 'event', v: 'SECRET-VALUE' })], kinds: kinds(1, 'event') });
+    const after = q.append({ texts: [rec(3)], kinds: kinds(1) });
     await expect(ok).resolves.toMatchObject({ firstSeq: 6, lastSeq: 6 });
     await expect(stale).rejects.toMatchObject({ kind: 'Conflict', details: { expectedLastSeq: 5, lastSeq: 6 } });
     await expect(secret).rejects.toMatchObject({ kind: 'SecretRejected' });
@@ -72,21 +83,21 @@ describe('engine commit queue', () => {
     const s = sink();
     const q = recordQueue(s, 0, START);
     s.failNext(new StoreError('Unavailable', 'the database cannot be reached', { outcome: 'notWritten', retryable: true, retryAfterMs: 1000 }));
-    const a = q.append({ texts: [rec(1)] });
-    const b = q.append({ texts: [rec(2)] });
+    const a = q.append({ texts: [rec(1)], kinds: kinds(1) });
+    const b = q.append({ texts: [rec(2)], kinds: kinds(1) });
     await expect(a).rejects.toMatchObject({ kind: 'Unavailable' });
     await expect(b).rejects.toMatchObject({ kind: 'Unavailable' });
     expect(q.lastSeq).toBe(0);
-    await expect(q.append({ texts: [rec(3)] })).resolves.toMatchObject({ firstSeq: 1 });
+    await expect(q.append({ texts: [rec(3)], kinds: kinds(1) })).resolves.toMatchObject({ firstSeq: 1 });
   });
 
   it('an unknown outcome (Unavailable during COMMIT) stops the queue for good', async () => {
     const s = sink();
     const q = recordQueue(s, 0, START);
     s.failNext(new StoreError('Unavailable', 'the connection broke during COMMIT', { outcome: 'unknown', retryable: true, retryAfterMs: 1000 }));
-    await expect(q.append({ texts: [rec(1)] })).rejects.toMatchObject({ kind: 'Unavailable', details: { outcome: 'unknown' } });
+    await expect(q.append({ texts: [rec(1)], kinds: kinds(1) })).rejects.toMatchObject({ kind: 'Unavailable', details: { outcome: 'unknown' } });
     expect(q.stoppedReason).toBeDefined();
-    await expect(q.append({ texts: [rec(2)] })).rejects.toMatchObject({ kind: 'ReadOnly', details: { reason: 'failStop' } });
+    await expect(q.append({ texts: [rec(2)], kinds: kinds(1) })).rejects.toMatchObject({ kind: 'ReadOnly', details: { reason: 'failStop' } });
     expect(s.batches).toEqual([]);
   });
 
@@ -105,9 +116,9 @@ describe('engine commit queue', () => {
       },
     };
     const q = new CommitQueue(s, 1 << 20);
-    await expect(q.append({ texts: [rec(1)] })).resolves.toMatchObject({ firstSeq: 1, lastSeq: 1 });
+    await expect(q.append({ texts: [rec(1)], kinds: kinds(1) })).resolves.toMatchObject({ firstSeq: 1, lastSeq: 1 });
     fail = new FailStop(new StoreError('Conflict', 'changed underneath', { reason: 'journalChanged' }), 'the journal was changed by another writer');
-    const failed = q.append({ texts: [rec(2)] });
+    const failed = q.append({ texts: [rec(2)], kinds: kinds(1) });
     const op = q.exclusive(() => 'ran');
     await expect(failed).rejects.toMatchObject({ kind: 'Conflict', details: { reason: 'journalChanged' } });
     await expect(op).rejects.toMatchObject({ kind: 'ReadOnly', details: { reason: 'failStop' } });
@@ -135,12 +146,13 @@ describe('engine commit queue', () => {
     fence = () => new StoreError('LeaseLost', 'lost', { sessionId: 'S' });
     await expect(q.exclusive(() => ++ran)).rejects.toMatchObject({ kind: 'LeaseLost', details: { stage: 'preCommit' } });
     expect(ran).toBe(1);
-    await expect(q.append({ texts: [rec(1)] })).rejects.toMatchObject({ kind: 'ReadOnly' });
+    await expect(q.append({ texts: [rec(1)], kinds: kinds(1) })).rejects.toMatchObject({ kind: 'ReadOnly' });
   });
 
-  it('kindOf reads the kind of a prepared text and of an auto-mode text with its turnId first', () => {
-    expect(kindOf('{"kind":"message","x":1}')).toBe('message');
-    expect(kindOf('{"turnId":"01ABC","kind":"toolStart","toolSeq":1}')).toBe('toolStart');
-    expect(kindOf('{"x":{"kind":"inner"},"kind":"outer"}')).toBe('outer');
+  it('records carry the kinds their request gave, never parsed back from the text', async () => {
+    const s = sink();
+    const q = recordQueue(s, 0, START);
+    await q.append({ texts: ['{"turnId":"01ABC","kind":"toolStart","toolSeq":1}', '{"x":{"kind":"inner"},"kind":"outer"}'], kinds: ['toolStart', 'outer'] });
+    expect(s.batches.flat().map((r) => [r.seq, r.kind])).toEqual([[1, 'toolStart'], [2, 'outer']]);
   });
 });

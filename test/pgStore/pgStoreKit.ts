@@ -1,7 +1,8 @@
 import { afterAll, afterEach } from 'vitest';
 import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
 import { PgConnections } from '../../src/backends/postgres/pool.js';
-import { PostgresSessionStore } from '../../src/backends/postgres/store/runtime.js';
+import { Sessions } from '../../src/core/sessions/sessions.js';
+import { scratchAt } from '../../src/scratch/localScratch.js';
 import { parsePostgresUrl } from '../../src/backends/postgres/url.js';
 import { releaseSharedCluster, sharedCluster } from '../pg/pgServer.js';
 import { tempDir } from '../helpers.js';
@@ -12,7 +13,7 @@ import { tempDir } from '../helpers.js';
  * cluster released after the file. Call once at the top of a test file.
  */
 export function sharedPgStores(): {
-  store(schema: string): Promise<PostgresSessionStore>;
+  store(schema: string): Promise<Sessions>;
   raw(schema: string): Promise<PgConnections>;
 } {
   const open: Array<{ closeAll(): Promise<void> } | PgConnections> = [];
@@ -23,7 +24,7 @@ export function sharedPgStores(): {
   return {
     async store(schema) {
       const db = await openPostgresBackend({ url: (await sharedCluster()).url, schema });
-      const s = new PostgresSessionStore(db, { localRoot: tempDir() });
+      const s = new Sessions(db, { scratch: scratchAt(tempDir()) });
       open.push(s);
       return s;
     },

@@ -9,7 +9,8 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
 import { parsePostgresUrl } from '../../src/backends/postgres/url.js';
-import { PostgresSessionStore } from '../../src/backends/postgres/store/runtime.js';
+import { Sessions } from '../../src/core/sessions/sessions.js';
+import { scratchAt } from '../../src/scratch/localScratch.js';
 import { StoreError } from '../../src/domain/errors.js';
 import { freshSchema, pgAvailability, releaseSharedCluster, sharedCluster } from '../pg/pgServer.js';
 import { tempDir } from '../helpers.js';
@@ -52,7 +53,7 @@ describe.skipIf(pgSkip)('PostgreSQL store: secrets', () => {
   it('no registered secret, in any encoding, reaches any table; clean records around it are stored', async () => {
     const url = (await sharedCluster()).url;
     const schema = freshSchema('s');
-    const store = new PostgresSessionStore(await openPostgresBackend({ url, schema }), { localRoot: tempDir() });
+    const store = new Sessions(await openPostgresBackend({ url, schema }), { scratch: scratchAt(tempDir()) });
     try {
       const { sessionId } = await store.create({ title: 'guarded' }, { values: [SECRET] });
       await store.append(sessionId, [{ kind: 'message', message: { role: 'user', content: 'clean before' } }]);
@@ -79,13 +80,14 @@ describe.skipIf(pgSkip)('PostgreSQL store: secrets', () => {
   it('the second net: a write handed to the backend without the store\'s gate (a forgotten call site) is refused before it is sent', async () => {
     const url = (await sharedCluster()).url;
     const schema = freshSchema('n');
-    const store = new PostgresSessionStore(await openPostgresBackend({ url, schema }), { localRoot: tempDir() });
+    const db = await openPostgresBackend({ url, schema });
+    const store = new Sessions(db, { scratch: scratchAt(tempDir()) });
     try {
       const { sessionId } = await store.create({ title: 'netted' }, { values: [SECRET] });
-      // The backend's own create, called as a write path that skipped the gate would call it.
+      // The backend's own create, called as a write path that forged the gate's brand would call it.
       const header = { sessionId: 'net-probe', createdAt: new Date().toISOString(), text: JSON.stringify({ sessionId: 'net-probe', title: `x ${SECRET}` }) };
       const empty = { turn: null, runtime: null, usage: null, firstMessage: `user: ${SECRET}`, lastMessage: null, header: null };
-      const err = await store.db.create(header as never, [], empty).then(() => undefined, (e: unknown) => e as { kind?: string; message: string });
+      const err = await db.create(header as never, [], empty as never).then(() => undefined, (e: unknown) => e as { kind?: string; message: string });
       expect(err?.kind).toBe('SecretRejected');
       expect(err?.message).not.toContain(SECRET);
       const dump = await allText(url, schema);

@@ -22,7 +22,7 @@ describe.skipIf(pgSkip)('PostgreSQL store', () => {
     await expect(b.open(sessionId, 'write')).rejects.toMatchObject({ kind: 'SessionLocked' });
     // What an unknown commit outcome does to the session's commit queue (the trigger is covered by
     // test/conformance/pgCrash.test.ts): it stops, for good, in this process.
-    const queue = (a as unknown as { sessions: Map<string, { queue: { failStop(r: string): void } }> }).sessions.get(sessionId)!.queue;
+    const queue = (a as unknown as { c: { sessions: Map<string, { queue: { failStop(r: string): void } }> } }).c.sessions.get(sessionId)!.queue;
     queue.failStop('a commit with an unknown outcome');
     await expect(a.append(sessionId, [msg('two')])).rejects.toMatchObject({ kind: 'ReadOnly' });
     let opened: string | undefined;

@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
 import { StoreError } from '../../src/domain/errors.js';
-import { PostgresSessionStore } from '../../src/backends/postgres/store/runtime.js';
+import { Sessions } from '../../src/core/sessions/sessions.js';
+import { scratchAt } from '../../src/scratch/localScratch.js';
 import { destroyCluster, type PgCluster, pgAvailability, startClusterAsync, startThrowawayCluster, stopClusterAsync } from '../pg/pgServer.js';
 import { tempDir } from '../helpers.js';
 
@@ -35,7 +36,7 @@ describe.skipIf(pgSkip)('PostgreSQL store: the database goes away and comes back
   it('answers Unavailable with retry advice while it is down, loses nothing acknowledged, and recovers', async () => {
     const c = cluster as PgCluster;
     const db = await openPostgresBackend({ url: c.url, schema: 'unavail', connectTimeoutMs: 1000 });
-    const store = new PostgresSessionStore(db, { localRoot: tempDir() });
+    const store = new Sessions(db, { scratch: scratchAt(tempDir()) });
     try {
       const { sessionId } = await store.create({ title: 'down and up' });
       await store.append(sessionId, [{ kind: 'event', n: 1 }, { kind: 'event', n: 2 }]);

@@ -1,11 +1,13 @@
 /**
- * The store contract kit: the two SessionStore backends, each able to give a second instance on
- * the same data (a restart, or another machine), so one test body runs against both.
+ * The store contract kit: the SessionStore backends, each able to give a second instance on
+ * the same data (a restart, or another machine), so one test body runs against all of them.
  *
  * - `file`: FileSessionStore on a temporary directory, writer leases on (as `serve` runs it).
- * - `postgres`: PostgresSessionStore on a fresh schema of the shared test cluster
- *   (test/pg/pgServer.ts). Without PostgreSQL it is skipped with the printed reason; under
+ * - `postgres`: the core's Sessions over a PostgresBackend on a fresh schema of the shared test
+ *   cluster (test/pg/pgServer.ts). Without PostgreSQL it is skipped with the printed reason; under
  *   CI=true pgAvailability() throws instead, so CI cannot pass by skipping.
+ * - `memory`: the core's Sessions over a MemoryBackend (the ephemeral sessions' backend), which
+ *   proves the port: the same contract over a third backend.
  *
  * Every instance a test makes is closed after the test (closeAll), crashed ones excepted.
  */
@@ -15,7 +17,11 @@ import path from 'node:path';
 import pgLib from 'pg';
 import { afterAll, afterEach, describe, expect } from 'vitest';
 import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
-import { PostgresSessionStore } from '../../src/backends/postgres/store/runtime.js';
+import type { PostgresBackend } from '../../src/backends/postgres/backend.js';
+import { Sessions } from '../../src/core/sessions/sessions.js';
+import { MemoryBackend } from '../../src/backends/memory/memoryBackend.js';
+import type { Fence } from '../../src/core/port.js';
+import { scratchAt } from '../../src/scratch/localScratch.js';
 import { StoreError, type StoreErrorKind } from '../../src/domain/errors.js';
 import { FileSessionStore } from '../../src/backends/file/fileStore.js';
 import type { RecordInput, SessionStore, StoredRecord } from '../../src/domain/types.js';
@@ -23,7 +29,7 @@ import type { SecretSet } from '../../src/domain/secrets/knownSecrets.js';
 import { tempDir } from '../helpers.js';
 import { freshSchema, pgAvailability, releaseSharedCluster, sharedCluster } from '../pg/pgServer.js';
 
-export type BackendName = 'file' | 'postgres';
+export type BackendName = 'file' | 'postgres' | 'memory';
 
 /** Options every instance of a test's store shares (what a sidecar's command line would give). */
 export interface StoreOpts {
@@ -106,7 +112,7 @@ const postgresBackend: Backend = {
       // A name of its own, to see in pg_stat_activity when its connections are gone (crash).
       const applicationName = `contract-${randomUUID()}`;
       const db = await openPostgresBackend({ url, schema, applicationName, ...(o.readOnly ? { readOnly: true } : {}) });
-      const s = new PostgresSessionStore(db, { localRoot, ...o });
+      const s = new Sessions(db, { scratch: scratchAt(localRoot), ...o });
       live.push(s);
       names.set(s, applicationName);
       return s;
@@ -133,7 +139,7 @@ const postgresBackend: Backend = {
       reopen: (o = opts) => open(o),
       crash: async (s) => {
         live.splice(live.indexOf(s), 1);
-        await (s as PostgresSessionStore).db.close();
+        await ((s as Sessions).port as PostgresBackend).close();
         // The server ends a backend shortly after its client went: wait until none is left, as a
         // takeover after a real kill would find it.
         const c = new pgLib.Client({ connectionString: url });
@@ -153,7 +159,41 @@ const postgresBackend: Backend = {
   },
 };
 
-export const BACKENDS: Backend[] = [fileBackend, postgresBackend];
+/**
+ * `memory`: the core's Sessions over one MemoryBackend (ephemeral sessions' backend): another
+ * instance is another Sessions over the same backend (what a restart would keep if memory
+ * survived it); a crash drops an instance unclosed (its leases are taken over by the next).
+ */
+const memoryBackend: Backend = {
+  name: 'memory',
+  skip: null,
+  async make(opts = {}) {
+    const backend = new MemoryBackend();
+    const localRoot = tempDir('contract-memory-local-'); // scratch directories: the router refuses them for ephemeral sessions, the core has them
+    // Instances share the backend: closing one (closeAll) must not drop what the others see.
+    const shared = Object.create(backend, { close: { value: async () => {} } }) as MemoryBackend;
+    const open = (o: StoreOpts) => {
+      const s = new Sessions(shared, { scratch: scratchAt(localRoot), ...o });
+      live.push(s);
+      return s;
+    };
+    return {
+      backend: 'memory',
+      store: open(opts),
+      reopen: async (o = opts) => open(o),
+      crash: async (s) => {
+        live.splice(live.indexOf(s), 1);
+        // A dead process's leases are taken over at once: its writers' fences are given back.
+        const open = (s as unknown as { c: { sessions: Map<string, { fence?: Fence }> } }).c.sessions;
+        for (const { fence } of open.values()) if (fence) await backend.leases.release(fence);
+        open.clear();
+      },
+      dump: async () => backend.dump(),
+    };
+  },
+};
+
+export const BACKENDS: Backend[] = [fileBackend, postgresBackend, memoryBackend];
 
 function filesUnder(dir: string): string[] {
   const out: string[] = [];

@@ -1,6 +1,6 @@
 /**
  * Store contract: ephemeral sessions (protocol §17) beside each durable backend — the router
- * (engine/ephemeral.ts) over the backend's store and the in-memory file store. A whole life of
+ * (engine/ephemeral.ts) over the backend's store and the core's Sessions over MemoryBackend. A whole life of
  * an ephemeral session leaves the durable data exactly as it was (file: every path and byte
  * under the root; PostgreSQL: every row of every table of the schema), another instance never
  * sees it, and it is gone at close and at closeAll.
@@ -9,8 +9,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pgLib from 'pg';
 import { expect, it } from 'vitest';
-import type { PostgresSessionStore } from '../../src/backends/postgres/store/runtime.js';
-import { ephemeralFileStore } from '../../src/backends/file/ephemeralStore.js';
+import type { PostgresBackend } from '../../src/backends/postgres/backend.js';
+import { MemoryBackend } from '../../src/backends/memory/memoryBackend.js';
+import { Sessions as CoreSessions } from '../../src/core/sessions/sessions.js';
 import { SecretSet } from '../../src/domain/secrets/knownSecrets.js';
 import type { SessionStore } from '../../src/domain/types.js';
 import { EphemeralRouter } from '../../src/engine/ephemeral.js';
@@ -31,7 +32,8 @@ async function durableState(name: BackendName, s: SessionStore): Promise<string>
     walk(s.root);
     return out.sort().join('\n');
   }
-  const schema = (s as PostgresSessionStore).db.schema;
+  if (name === 'memory') return ((s as CoreSessions).port as MemoryBackend).dump();
+  const schema = ((s as CoreSessions).port as PostgresBackend).schema;
   const c = new pgLib.Client({ connectionString: (await sharedCluster()).url });
   await c.connect();
   try {
@@ -52,7 +54,7 @@ eachBackend('ephemeral', (setup, name) => {
   async function routed() {
     const secrets = new SecretSet();
     const f = await setup({ secrets });
-    return { f, store: new EphemeralRouter(f.store, () => ephemeralFileStore({ secrets })) };
+    return { f, store: new EphemeralRouter(f.store, () => new CoreSessions(new MemoryBackend(), { secrets })) };
   }
 
   it('a whole ephemeral life changes nothing durable; another instance never sees it; close ends it', async () => {

@@ -3,7 +3,8 @@
  * store. Age is measured against `now`, which the tests move into the future (no clock faked).
  */
 import { expect, it } from 'vitest';
-import { ephemeralFileStore } from '../../src/backends/file/ephemeralStore.js';
+import { MemoryBackend } from '../../src/backends/memory/memoryBackend.js';
+import { Sessions } from '../../src/core/sessions/sessions.js';
 import { SecretSet } from '../../src/domain/secrets/knownSecrets.js';
 import type { SessionHeaderInput, SessionStore } from '../../src/domain/types.js';
 import { EphemeralRouter } from '../../src/engine/ephemeral.js';
@@ -77,7 +78,7 @@ eachBackend('prune', (setup) => {
   it('a malformed olderThan is InvalidArgument and moves nothing; ephemeral sessions are never pruned', async () => {
     const secrets = new SecretSet();
     const f = await setup({ secrets });
-    const s = new EphemeralRouter(f.store, () => ephemeralFileStore({ secrets }));
+    const s = new EphemeralRouter(f.store, () => new Sessions(new MemoryBackend(), { secrets }));
     const [a] = await four(s);
     for (const bad of ['30', '30y', 'P1M', 'P', 'PT', '-1d', '1.5h', '']) {
       expect((await storeError(pruneSessions(s, { olderThan: bad }, Date.now() + DAY), 'InvalidArgument')).details).toMatchObject({ path: 'olderThan' });

@@ -1,68 +1,65 @@
 /**
- * # The PostgreSQL backend (below the SessionBackend seam)
+ * # The PostgreSQL backend: `class PostgresBackend implements Backend` (src/core/port.ts)
  *
  * `openPostgresBackend({ url, schema })` connects, applies migrations (migrations.ts), starts
  * the LISTEN/liveness connection (changes.ts) and the lease heartbeat, and returns a
- * `PostgresBackend`. It persists what the engine hands it and never interprets record text:
- * planning, secrets, turns, counters, cursors and compaction planning stay above the seam.
+ * `PostgresBackend`. It persists what the core hands it (gated values only) and never
+ * interprets record text: planning, secrets, turns, counters, cursors and compaction planning
+ * are the core's (src/core/sessions), over the port.
  *
  * ```ts
  * const b = await openPostgresBackend({ url: 'postgres://u:p@h/db', schema: 'session_sidecar', holder: { sidecarId } });
  * b.display                                          // URL without password: initialize's store.root
  * const fence = await b.leases.acquire(id)           // SessionLocked {holder} | takeover (+1 token)
- * await b.create(header, initialRecords, snapshot, fence?)          // all or nothing
+ * await b.create(header, initialRecords, snapshot, fence)        // all or nothing
  * const row = await b.load(id)                       // SessionRow: header text, generation, lastSeq, snapshot
- * await b.appendBatch(id, recs, { lastSeq, generation }, fence, snapshotAfter) // COMMIT, then resolve
+ * await b.persist(fence, recs, snapshotAfter, { lastSeq, generation })   // one transaction: COMMIT, then resolve
  * await b.confirmBatch(id, generation, lastRec)      // after Unavailable{outcome:'unknown'}
  * await b.readRange(id, { generation?, afterSeq, limit, kinds?, maxBytes? })   // crc-verified
- * await b.rotate(id, { throughSeq, checkpoint, expect, fence })                 // one transaction
- * await b.history(id); await b.list({ after?, limit, trashed? }); await b.listByUpdate({ before?, limit, includeTrashed }); await b.remove(id, 'trash'|'restore'|'purge'|'purgeTrashed', fence)
+ * await b.rotate(fence, { throughSeq, checkpoint, expect })                    // one transaction
+ * await b.history(id); await b.listByUpdate({ before?, limit, includeTrashed }); await b.listTrash()
+ * await b.trash(fence); await b.restore(fence); await b.purge(fence); await b.purgeTrashed(fence)
  * const stop = b.changes(id, poke)                   // LISTEN/NOTIFY hint; re-read by seq
  * await b.blobs.put(bytes) / size(sha) / read(sha, range?)
- * await b.state.set(fence, key, text) / get(id, key) / keys(id) / delete(fence, key)
+ * await b.state.set(fence, { key, text }) / get(id, key) / keys(id) / delete(fence, key)
  * await b.reserveToolSeq(fence, floor)
  * await b.leases.release(fence); await b.close()
  * ```
  *
- * Errors: every failure is a `PgBackendError` (errors.ts) whose kind is a protocol error kind
- * or the new `Unavailable`; database text never appears in it.
+ * Errors: every port method rejects with a StoreError of the protocol's kinds (storeErrorOf:
+ * Unavailable for a database that cannot be reached, with its outcome); database text never
+ * appears in it. What is beside the port (open, confirmBatch, list, transfer, verify) and
+ * background failures (heartbeat, idle connections, given to `onError`) are PgBackendErrors
+ * (errors.ts), mapped by their callers with storeErrorOf.
  * Durability: a write resolves only after its transaction's COMMIT returned with
  * synchronous_commit = on, i.e. after the WAL holding it was flushed on the server.
  * `pg` is loaded lazily by pool.ts: importing this module does not load the driver.
  *
- * ## Plugging it under the engine (for the integrator)
- * - Port types are in types.ts (SealedRecord, SealedHeader, Fence, Snapshot, SessionRow):
- *   move them to src/backend/port.ts. Snapshot members are opaque engine texts.
- * - `open(id, mode)` of the seam = `load(id)` (header text + snapshot at lastSeq; trashed
- *   sessions come back with trashed: true) + `readRange` for anything after it; write mode
- *   first takes `leases.acquire(id)`. There is no torn tail to repair on this backend.
- * - Map `PgBackendError` to `StoreError` (same kind names) and add `Unavailable` to
- *   StoreErrorKind and protocol/errors.ts (a new code), with data {reason, retryable,
- *   retryAfterMs, outcome}. On Unavailable with outcome 'unknown' the engine must not
- *   reuse those seqs until `confirmBatch` answers (or fail-stop the session as for Uncertain).
- * - Group commit exists here per session; the engine's own commit queue may keep one call in
- *   flight per session, or pipeline: calls commit in call order.
- * - `list` pages by session id (keyset); wrap `nextAfter` in the engine's cursor codec.
+ * Notes:
+ * - There is no torn tail to repair on this backend: `load(id, { writer })` is `load(id)`.
+ * - Group commit is the core's (its commit queue sends one batch per session at a time); here
+ *   a persist is one transaction.
  * - Blobs are never deleted (no refcount yet); purge leaves them. Scratch stays local.
  * - The connection sets options in the startup packet (`-c synchronous_commit=on ...`):
  *   transaction-pooling proxies that reject startup options need session pooling.
  */
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { AppendQueue, confirmBatch, type AppendExpect } from './append.js';
+import type { Backend, Gated, Leases as PortLeases, StateEntry, TrashedSession, UpdateCursor } from '../../core/port.js';
+import { StoreError } from '../../domain/errors.js';
+import { confirmBatch, persistBatch } from './append.js';
 import { ChangeListener, channelOf } from './changes.js';
-import { PgBackendError } from './errors.js';
+import { asStoreErrors, type PgBackendError } from './errors.js';
 import { Leases } from './leases.js';
 import { inspectSchema, migrate, type MigrationResult } from './migrations.js';
 import { checkSchemaName, PgConnections } from './pool.js';
 import { blobSize, deleteState, getState, putBlob, readBlob, reserveToolSeq, setState, stateKeys } from './runtime.js';
-import {
-  createSession, history, listByUpdate, listSessions, loadSession, readRange, removeSession, rotate, type ReadRangeOptions, type ReadRangeResult,
-} from './sessions.js';
-import type { ArchivedGeneration, Fence, LeaseHolder, SealedHeader, SealedRecord, SessionRow, Snapshot } from './types.js';
+import { createSession, history, listByUpdate, listSessions, loadSession, readRange, removeSession, rotate } from './sessions.js';
+import type {
+  ArchivedGeneration, Fence, LeaseHolder, Position, ReadRangeOptions, ReadRangeResult, SealedHeader, SealedRecord, SessionBundle, SessionRow, Snapshot,
+} from './types.js';
 import { parsePostgresUrl } from './url.js';
 import { exportSession, importSession, leaseHeld, sessionIds } from './transfer.js';
-import type { SessionBundle } from '../../backend/port.js';
 import { verifyStore, type VerifyOptions, type VerifyReport } from './verify.js';
 import { DEFAULT_PG_SCHEMA } from './url.js';
 
@@ -94,10 +91,13 @@ export interface PostgresBackendOptions {
   onLeaseLost?: (sessionId: string) => void;
 }
 
-export class PostgresBackend {
+export class PostgresBackend implements Backend {
   readonly kind = 'postgres' as const;
   private heartbeatTimer: NodeJS.Timeout | undefined;
-  private readonly appends: AppendQueue;
+  /** Transactions that appended records so far (tests of the core's group commit). */
+  private appendTransactions = 0;
+  /** The lease protocol as the port speaks it (the lease table itself: `leaseTable`). */
+  readonly leases: PortLeases;
 
   private constructor(
     readonly display: string,
@@ -105,15 +105,20 @@ export class PostgresBackend {
     readonly migration: MigrationResult,
     private readonly conns: PgConnections,
     private readonly listener: ChangeListener,
-    readonly leases: Leases,
+    private readonly leaseTable: Leases,
     private readonly channel: string,
   ) {
-    this.appends = new AppendQueue(conns, channel);
+    this.leases = {
+      acquire: (sessionId) => asStoreErrors(() => leaseTable.acquire(sessionId)),
+      // Every write transaction checks its fence (checkFence, FOR SHARE): nothing to check before.
+      check: () => undefined,
+      release: (fence) => asStoreErrors(() => leaseTable.release(fence)),
+    };
   }
 
-  /** Every statement's parameters pass `net` before they are sent (PgConnections.guardParams). */
-  guardParams(net: (text: string) => string | undefined): void {
-    this.conns.guardParams(net);
+  /** Every statement's parameters pass `find` before they are sent (PgConnections.guardParams): the second net under the core's gate. */
+  secondNet(find: (text: string) => string | undefined): void {
+    this.conns.guardParams(find);
   }
 
   static async open(o: PostgresBackendOptions): Promise<PostgresBackend> {
@@ -145,66 +150,100 @@ export class PostgresBackend {
     }
   }
 
-  create(header: SealedHeader, initial: SealedRecord[], after: Snapshot, fence?: Fence): Promise<void> {
-    return createSession(this.conns, this.channel, header, initial, after, fence);
+  /** `fence` may be left out only by tools that make sessions outside any writer (tests). */
+  create(header: Gated<SealedHeader>, initial: ReadonlyArray<Gated<SealedRecord>>, after: Gated<Snapshot>, fence?: Fence): Promise<void> {
+    return asStoreErrors(() => createSession(this.conns, this.channel, header, initial, after, fence));
   }
 
   load(sessionId: string): Promise<SessionRow> {
-    return loadSession(this.conns, sessionId);
+    return asStoreErrors(() => loadSession(this.conns, sessionId));
   }
 
-  appendBatch(sessionId: string, recs: SealedRecord[], expect: AppendExpect, fence: Fence, after: Snapshot): Promise<void> {
-    return this.appends.append(sessionId, recs, expect, fence, after);
+  async persist(fence: Fence, recs: ReadonlyArray<Gated<SealedRecord>>, after: Gated<Snapshot>, at: Position): Promise<void> {
+    await asStoreErrors(() => persistBatch(this.conns, this.channel, fence, recs, after, { lastSeq: at.lastSeq, generation: at.generation }));
+    this.appendTransactions++;
   }
 
+  /** After an Unavailable with outcome `unknown`: did the batch ending with `last` commit? */
   confirmBatch(sessionId: string, generation: number, last: SealedRecord): Promise<'committed' | 'absent'> {
     return confirmBatch(this.conns, sessionId, generation, last);
   }
 
   readRange(sessionId: string, o: ReadRangeOptions): Promise<ReadRangeResult> {
-    return readRange(this.conns, sessionId, o);
+    return asStoreErrors(() => readRange(this.conns, sessionId, o));
   }
 
-  rotate(sessionId: string, p: { throughSeq: number; checkpoint: SealedRecord; expect: AppendExpect; fence: Fence }): Promise<{ generation: number; archived: ArchivedGeneration }> {
-    return rotate(this.conns, this.channel, sessionId, p);
+  rotate(fence: Fence, p: { throughSeq: number; checkpoint: Gated<SealedRecord>; expect: Position }): Promise<{ generation: number; archived: ArchivedGeneration }> {
+    return asStoreErrors(() => rotate(this.conns, this.channel, fence.sessionId, { ...p, fence }));
   }
 
   history(sessionId: string): Promise<ArchivedGeneration[]> {
-    return history(this.conns, sessionId);
+    return asStoreErrors(() => history(this.conns, sessionId));
   }
 
+  /** Keyset page by session id (ids are ULIDs: creation order); `after` is the last id seen. */
   list(o: { after?: string; limit: number; trashed?: boolean }): Promise<{ sessions: SessionRow[]; nextAfter: string | null }> {
     return listSessions(this.conns, o);
   }
 
-  listByUpdate(o: { before?: { updatedAt: string; sessionId: string }; limit: number; includeTrashed: boolean }): Promise<SessionRow[]> {
-    return listByUpdate(this.conns, o);
+  listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean }): Promise<SessionRow[]> {
+    return asStoreErrors(() => listByUpdate(this.conns, o));
   }
 
-  async remove(sessionId: string, op: 'trash' | 'restore' | 'purge' | 'purgeTrashed', fence: Fence): Promise<void> {
-    await removeSession(this.conns, this.channel, sessionId, op, fence);
-    if (op === 'purge' || op === 'purgeTrashed') this.leases.forget(sessionId);
+  /** Trashed rows; deletedAt is the row's updated_at, which the trash move sets (sessions.ts). */
+  async listTrash(): Promise<TrashedSession[]> {
+    const out: TrashedSession[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = await asStoreErrors(() => this.list({ ...(after !== undefined ? { after } : {}), limit: 1000, trashed: true }));
+      for (const row of page.sessions) out.push({ sessionId: row.sessionId, headerText: row.headerText, deletedAt: row.updatedAt, storedBytes: row.storedBytes });
+      if (page.nextAfter === null) return out;
+      after = page.nextAfter;
+    }
+  }
+
+  trash(fence: Fence): Promise<void> {
+    return asStoreErrors(() => removeSession(this.conns, this.channel, fence.sessionId, 'trash', fence));
+  }
+
+  restore(fence: Fence): Promise<void> {
+    return asStoreErrors(() => removeSession(this.conns, this.channel, fence.sessionId, 'restore', fence));
+  }
+
+  async purge(fence: Fence): Promise<void> {
+    await asStoreErrors(() => removeSession(this.conns, this.channel, fence.sessionId, 'purge', fence));
+    this.leaseTable.forget(fence.sessionId);
+  }
+
+  /** trash empty's purge: the row is deleted only while it is in the trash (one statement; sessions.ts). */
+  async purgeTrashed(fence: Fence): Promise<void> {
+    await asStoreErrors(() => removeSession(this.conns, this.channel, fence.sessionId, 'purgeTrashed', fence));
+    this.leaseTable.forget(fence.sessionId);
   }
 
   changes(sessionId: string, poke: () => void): () => void {
     return this.listener.subscribe(sessionId, poke);
   }
 
+  sessionIdOfPath(_p: string): string {
+    throw new StoreError('InvalidArgument', 'this store is a PostgreSQL database: sessions are opened by id, not by path', { path: 'path' });
+  }
+
   readonly blobs = {
-    put: (bytes: Buffer) => putBlob(this.conns, bytes),
-    size: (sha256: string) => blobSize(this.conns, sha256),
-    read: (sha256: string, range?: { offset: number; length: number }) => readBlob(this.conns, sha256, range),
+    put: (bytes: Gated<Buffer>) => asStoreErrors(() => putBlob(this.conns, bytes)),
+    size: (sha256: string) => asStoreErrors(() => blobSize(this.conns, sha256)),
+    read: (sha256: string, range?: { offset: number; length: number }) => asStoreErrors(() => readBlob(this.conns, sha256, range)),
   };
 
   readonly state = {
-    set: (fence: Fence, key: string, text: string) => setState(this.conns, fence, key, text),
-    get: (sessionId: string, key: string) => getState(this.conns, sessionId, key),
-    keys: (sessionId: string) => stateKeys(this.conns, sessionId),
-    delete: (fence: Fence, key: string) => deleteState(this.conns, fence, key),
+    set: (fence: Fence, entry: Gated<StateEntry>) => asStoreErrors(() => setState(this.conns, fence, entry.key, entry.text)),
+    get: (sessionId: string, key: string) => asStoreErrors(() => getState(this.conns, sessionId, key)),
+    keys: (sessionId: string) => asStoreErrors(() => stateKeys(this.conns, sessionId)),
+    delete: (fence: Fence, key: string) => asStoreErrors(() => deleteState(this.conns, fence, key)),
   };
 
   reserveToolSeq(fence: Fence, floor: number): Promise<number> {
-    return reserveToolSeq(this.conns, fence, floor);
+    return asStoreErrors(() => reserveToolSeq(this.conns, fence, floor));
   }
 
   /** Whole sessions, for `migrate` (transfer.ts): export, import in one transaction, ids, live lease. */
@@ -212,17 +251,17 @@ export class PostgresBackend {
     ids: () => sessionIds(this.conns),
     export: (sessionId: string) => exportSession(this.conns, sessionId),
     import: (bundle: SessionBundle, snapshot: Snapshot, toolSeq: number) => importSession(this.conns, this.channel, bundle, snapshot, toolSeq),
-    leaseHeld: (sessionId: string) => leaseHeld(this.conns, sessionId, this.leases.staleMs),
+    leaseHeld: (sessionId: string) => leaseHeld(this.conns, sessionId, this.leaseTable.staleMs),
   };
 
   /** Read-only check of the whole store (the CLI's `verify`): see verify.ts. */
   verify(o: VerifyOptions = {}): Promise<VerifyReport> {
-    return verifyStore(this.conns, { staleMs: this.leases.staleMs, ...o });
+    return verifyStore(this.conns, { staleMs: this.leaseTable.staleMs, ...o });
   }
 
-  /** Group-commit transactions so far, and LISTEN connections made (tests, stats). */
+  /** Append transactions so far, and LISTEN connections made (tests, stats). */
   stats(): { appendTransactions: number; listenConnects: number } {
-    return { appendTransactions: this.appends.transactions, listenConnects: this.listener.connects };
+    return { appendTransactions: this.appendTransactions, listenConnects: this.listener.connects };
   }
 
   /** Resolves once the LISTEN connection is up again after a loss (tests). */

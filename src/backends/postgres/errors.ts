@@ -13,6 +13,8 @@
  * `unknown` (the connection broke while COMMIT was in flight). Retry after `retryAfterMs`.
  */
 
+import { StoreError } from '../../domain/errors.js';
+
 export type PgBackendErrorKind =
   | 'Unavailable'
   | 'Conflict'
@@ -138,5 +140,33 @@ export async function mapped<T>(phase: Phase, op: () => Promise<T>): Promise<T> 
     return await op();
   } catch (err) {
     throw mapPgError(err, phase);
+  }
+}
+
+/**
+ * The backend's errors as the store's (what every port method rejects with): the same kind
+ * names (Unavailable is a store kind too). Messages and details are already free of database
+ * content; `holder` is put in the protocol's SessionLocked shape, Unavailable gets its retry
+ * advice. Anything else passes through.
+ */
+export function storeErrorOf(err: unknown): unknown {
+  if (!(err instanceof PgBackendError)) return err;
+  const details: Record<string, unknown> = { ...err.details };
+  const holder = details.holder as { host?: string; pid?: number; sidecarId?: string } | undefined;
+  if (holder) details.holder = { pid: holder.pid, hostname: holder.host, sidecarId: holder.sidecarId };
+  if (err.kind === 'Unavailable') {
+    details.retryable ??= true;
+    details.retryAfterMs ??= 1000;
+    details.reason ??= 'unavailable';
+  }
+  return new StoreError(err.kind, err.message, details);
+}
+
+/** Runs a backend call with its errors as the store's (storeErrorOf). */
+export async function asStoreErrors<T>(op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (err) {
+    throw storeErrorOf(err);
   }
 }

@@ -10,7 +10,10 @@ import { whyNotUpdated } from './append.js';
 import { PgBackendError } from './errors.js';
 import { checkFence } from './leases.js';
 import type { PgConnections, Tx } from './pool.js';
-import { recordCrc, textCrc, type ArchivedGeneration, type Fence, type SealedHeader, type SealedRecord, type SessionRow, type Snapshot } from './types.js';
+import {
+  recordCrc, textCrc, type ArchivedGeneration, type Fence, type ReadRangeOptions, type ReadRangeResult, type SealedHeader, type SealedRecord, type SessionRow,
+  type Snapshot,
+} from './types.js';
 
 export const EMPTY_SNAPSHOT: Snapshot = { turn: null, runtime: null, usage: null, firstMessage: null, lastMessage: null, header: null };
 
@@ -36,7 +39,7 @@ function toRow(r: DbSession): SessionRow {
   };
 }
 
-export async function createSession(conns: PgConnections, channel: string, header: SealedHeader, initial: SealedRecord[], after: Snapshot, fence?: Fence): Promise<void> {
+export async function createSession(conns: PgConnections, channel: string, header: SealedHeader, initial: readonly SealedRecord[], after: Snapshot, fence?: Fence): Promise<void> {
   // Seqs follow one by one from 1 — or from a checkpoint's seq (a fork of a compacted session
   // starts at the checkpoint it copies, which is then the new session's first record).
   const firstSeq = initial[0]?.seq ?? 1;
@@ -77,25 +80,6 @@ export async function loadSession(conns: Tx, sessionId: string): Promise<Session
   const rows = await conns.query<DbSession>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE session_id = $1`, [sessionId]);
   if (!rows[0]) throw new PgBackendError('SessionNotFound', 'no such session', { sessionId });
   return toRow(rows[0]);
-}
-
-export interface ReadRangeOptions {
-  /** Default: the active generation. */
-  generation?: number;
-  afterSeq?: number;
-  limit: number;
-  kinds?: readonly string[];
-  /** Stop once this many bytes of text were returned (at least one record is). */
-  maxBytes?: number;
-}
-
-export interface ReadRangeResult {
-  generation: number;
-  records: SealedRecord[];
-  /** Every seq up to here was looked at (returned, or filtered out by kinds). */
-  scannedSeq: number;
-  /** The generation's last seq when the read started. */
-  lastSeq: number;
 }
 
 export async function readRange(conns: Tx, sessionId: string, o: ReadRangeOptions): Promise<ReadRangeResult> {
@@ -197,7 +181,7 @@ export async function history(conns: PgConnections, sessionId: string): Promise<
 }
 
 /**
- * A session's updatedAt as the store shows it (reads.ts summaryOfRow: the later of its last
+ * A session's updatedAt as the store shows it (core/sessions/read.ts summaryOfRow: the later of its last
  * record's ts and its createdAt), compared byte by byte as JavaScript compares these ASCII
  * strings — never by the database's collation. Migration 4 indexes exactly this expression.
  */

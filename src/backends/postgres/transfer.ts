@@ -16,7 +16,7 @@ import { PgBackendError } from './errors.js';
 import type { PgConnections } from './pool.js';
 import { history, loadSession, readRange } from './sessions.js';
 import { recordCrc, textCrc, type SealedRecord, type Snapshot } from './types.js';
-import type { BundleGeneration, SessionBundle } from '../../backend/port.js';
+import type { BundleGeneration, SessionBundle } from '../../core/port.js';
 
 const PAGE = 5000;
 

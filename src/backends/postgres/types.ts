@@ -1,9 +1,11 @@
 /**
- * The types this backend speaks: the port's (src/backend/port.ts), and the checksums it keeps.
+ * The types this backend speaks: the port's (src/core/port.ts), and the checksums it keeps.
  */
 import { crc32 } from 'node:zlib';
 
-export type { ArchivedGeneration, Fence, LeaseHolder, SealedHeader, SealedRecord, SessionRow, Snapshot } from '../../backend/port.js';
+export type {
+  ArchivedGeneration, Fence, LeaseHolder, Position, ReadRangeOptions, ReadRangeResult, SealedHeader, SealedRecord, SessionBundle, SessionRow, Snapshot, StateEntry,
+} from '../../core/port.js';
 
 /** The checksum kept beside every stored text: crc32 over the identity and the exact text. */
 export function recordCrc(sessionId: string, r: { seq: number; ts: string; kind: string; text: string }): string {

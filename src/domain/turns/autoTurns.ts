@@ -17,13 +17,15 @@ export function planAppend(
   turn: TurnState | null,
   firstSeq: number,
   auto: boolean,
-): { texts: string[]; turn: TurnState | null; recordSeqs: number[] } {
+): { texts: string[]; kinds: string[]; turn: TurnState | null; recordSeqs: number[] } {
   const out: string[] = [];
+  const kinds: string[] = [];
   const recordSeqs: number[] = [];
   let state = turn;
   const emit = (ev: TurnEvent) => {
     state = applyTurn(state, ev, firstSeq + out.length);
     out.push(JSON.stringify(ev));
+    kinds.push('turn');
   };
   records.forEach((rec, i) => {
     refuseTurnMembers(rec, i);
@@ -31,6 +33,7 @@ export function planAppend(
       if (auto) before(rec, state, emit);
       recordSeqs.push(firstSeq + out.length);
       out.push(tag(texts[i] as string, isPending(state) ? state.turnId : undefined));
+      kinds.push(rec.kind);
       if (auto) after(rec, state, emit);
     } catch (err) {
       // Nothing of the append is written: the error shows the committed state, never a turn
@@ -41,7 +44,7 @@ export function planAppend(
       throw err;
     }
   });
-  return { texts: out, turn: state, recordSeqs };
+  return { texts: out, kinds, turn: state, recordSeqs };
 }
 
 /**

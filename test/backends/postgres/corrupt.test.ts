@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { PgConnections } from '../../../src/backends/postgres/pool.js';
 import { parsePostgresUrl } from '../../../src/backends/postgres/url.js';
 import { freshSchema } from '../../pg/pgServer.js';
-import { backend, header, newId, pgSkip, pgUrl, recs, snap } from './pgTestKit.js';
+import { backend, header, newId, pgSkip, pgUrl, recs, snap, pass } from './pgTestKit.js';
 
 /** A backend on a fresh schema plus a raw connection to damage its tables with. */
 async function setup() {
@@ -65,8 +65,8 @@ describe.skipIf(pgSkip)('postgres: damage in the database is Corrupt, never retu
   it('a changed header, state value or blob is Corrupt', async () => {
     const { b, raw, id, fence } = await setup();
     try {
-      await b.state.set(fence, 'k', '"value"');
-      const ref = await b.blobs.put(Buffer.from('blob bytes'));
+      await b.state.set(fence, pass.stateEntry({ key: 'k', text: '"value"' }));
+      const ref = await b.blobs.put(pass.blob(Buffer.from('blob bytes')));
       await raw.query(`UPDATE state_values SET text = '"other"' WHERE session_id = $1`, [id]);
       await expect(b.state.get(id, 'k')).rejects.toMatchObject({ kind: 'Corrupt' });
       await raw.query(`UPDATE blobs SET bytes = 'blob bytez'::bytea WHERE sha256 = $1`, [ref.sha256]);

@@ -1,17 +1,19 @@
 /**
  * PostgreSQL itself crashes (`pg_ctl stop -m immediate`: no checkpoint, WAL recovery on the
- * next start) in the middle of pipelined appends, then starts again. Runs on a private
+ * next start) in the middle of appends, then starts again. Runs on a private
  * throwaway cluster (the shared one must not stop under other tests).
  *
  * Claims: every acknowledged batch is present, byte for byte; every failed batch is fully
  * present or fully absent (and confirmBatch agrees); while the server is down calls fail
- * Unavailable (a failed batch chained behind another may be Conflict); afterwards the same
+ * Unavailable; afterwards the same
  * backend object reconnects: appends, reads and LISTEN work again without reopening it.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openPostgresBackend, type PostgresBackend } from '../../../src/backends/postgres/backend.js';
 import { PgBackendError } from '../../../src/backends/postgres/errors.js';
 import type { SealedRecord } from '../../../src/backends/postgres/types.js';
+import type { Gated } from '../../../src/core/gate.js';
+import { StoreError } from '../../../src/domain/errors.js';
 import { destroyCluster, startClusterAsync, startThrowawayCluster, stopClusterAsync, type PgCluster } from '../../pg/pgServer.js';
 import { header, newId, recs, snap } from './pgTestKit.js';
 import { pgAvailability } from '../../pg/pgServer.js';
@@ -21,8 +23,8 @@ if (external) console.warn(`[skip] ${external}`);
 const skip = pgAvailability() ?? external;
 
 interface Batch {
-  recs: SealedRecord[];
-  result?: 'ok' | PgBackendError;
+  recs: Array<Gated<SealedRecord>>;
+  result?: 'ok' | StoreError;
 }
 
 describe.skipIf(skip)('postgres crash mid-append (pg_ctl stop -m immediate)', () => {
@@ -57,15 +59,15 @@ describe.skipIf(skip)('postgres crash mid-append (pg_ctl stop -m immediate)', ()
         batches.push(batch);
         const expectSeq = nextSeq - 1;
         nextSeq += 3;
-        const p: Promise<void> = b.appendBatch(id, batch.recs, { lastSeq: expectSeq, generation: 0 }, fence, snap()).then(
+        const p: Promise<void> = b.persist(fence, batch.recs, snap(), { lastSeq: expectSeq, generation: 0 }).then(
           () => { batch.result = 'ok'; acked++; },
-          (err: PgBackendError) => { batch.result = err; failedSinceResync = true; },
+          (err: StoreError) => { batch.result = err; failedSinceResync = true; },
         ).finally(() => inflight.delete(p));
         inflight.add(p);
       };
       const writer = (async () => {
         while (!done) {
-          while (inflight.size < 4 && !failedSinceResync) issue();
+          while (inflight.size < 1 && !failedSinceResync) issue(); // one at a time, as the core's commit queue sends them
           if (inflight.size > 0) await Promise.race(inflight);
           if (!failedSinceResync) continue;
           // Something failed: let everything settle, then resync from the database (retrying while it is down).
@@ -75,7 +77,7 @@ describe.skipIf(skip)('postgres crash mid-append (pg_ctl stop -m immediate)', ()
               nextSeq = (await b.load(id)).lastSeq + 1;
               break;
             } catch (err) {
-              expect((err as PgBackendError).kind).toBe('Unavailable');
+              expect((err as StoreError).kind).toBe('Unavailable');
               await new Promise((r) => setTimeout(r, 100));
             }
           }
@@ -90,24 +92,24 @@ describe.skipIf(skip)('postgres crash mid-append (pg_ctl stop -m immediate)', ()
       const ackedAtCrash = acked;
       await expect(b.load(id)).rejects.toMatchObject({ kind: 'Unavailable', details: { retryable: true } });
       const other = newId();
-      await expect(b.appendBatch(other, recs(1, 1), { lastSeq: 0, generation: 0 }, { sessionId: other, token: 1 }, snap()))
+      await expect(b.persist({ sessionId: other, token: 1 }, recs(1, 1), snap(), { lastSeq: 0, generation: 0 }))
         .rejects.toMatchObject({ kind: 'Unavailable', details: { outcome: 'notWritten', retryable: true } });
       await startClusterAsync(cluster);
       await vi.waitFor(() => expect(acked).toBeGreaterThanOrEqual(ackedAtCrash + 30), { timeout: 60_000, interval: 50 });
       done = true;
       await writer;
 
-      const failed = batches.filter((x) => x.result instanceof PgBackendError);
+      const failed = batches.filter((x) => x.result instanceof StoreError);
       expect(failed.length).toBeGreaterThan(0);
       expect(resyncs).toBeGreaterThan(0);
       for (const x of failed) {
-        const e = x.result as PgBackendError;
+        const e = x.result as StoreError;
         expect(['Unavailable', 'Conflict']).toContain(e.kind);
         // Recognised as a connection loss, not an unexpected error.
         if (e.kind === 'Unavailable') expect(['connection', 'serverShutdown', 'serverStarting']).toContain(e.details.reason);
         if (e.kind === 'Conflict') expect(e.details.reason).toBe('expectedLastSeq');
       }
-      expect((failed[0]!.result as PgBackendError).kind).toBe('Unavailable');
+      expect((failed[0]!.result as StoreError).kind).toBe('Unavailable');
 
       // The database now: read everything (crc-verified) and judge every batch.
       const stored = new Map<number, string>();
@@ -122,7 +124,7 @@ describe.skipIf(skip)('postgres crash mid-append (pg_ctl stop -m immediate)', ()
         if (x.result === 'ok') expect(present, `acknowledged batch at ${x.recs[0]!.seq}`).toEqual([true, true, true]);
         else {
           expect([[true, true, true], [false, false, false]], `failed batch at ${x.recs[0]!.seq}`).toContainEqual(present);
-          const e = x.result as PgBackendError;
+          const e = x.result as StoreError;
           if (e.kind === 'Unavailable' && e.details.outcome === 'unknown') {
             expect(await b.confirmBatch(id, 0, x.recs[2]!)).toBe(present[0] ? 'committed' : 'absent');
           } else expect(present[0], `a batch failed with a certain outcome at ${x.recs[0]!.seq}`).toBe(false);
@@ -136,7 +138,7 @@ describe.skipIf(skip)('postgres crash mid-append (pg_ctl stop -m immediate)', ()
       await reader.listenerSettled();
       await vi.waitFor(() => expect(reader.stats().listenConnects).toBe(2), { timeout: 20_000 });
       const before = pokes.length;
-      await b.appendBatch(id, recs(last + 1, 1), { lastSeq: last, generation: 0 }, fence, snap());
+      await b.persist(fence, recs(last + 1, 1), snap(), { lastSeq: last, generation: 0 });
       await vi.waitFor(() => expect(pokes.length).toBeGreaterThan(before), { timeout: 10_000 });
       expect(errors.every((e) => e instanceof PgBackendError)).toBe(true);
 

@@ -22,7 +22,7 @@ describe.skipIf(pgSkip)('postgres: a connection lost during COMMIT', () => {
       await raw.query(`CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(30); RETURN NULL; END $$`);
       await raw.query(`CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON records DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()`);
       const batch = recs(3, 2);
-      const pending = b.appendBatch(id, batch, { lastSeq: 2, generation: 0 }, fence, snap()).then(() => null, (e: unknown) => e);
+      const pending = b.persist(fence, batch, snap(), { lastSeq: 2, generation: 0 }).then(() => null, (e: unknown) => e);
       let pid = 0;
       await vi.waitFor(async () => {
         const rows = await raw.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE query = 'COMMIT' AND wait_event = 'PgSleep' AND application_name = $1`, [schema]);
@@ -35,7 +35,7 @@ describe.skipIf(pgSkip)('postgres: a connection lost during COMMIT', () => {
       expect(await b.confirmBatch(id, 0, batch[1]!)).toBe('absent');
       expect((await b.load(id)).lastSeq).toBe(2);
       expect((await b.readRange(id, { limit: 10 })).records.map((r) => r.seq)).toEqual([1, 2]);
-      await b.appendBatch(id, batch, { lastSeq: 2, generation: 0 }, fence, snap());
+      await b.persist(fence, batch, snap(), { lastSeq: 2, generation: 0 });
       expect(await b.confirmBatch(id, 0, batch[1]!)).toBe('committed');
       // Another record at that seq is not ours.
       expect(await b.confirmBatch(id, 0, { ...batch[1]!, text: '{"kind":"message","other":true}' })).toBe('absent');

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { PgConnections } from '../../../src/backends/postgres/pool.js';
 import { parsePostgresUrl } from '../../../src/backends/postgres/url.js';
-import { backend, header, newId, pgSkip, pgUrl, recs, snap } from './pgTestKit.js';
+import { backend, header, newId, pgSkip, pgUrl, recs, snap, pass } from './pgTestKit.js';
 import { freshSchema } from '../../pg/pgServer.js';
 
 describe.skipIf(pgSkip)('postgres leases and fencing', () => {
@@ -13,7 +13,7 @@ describe.skipIf(pgSkip)('postgres leases and fencing', () => {
     const fa = await a.leases.acquire(id);
     expect(fa.token).toBe(1);
     await expect(b.leases.acquire(id)).rejects.toMatchObject({
-      kind: 'SessionLocked', details: { sessionId: id, holder: { host: 'machine-a', pid: 111, sidecarId: 'sidecar-a' } },
+      kind: 'SessionLocked', details: { sessionId: id, holder: { hostname: 'machine-a', pid: 111, sidecarId: 'sidecar-a' } },
     });
     // A released lease is free at once; the token still grows.
     await a.leases.release(fa);
@@ -30,7 +30,7 @@ describe.skipIf(pgSkip)('postgres leases and fencing', () => {
     await a.close(); // its liveness connection ends: the lease is orphaned
     const fb = await b.leases.acquire(id);
     expect(fb.token).toBe(fa.token + 1);
-    await b.appendBatch(id, recs(2, 1), { lastSeq: 1, generation: 0 }, fb, snap());
+    await b.persist(fb, recs(2, 1), snap(), { lastSeq: 1, generation: 0 });
     expect((await b.load(id)).lastSeq).toBe(2);
   });
 
@@ -47,14 +47,14 @@ describe.skipIf(pgSkip)('postgres leases and fencing', () => {
     const fb = await b.leases.acquire(id);
     expect(fb.token).toBe(fa.token + 1);
     // A wakes up and writes with its old fence, with the right lastSeq: refused, nothing written.
-    await expect(a.appendBatch(id, recs(2, 1), { lastSeq: 1, generation: 0 }, fa, snap())).rejects.toMatchObject({ kind: 'LeaseLost' });
-    await expect(a.state.set(fa, 'k', '"v"')).rejects.toMatchObject({ kind: 'LeaseLost' });
+    await expect(a.persist(fa, recs(2, 1), snap(), { lastSeq: 1, generation: 0 })).rejects.toMatchObject({ kind: 'LeaseLost' });
+    await expect(a.state.set(fa, pass.stateEntry({ key: 'k', text: '"v"' }))).rejects.toMatchObject({ kind: 'LeaseLost' });
     await expect(a.reserveToolSeq(fa, 0)).rejects.toMatchObject({ kind: 'LeaseLost' });
-    const cp = { seq: 1, ts: new Date().toISOString(), kind: 'checkpoint', text: '{"kind":"checkpoint"}' };
-    await expect(a.rotate(id, { throughSeq: 1, checkpoint: cp, expect: { lastSeq: 1, generation: 0 }, fence: fa })).rejects.toMatchObject({ kind: 'LeaseLost' });
-    await expect(a.remove(id, 'trash', fa)).rejects.toMatchObject({ kind: 'LeaseLost' });
+    const cp = pass.checkpoint({ seq: 1, ts: new Date().toISOString(), kind: 'checkpoint', text: '{"kind":"checkpoint"}' });
+    await expect(a.rotate(fa, { throughSeq: 1, checkpoint: cp, expect: { lastSeq: 1, generation: 0 } })).rejects.toMatchObject({ kind: 'LeaseLost' });
+    await expect(a.trash(fa)).rejects.toMatchObject({ kind: 'LeaseLost' });
     expect((await b.load(id))).toMatchObject({ lastSeq: 1, generation: 0, trashed: false });
-    await b.appendBatch(id, recs(2, 1), { lastSeq: 1, generation: 0 }, fb, snap());
+    await b.persist(fb, recs(2, 1), snap(), { lastSeq: 1, generation: 0 });
     expect((await b.readRange(id, { limit: 10 })).records.map((r) => r.seq)).toEqual([1, 2]);
   });
 
@@ -76,7 +76,7 @@ describe.skipIf(pgSkip)('postgres leases and fencing', () => {
       await conns.close();
     }
     await vi.waitFor(() => expect(lost).toEqual([id]), { timeout: 10_000 });
-    await expect(a.state.set(fa, 'k', '"v"')).rejects.toMatchObject({ kind: 'LeaseLost' });
+    await expect(a.state.set(fa, pass.stateEntry({ key: 'k', text: '"v"' }))).rejects.toMatchObject({ kind: 'LeaseLost' });
   });
 
   it('a takeover waits for the old holder\'s commit in flight: no write of the old holder lands after it', async () => {
@@ -93,7 +93,7 @@ describe.skipIf(pgSkip)('postgres leases and fencing', () => {
       await raw.query(`CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1); RETURN NULL; END $$`);
       await raw.query(`CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON records DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()`);
       const events: string[] = [];
-      const append = a.appendBatch(id, recs(2, 1), { lastSeq: 1, generation: 0 }, fa, snap()).then(() => events.push('A committed'), (e: { kind: string }) => events.push(`A ${e.kind}`));
+      const append = a.persist(fa, recs(2, 1), snap(), { lastSeq: 1, generation: 0 }).then(() => events.push('A committed'), (e: { kind: string }) => events.push(`A ${e.kind}`));
       await vi.waitFor(async () => {
         expect(await raw.query(`SELECT 1 FROM pg_stat_activity WHERE query = 'COMMIT' AND wait_event = 'PgSleep' AND application_name = $1`, [schema])).toHaveLength(1);
       }, { timeout: 20_000, interval: 20 });

@@ -5,6 +5,8 @@
 import { afterAll, afterEach } from 'vitest';
 import { openPostgresBackend, type PostgresBackend, type PostgresBackendOptions } from '../../../src/backends/postgres/backend.js';
 import { recordCrc, type SealedHeader, type SealedRecord, type Snapshot } from '../../../src/backends/postgres/types.js';
+import { FinalGate, type Gated } from '../../../src/core/gate.js';
+import { SecretSet } from '../../../src/domain/secrets/knownSecrets.js';
 import { freshSchema, pgAvailability, releaseSharedCluster, sharedCluster } from '../../pg/pgServer.js';
 
 /** Why PostgreSQL tests skip here (printed), or null. Throws under CI=true. */
@@ -34,20 +36,26 @@ export function newId(): string {
   return n.slice(-26);
 }
 
-export function header(sessionId: string, title = 'test'): SealedHeader {
+/**
+ * The core's final gate with no secret registered: what the backend is handed goes through it,
+ * as the core's writes do (the port takes gated values only).
+ */
+export const pass = new FinalGate(new SecretSet());
+
+export function header(sessionId: string, title = 'test'): Gated<SealedHeader> {
   const createdAt = new Date().toISOString();
-  return { sessionId, createdAt, text: JSON.stringify({ format: 'session-sidecar/journal', version: 1, sessionId, createdAt, title }) };
+  return pass.header({ sessionId, createdAt, text: JSON.stringify({ format: 'session-sidecar/journal', version: 1, sessionId, createdAt, title }) }, 1 << 20);
 }
 
-export function recs(fromSeq: number, n: number, kind = 'message', body = 'hello'): SealedRecord[] {
-  return Array.from({ length: n }, (_, i) => {
-    const seq = fromSeq + i;
-    return { seq, ts: new Date().toISOString(), kind, text: JSON.stringify({ kind, message: { role: 'user', content: `${body} ${seq}` } }) };
-  });
+export function recs(fromSeq: number, n: number, kind = 'message', body = 'hello'): Array<Gated<SealedRecord>> {
+  const texts = Array.from({ length: n }, (_, i) => JSON.stringify({ kind, message: { role: 'user', content: `${body} ${fromSeq + i}` } }));
+  const sealed = pass.records(texts, texts.map(() => kind), fromSeq, new Date().toISOString());
+  if (!('sealed' in sealed)) throw new Error('refused');
+  return sealed.sealed;
 }
 
-export function snap(label: string | null = null): Snapshot {
-  return { turn: label, runtime: null, usage: null, firstMessage: label, lastMessage: label, header: null };
+export function snap(label: string | null = null): Gated<Snapshot> {
+  return pass.snapshot({ turn: label, runtime: null, usage: null, firstMessage: label, lastMessage: label, header: null });
 }
 
 export { recordCrc };

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { PgConnections } from '../../../src/backends/postgres/pool.js';
 import { parsePostgresUrl } from '../../../src/backends/postgres/url.js';
 import { freshSchema } from '../../pg/pgServer.js';
-import { backend, header, newId, pgSkip, pgUrl, recs, snap } from './pgTestKit.js';
+import { backend, header, newId, pgSkip, pgUrl, recs, snap, pass } from './pgTestKit.js';
 
 describe.skipIf(pgSkip)('postgres verify', () => {
   it('a healthy store verifies clean; each kind of damage is reported where it is, and verification goes on', async () => {
@@ -14,13 +14,13 @@ describe.skipIf(pgSkip)('postgres verify', () => {
       for (const id of ids) {
         const f = await b.leases.acquire(id);
         await b.create(header(id), recs(1, 4), snap(), f);
-        await b.state.set(f, 'k', '"v"');
+        await b.state.set(f, pass.stateEntry({ key: 'k', text: '"v"' }));
         if (id === ids[3]) {
-          const cp = { seq: 2, ts: new Date().toISOString(), kind: 'checkpoint', text: '{"kind":"checkpoint"}' };
-          await b.rotate(id, { throughSeq: 2, checkpoint: cp, expect: { lastSeq: 4, generation: 0 }, fence: f });
+          const cp = pass.checkpoint({ seq: 2, ts: new Date().toISOString(), kind: 'checkpoint', text: '{"kind":"checkpoint"}' });
+          await b.rotate(f, { throughSeq: 2, checkpoint: cp, expect: { lastSeq: 4, generation: 0 } });
         }
       }
-      const ref = await b.blobs.put(Buffer.from('some blob'));
+      const ref = await b.blobs.put(pass.blob(Buffer.from('some blob')));
       const clean = await b.verify();
       expect(clean).toMatchObject({ sessions: 4, records: 4 * 4 + 3, blobs: 1, stateValues: 4, leases: 4, issues: [] });
 

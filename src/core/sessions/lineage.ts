@@ -1,0 +1,165 @@
+/**
+ * Compaction (planned here, one rotate in the backend), rewind, fork, and the trash: delete,
+ * restore, purge, the trash listing. The rules are the protocol's, once for every backend.
+ */
+import { StoreError } from '../../domain/errors.js';
+import { checkSessionId } from '../../domain/ids.js';
+import { checkCompactionThrough, checkRewindTarget, type RewindRecord, rewindRecord } from '../../domain/rewind.js';
+import { guardValue } from '../../domain/secrets/gate.js';
+import { baseState } from '../../domain/sessionUpdate.js';
+import { sanitizeSummary } from '../../domain/summary.js';
+import type { CompactRequest, PurgeOutcome, RecordInput, RewindResult, SessionHeader, TrashEntry } from '../../domain/types.js';
+import { prepareBatch, rewindPlan } from '../../engine/appendPlan.js';
+import { checkpointMembers, EMPTY_PREFIX, reducePrefix, type PrefixState } from '../../engine/reduce.js';
+import type { Fence, SealedRecord } from '../port.js';
+import type { Core } from './context.js';
+import { closeLive, createWith } from './open.js';
+
+type Compacted = { generation: number; checkpointSeq: number; archived: { generation: number; records: number; bytes: number } };
+
+/** The prefix state of `records` (in seq order), reduced record by record. */
+function prefixOf(records: readonly SealedRecord[], base?: ReturnType<typeof baseState>): PrefixState {
+  let prefix = EMPTY_PREFIX;
+  for (const r of records) prefix = reducePrefix(prefix, { ...(JSON.parse(r.text) as Record<string, unknown>), seq: r.seq, kind: r.kind }, base);
+  return prefix;
+}
+
+/** Compacts the records up to throughSeq into a checkpoint, alone in the commit queue, archiving the generation whole. */
+export async function compact(c: Core, sessionId: string, req: CompactRequest): Promise<Compacted> {
+  const s = c.writable(sessionId) ?? await c.notWritable(sessionId);
+  const summary = sanitizeSummary(req.summary);
+  const extra = { summary, ...(req.provider ? { provider: req.provider } : {}), ...(req.model ? { model: req.model } : {}) };
+  return c.commitInOrder(s, () => s.queue.exclusive(async () => {
+    const lastSeq = s.queue.lastSeq;
+    if (req.expectedLastSeq !== undefined && req.expectedLastSeq !== lastSeq) {
+      throw new StoreError('Conflict', `expectedLastSeq ${req.expectedLastSeq} does not match lastSeq ${lastSeq}; nothing was compacted`, {
+        expectedLastSeq: req.expectedLastSeq, lastSeq, stage: 'preCommit',
+      });
+    }
+    const row = await c.loadLive(sessionId);
+    if (req.throughSeq < row.firstSeq || req.throughSeq > lastSeq) {
+      throw new StoreError('InvalidArgument', `throughSeq must be between ${row.firstSeq} and ${lastSeq}`, { path: 'throughSeq' });
+    }
+    const kept = (await c.activeRecords(sessionId, lastSeq, ['rewind'])).filter((r) => r.seq > req.throughSeq);
+    checkCompactionThrough(req.throughSeq, kept.map((r) => ({ seq: r.seq, toSeq: Number((JSON.parse(r.text) as { toSeq?: unknown }).toSeq) })));
+    const prefix = prefixOf(await c.activeRecords(sessionId, req.throughSeq), baseState(s.header));
+    const archived = { generation: row.generation, records: row.records, bytes: row.storedBytes };
+    const guarded = guardValue({ ...checkpointMembers(req.throughSeq, row.generation + 1, prefix, archived), ...extra }, c.secrets, 'checkpoint');
+    if (Buffer.byteLength(guarded.text) > c.maxRecordBytes) throw new StoreError('PayloadTooLarge', `the checkpoint is larger than ${c.maxRecordBytes} bytes`);
+    const checkpoint = c.gate.checkpoint({ seq: req.throughSeq, ts: new Date(c.clock()).toISOString(), kind: 'checkpoint', text: guarded.text });
+    const done = await c.backend.rotate(s.fence, { throughSeq: req.throughSeq, checkpoint, expect: { lastSeq, generation: row.generation } });
+    s.generation = done.generation;
+    return { generation: done.generation, checkpointSeq: req.throughSeq, archived };
+  }));
+}
+
+/** The state as of toSeq is reduced when the rewind's turn in the queue comes (everything before it committed). */
+export async function rewind(c: Core, sessionId: string, toSeq: number, opts: { expectedLastSeq?: number } = {}): Promise<RewindResult> {
+  const s = c.writable(sessionId) ?? await c.notWritable(sessionId);
+  let rec: RewindRecord | undefined;
+  const committed = await c.commitInOrder(s, () => s.queue.appendPrepared(async () => {
+    // Under the lease, with nothing else of this session committing: firstSeq cannot move meanwhile.
+    const row = await c.loadLive(sessionId);
+    checkRewindTarget(toSeq, row.firstSeq, s.queue.lastSeq);
+    rec = rewindRecord(toSeq, prefixOf(toSeq === 0 ? [] : await c.activeRecords(sessionId, toSeq)));
+    const [text] = prepareBatch([rec as unknown as RecordInput], c.secrets, c.maxRecordBytes).texts;
+    return { texts: [], expectedLastSeq: opts.expectedLastSeq, plan: rewindPlan(text as string, rec) };
+  }));
+  return { seq: committed.firstSeq, toSeq, turn: (rec as RewindRecord).turn };
+}
+
+/** A new session with a copy of the records up to atSeq (of the active generation), linked to its parent; opened for writing. */
+export async function fork(c: Core, sessionId: string, atSeq?: number): Promise<{ sessionId: string }> {
+  await c.settled(sessionId);
+  const row = await c.loadLive(sessionId);
+  const at = atSeq ?? row.lastSeq;
+  if (at < row.firstSeq - (row.firstSeq === 1 ? 1 : 0) || at > row.lastSeq) {
+    throw new StoreError('InvalidArgument', `atSeq must be between ${row.firstSeq} and ${row.lastSeq} (older records are archived)`, { path: 'atSeq' });
+  }
+  const copies = at === 0 ? [] : await c.activeRecords(sessionId, at);
+  const { sessionId: _id, createdAt: _c, secretEnv, parent: _p, ...fields } = JSON.parse(row.headerText) as SessionHeader;
+  const created = await createWith(c, { ...fields, parent: { sessionId, relation: 'fork', atSeq: at } }, { env: secretEnv }, copies);
+  return { sessionId: created.sessionId };
+}
+
+/** The sessions in the trash, most recently deleted first. */
+export async function listTrash(c: Core): Promise<TrashEntry[]> {
+  const out: TrashEntry[] = (await c.backend.listTrash()).map((t) => {
+    const title = (JSON.parse(t.headerText) as SessionHeader).title;
+    return { sessionId: t.sessionId, ...(title !== undefined ? { title } : {}), deletedAt: t.deletedAt, bytes: t.storedBytes };
+  });
+  return out.sort((a, b) => (a.deletedAt < b.deletedAt ? 1 : a.deletedAt > b.deletedAt ? -1 : a.sessionId < b.sessionId ? 1 : -1));
+}
+
+/**
+ * Moves a session to the trash, or removes it for good (purge, also from the trash). A session
+ * open for writing in another process cannot be deleted: its lease is taken first.
+ */
+export async function remove(c: Core, sessionId: string, purge = false, opts: { ifIdle?: boolean } = {}): Promise<void> {
+  checkSessionId(sessionId);
+  c.refuseIfReadOnly('delete a session');
+  const row = await c.backend.load(sessionId);
+  if (row.trashed && !purge) {
+    throw new StoreError('Conflict', `session ${sessionId} is already in the trash: restore or purge it`, { reason: 'inTrash', sessionId });
+  }
+  const open = c.sessions.get(sessionId);
+  if (opts.ifIdle && open?.queue) {
+    throw new StoreError('SessionLocked', `session ${sessionId} is open for writing in this process`, { sessionId, reason: 'openHere' });
+  }
+  if (open) {
+    c.sessions.delete(sessionId);
+    await closeLive(c, open);
+  }
+  const fence = await c.backend.leases.acquire(sessionId);
+  try {
+    await (purge ? c.backend.purge(fence) : c.backend.trash(fence));
+  } finally {
+    if (!purge) await c.backend.leases.release(fence).catch(() => undefined);
+  }
+}
+
+/**
+ * trash empty's purge (engine/trash.ts): the check that no live session uses the id and the
+ * purge are one step under the session's lease. Held (a writer of a live session, a restore at
+ * work): 'open' or 'live', nothing done; restored first: 'live'; gone meanwhile: 'gone'.
+ */
+export async function purgeTrashed(c: Core, sessionId: string): Promise<PurgeOutcome> {
+  checkSessionId(sessionId);
+  c.refuseIfReadOnly('purge a session');
+  const state = async (): Promise<PurgeOutcome> => {
+    const row = await c.backend.load(sessionId).catch((err: unknown) => {
+      if (err instanceof StoreError && err.kind === 'SessionNotFound') return undefined;
+      throw err;
+    });
+    return row === undefined ? 'gone' : row.trashed ? 'open' : 'live';
+  };
+  let fence: Fence;
+  try {
+    fence = await c.backend.leases.acquire(sessionId);
+  } catch (err) {
+    if (err instanceof StoreError && err.kind === 'SessionLocked') return state();
+    throw err;
+  }
+  try {
+    await c.backend.purgeTrashed(fence);
+    return 'purged';
+  } catch (err) {
+    await c.backend.leases.release(fence).catch(() => undefined);
+    if (err instanceof StoreError && err.kind === 'SessionNotFound') return state();
+    throw err;
+  }
+}
+
+/** Brings a deleted session back from the trash. */
+export async function restore(c: Core, sessionId: string): Promise<void> {
+  checkSessionId(sessionId);
+  c.refuseIfReadOnly('restore a session');
+  const row = await c.backend.load(sessionId);
+  if (!row.trashed) throw new StoreError('SessionNotFound', `session ${sessionId} is not in the trash`, { sessionId });
+  const fence = await c.backend.leases.acquire(sessionId);
+  try {
+    await c.backend.restore(fence);
+  } finally {
+    await c.backend.leases.release(fence).catch(() => undefined);
+  }
+}
