@@ -106,4 +106,37 @@ describe('the kernel lock (flock on a descriptor this process keeps)', () => {
     a?.release();
     b?.release();
   });
+
+  it('a waiter that opened the lock file before its holder removed it never ends up holding the removed file', async () => {
+    const file = lockIn(tempDir());
+    const a = await KernelLock.tryAcquire(nodeFs, file);
+    // Our open of the old file happens first; then the holder removes it under the lock and lets go.
+    let raced = false;
+    const racing = {
+      ...nodeFs,
+      openSync: (p: string, flags: number, mode?: number) => {
+        const fd = nodeFs.openSync(p, flags, mode);
+        if (!raced && p === file) {
+          raced = true;
+          a?.unlinkHeld();
+          a?.release();
+        }
+        return fd;
+      },
+    };
+    const b = await KernelLock.tryAcquire(racing, file);
+    expect(raced).toBe(true);
+    expect(b?.held).toBe(true);
+    // What the path names now is locked by b: another process is refused it.
+    const probe = spawn('flock', ['-n', '-x', file, 'true'], { stdio: 'ignore' });
+    expect((await once(probe, 'exit'))[0]).toBe(1);
+    b?.release();
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('refuses a lock file owned by another user', async () => {
+    const file = lockIn(tempDir());
+    fs.writeFileSync(file, '', { mode: 0o600 });
+    fs.chownSync(file, 65534, 65534);
+    await expect(KernelLock.tryAcquire(nodeFs, file)).rejects.toBeInstanceOf(UnsafeFileError);
+  });
 });
