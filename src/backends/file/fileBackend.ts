@@ -210,7 +210,6 @@ export class FileBackend implements Backend {
     const { format: _f, version: _v, ...header } = handle.header as unknown as Record<string, unknown>;
     const p = handle.position;
     const id = handle.header.sessionId;
-    const st = this.fsl.lstatSync(trashed ? this.trashedJournal(id) : this.layout.journal(id));
     const snapshot: Snapshot = {
       turn: p.turn ? JSON.stringify(p.turn) : null,
       runtime: p.runtime ? JSON.stringify(p.runtime) : null,
@@ -223,7 +222,7 @@ export class FileBackend implements Backend {
       sessionId: id,
       headerText: JSON.stringify(header),
       createdAt: handle.header.createdAt,
-      updatedAt: new Date(st?.mtimeMs ?? Date.now()).toISOString(),
+      updatedAt: p.lastTs !== undefined && p.lastTs > handle.header.createdAt ? p.lastTs : handle.header.createdAt,
       generation: handle.generation,
       firstSeq: handle.firstSeq,
       lastSeq: p.lastSeq,
@@ -245,8 +244,9 @@ export class FileBackend implements Backend {
     return encodeHeaderLine({ format: JOURNAL_FORMAT, version: JOURNAL_VERSION, ...members, sessionId: header.sessionId }, cipher && { ...cipher, sessionId: header.sessionId });
   }
 
-  private lines(id: string, records: ReadonlyArray<SealedRecord>): Buffer[] {
-    const batchEnd = records.length > 1 ? (records[records.length - 1] as SealedRecord).seq : undefined;
+  /** `batched`: an append of several records carries batchEnd on each line (all or nothing on reopen); a create's are whole by its rename. */
+  private lines(id: string, records: ReadonlyArray<SealedRecord>, batched = true): Buffer[] {
+    const batchEnd = batched && records.length > 1 ? (records[records.length - 1] as SealedRecord).seq : undefined;
     const key = storeKeyOf(this.fsl);
     const cipher = key && { ...key, sessionId: id };
     return records.map((r) => encodeRecordLine(r.seq, r.ts, batchEnd, r.text, cipher));
@@ -260,7 +260,7 @@ export class FileBackend implements Backend {
     this.netted(header.text, ...initial.map((r) => r.text), ...Object.values(snapshot));
     const line = this.headerLine(header);
     if (initial.length === 0) this.fsl.closeSync(createJournal(this.fsl, this.layout, id, line));
-    else await createJournalFrom(this.fsl, this.layout, id, line, this.lines(id, initial));
+    else await createJournalFrom(this.fsl, this.layout, id, line, this.lines(id, initial, false));
     this.poke(id);
   }
 
@@ -442,7 +442,8 @@ export class FileBackend implements Backend {
         if (!(err instanceof StoreError) || err.kind !== 'SessionNotFound') throw err;
       }
     }
-    const key = (r: SessionRow) => [r.updatedAt, r.sessionId] as const;
+    // session/list's order: the last record's ts, or the creation (the core's summary updatedAt).
+    const key = (r: SessionRow) => [r.lastTs !== null && r.lastTs > r.createdAt ? r.lastTs : r.createdAt, r.sessionId] as const;
     const newer = (a: readonly [string, string], b: readonly [string, string]) => (a[0] !== b[0] ? a[0] > b[0] : a[1] > b[1]);
     const before = o.before && ([o.before.updatedAt, o.before.sessionId] as const);
     return rows.filter((r) => !before || newer(before, key(r))).sort((a, b) => (newer(key(a), key(b)) ? -1 : 1)).slice(0, o.limit);
@@ -518,13 +519,16 @@ export class FileBackend implements Backend {
     const fn = () => poke();
     mine.add(fn);
     // Another process's commits: a poll of the journal's size and identity (a hint only).
-    let last = '';
-    const timer = setInterval(() => {
+    const seen = () => {
       const st = this.fsl.lstatSync(this.layout.journal(sessionId));
-      const now = st ? `${st.ino}:${st.size}` : '';
+      return st ? `${st.ino}:${st.size}` : '';
+    };
+    let last = seen(); // as of the subscribe: a change from here on pokes
+    const timer = setInterval(() => {
+      const now = seen();
       if (now !== last) {
-        if (last !== '') fn();
         last = now;
+        fn();
       }
     }, 100);
     timer.unref();
