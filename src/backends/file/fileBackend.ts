@@ -34,6 +34,7 @@ import { seekAfterSeq } from './journal/read.js';
 import { crcOf } from './journal/scan.js';
 import { checkMarker } from './encryptionMarker.js';
 import { listHistory, removeStaleTemps } from './history.js';
+import type { KernelLock } from './kernelLock.js';
 import { StoreLayout } from './layout.js';
 import { purgeSession, restoreRefusal, restoreSession, trashSession } from './lineage.js';
 import { DEFAULT_LEASE_STALE_MS, preloadLeases, SessionLease } from './leases.js';
@@ -547,6 +548,18 @@ export class FileBackend implements Backend {
     return id;
   }
 
+  /** Where the core's scratch space puts a session's tool directories (sessions/<id>/scratch). */
+  scratchDir(sessionId: string): string {
+    return this.layout.scratchDir(sessionId);
+  }
+
+  /** The store's kernel lock, shared, while this instance serves (FileSessionStore.lockForServing takes it): released at close. */
+  private serving: KernelLock | undefined;
+
+  holdServingLock(lock: KernelLock | undefined): void {
+    this.serving = lock;
+  }
+
   warmUp(): void {
     if (this.useLeases) preloadLeases();
   }
@@ -563,6 +576,8 @@ export class FileBackend implements Backend {
   async close(): Promise<void> {
     for (const h of [...this.held.values()]) await this.leases.release(h.fence);
     this.subscribers.clear();
+    this.serving?.release();
+    this.serving = undefined;
   }
 }
 
