@@ -220,6 +220,12 @@ export interface Backend {
   history(sessionId: string): Promise<ArchivedGeneration[]>;
   /** Moves a live session to the trash (restorable). */
   trash(fence: Fence): Promise<void>;
+  /**
+   * Whether a session of this id is in the trash even though `load` finds a live one (the file
+   * store: a live copy put back by hand beside the deleted one; its restore is then Conflict
+   * exists). Absent: a live row means nothing of the id is in the trash.
+   */
+  inTrash?(sessionId: string): Promise<boolean>;
   /** Brings a trashed session back; SessionNotFound when it is not in the trash. */
   restore(fence: Fence): Promise<void>;
   /** Removes a session (live or trashed) and everything it owns, for good. */

@@ -36,6 +36,7 @@ import { checkMarker } from './encryptionMarker.js';
 import { listHistory, removeStaleTemps } from './history.js';
 import type { KernelLock } from './kernelLock.js';
 import { StoreLayout } from './layout.js';
+import { sessionIdOfPath } from './sessionPath.js';
 import { purgeSession, restoreRefusal, restoreSession, trashSession } from './lineage.js';
 import { DEFAULT_LEASE_STALE_MS, preloadLeases, SessionLease } from './leases.js';
 import { deleteStateValue, getStateValue, writeStateValue } from './runtime/stateValues.js';
@@ -229,7 +230,7 @@ export class FileBackend implements Backend {
       lastSeq: p.lastSeq,
       lastTs: p.lastTs ?? null,
       records: p.records,
-      storedBytes: p.bytes - handle.dataStart,
+      storedBytes: p.bytes, // the journal's size: what the file store always reported as a generation's bytes
       snapshot,
       trashed,
       toolSeq: Math.max(this.toolSeqs.get(id) ?? 0, p.runtime?.toolSeq ?? 0),
@@ -396,6 +397,10 @@ export class FileBackend implements Backend {
     this.poke(fence.sessionId);
   }
 
+  async inTrash(sessionId: string): Promise<boolean> {
+    return this.fsl.lstatSync(this.trashedJournal(sessionId)) !== undefined;
+  }
+
   async restore(fence: Fence): Promise<void> {
     const err = this.fenceError(fence);
     if (err) throw err;
@@ -541,11 +546,7 @@ export class FileBackend implements Backend {
   }
 
   sessionIdOfPath(p: string): string {
-    const abs = path.resolve(p);
-    const rel = path.relative(this.layout.sessionsDir, abs);
-    const id = rel.split(path.sep)[0];
-    if (!id || rel.startsWith('..') || path.isAbsolute(rel)) throw new StoreError('InvalidArgument', `${p} is not a session of the store at ${this.display}`, { path: 'path' });
-    return id;
+    return sessionIdOfPath(this.display, p);
   }
 
   /** Where the core's scratch space puts a session's tool directories (sessions/<id>/scratch). */

@@ -167,7 +167,7 @@ export async function restore(c: Core, sessionId: string): Promise<void> {
   checkSessionId(sessionId);
   c.refuseIfReadOnly('restore a session');
   const row = await c.backend.load(sessionId);
-  if (!row.trashed) throw new StoreError('SessionNotFound', `session ${sessionId} is not in the trash`, { sessionId });
+  if (!row.trashed && !(await c.backend.inTrash?.(sessionId))) throw new StoreError('SessionNotFound', `session ${sessionId} is not in the trash`, { sessionId });
   const fence = await c.backend.leases.acquire(sessionId);
   try {
     await c.backend.restore(fence);
