@@ -36,6 +36,7 @@ import { checkMarker } from './encryptionMarker.js';
 import { listHistory, removeStaleTemps } from './history.js';
 import type { KernelLock } from './kernelLock.js';
 import { StoreLayout } from './layout.js';
+import { SecondNet, Subscribers } from '../shared.js';
 import { sessionIdOfPath } from './sessionPath.js';
 import { purgeSession, restoreRefusal, restoreSession, trashSession } from './lineage.js';
 import { DEFAULT_LEASE_STALE_MS, preloadLeases, SessionLease } from './leases.js';
@@ -73,10 +74,10 @@ export class FileBackend implements Backend {
   private readonly readOnly: boolean;
   private readonly key: StoreKey | undefined;
   private readonly held = new Map<string, Held>();
-  private readonly subscribers = new Map<string, Set<() => void>>();
+  private readonly subscribers = new Subscribers();
   private readonly toolSeqs = new Map<string, number>();
   private tokens = 0;
-  private net: (text: string) => string | undefined = () => undefined;
+  private readonly net = new SecondNet((rule) => new StoreError('SecretRejected', `a registered secret or a credential reached the file backend (rule: ${rule}); nothing was written`, { rule }));
 
   constructor(root: string, opts: FileBackendOptions = {}) {
     this.display = path.resolve(root);
@@ -87,7 +88,7 @@ export class FileBackend implements Backend {
     this.staleMs = Math.max(5000, opts.leaseStaleMs ?? DEFAULT_LEASE_STALE_MS);
     this.readOnly = opts.readOnly ?? false;
     this.key = opts.encryptionKey;
-    if (this.key) attachKey(this.fsl, { key: this.key, gate: (plain) => this.net(plain.toString('latin1')) });
+    if (this.key) attachKey(this.fsl, { key: this.key, gate: (plain) => this.net.match(plain.toString('latin1')) });
     this.encrypted = this.key !== undefined;
     if (this.readOnly) {
       if (!this.fsl.lstatSync(this.display)?.isDirectory() || !this.fsl.lstatSync(this.layout.sessionsDir)?.isDirectory()) {
@@ -106,14 +107,7 @@ export class FileBackend implements Backend {
   }
 
   secondNet(find: (text: string) => string | undefined): void {
-    this.net = find;
-  }
-
-  private netted(...texts: Array<string | null>): void {
-    for (const t of texts) {
-      const rule = t === null ? undefined : this.net(t);
-      if (rule !== undefined) throw new StoreError('SecretRejected', `a registered secret or a credential reached the file backend (rule: ${rule}); nothing was written`, { rule });
-    }
+    this.net.install(find);
   }
 
   // ---- leases ------------------------------------------------------------------------------
@@ -259,7 +253,7 @@ export class FileBackend implements Backend {
     if (err) throw err;
     const id = header.sessionId;
     if (this.fsl.lstatSync(this.layout.journal(id))) throw new StoreError('Conflict', 'a session with this id exists already; nothing was written', { reason: 'exists', sessionId: id });
-    this.netted(header.text, ...initial.map((r) => r.text), ...Object.values(snapshot));
+    this.net.check(header.text, ...initial.map((r) => r.text), ...Object.values(snapshot));
     const line = this.headerLine(header);
     if (initial.length === 0) this.fsl.closeSync(createJournal(this.fsl, this.layout, id, line));
     else await createJournalFrom(this.fsl, this.layout, id, line, this.lines(id, initial, false));
@@ -276,7 +270,7 @@ export class FileBackend implements Backend {
       });
     }
     if (records.length === 0) throw new StoreError('InvalidArgument', 'an append needs at least one record', { path: 'records' });
-    this.netted(...records.map((r) => r.text), ...Object.values(snapshot));
+    this.net.check(...records.map((r) => r.text), ...Object.values(snapshot));
     const lines = this.lines(fence.sessionId, records);
     const buf = Buffer.concat(lines);
     if (this.fsl.fstatSync(handle.fd).size !== p.bytes) {
@@ -358,7 +352,7 @@ export class FileBackend implements Backend {
     if (h.handle.generation !== r.expect.generation || p.lastSeq !== r.expect.lastSeq) {
       throw new StoreError('Conflict', 'the session changed since it was read (lastSeq or generation); nothing was written', { reason: 'expectedLastSeq', lastSeq: p.lastSeq, outcome: 'notWritten' });
     }
-    this.netted(r.checkpoint.text);
+    this.net.check(r.checkpoint.text);
     const firstSeq = h.handle.firstSeq;
     const res = await compactJournal(this.fsl, this.layout, h.handle, {
       throughSeq: r.throughSeq, ts: r.checkpoint.ts, checkpointText: () => r.checkpoint.text, fence: () => this.fenceError(fence),
@@ -468,6 +462,12 @@ export class FileBackend implements Backend {
     return out;
   }
 
+  /**
+   * The scratch directory is the reservation: the core's scratch space for this backend lives
+   * in sessions/<id>/scratch (scratchDir), whose tool-NNNNNN directories and issued.json the
+   * core's ToolRuns reads back as the floor it passes here; this process's own reservations are
+   * kept in memory above it.
+   */
   async reserveToolSeq(fence: Fence, floor: number): Promise<number> {
     const err = this.fenceError(fence);
     if (err) throw err;
@@ -480,7 +480,7 @@ export class FileBackend implements Backend {
 
   readonly blobs: BlobStore = {
     put: async (bytes) => {
-      this.netted(bytes.toString('latin1'));
+      this.net.check(bytes.toString('latin1'));
       const ref = putBlob(this.fsl, this.layout, bytes);
       return { sha256: ref.replace(/^sha256:/, ''), size: bytes.length };
     },
@@ -497,7 +497,7 @@ export class FileBackend implements Backend {
     set: async (fence, entry) => {
       const err = this.fenceError(fence);
       if (err) throw err;
-      this.netted(entry.key, entry.text);
+      this.net.check(entry.key, entry.text);
       writeStateValue(this.fsl, this.layout, fence.sessionId, entry.key, entry.text);
     },
     get: async (sessionId, key) => {
@@ -515,15 +515,10 @@ export class FileBackend implements Backend {
   // ---- changes and the rest ------------------------------------------------------------------
 
   private poke(sessionId: string): void {
-    for (const fn of this.subscribers.get(sessionId) ?? []) queueMicrotask(fn);
+    this.subscribers.poke(sessionId);
   }
 
   changes(sessionId: string, poke: () => void): () => void {
-    let set = this.subscribers.get(sessionId);
-    if (!set) this.subscribers.set(sessionId, (set = new Set()));
-    const mine = set;
-    const fn = () => poke();
-    mine.add(fn);
     // Another process's commits: a poll of the journal's size and identity (a hint only).
     const seen = () => {
       const st = this.fsl.lstatSync(this.layout.journal(sessionId));
@@ -534,15 +529,11 @@ export class FileBackend implements Backend {
       const now = seen();
       if (now !== last) {
         last = now;
-        fn();
+        poke();
       }
     }, 100);
     timer.unref();
-    return () => {
-      clearInterval(timer);
-      mine.delete(fn);
-      if (mine.size === 0 && this.subscribers.get(sessionId) === mine) this.subscribers.delete(sessionId);
-    };
+    return this.subscribers.add(sessionId, poke, () => clearInterval(timer));
   }
 
   sessionIdOfPath(p: string): string {
