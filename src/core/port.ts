@@ -5,9 +5,10 @@
  * decides anything the protocol defines (turns, counters, secrets, list order, compaction
  * rules): those are the core's, once for every backend.
  *
- * Implemented by `PostgresBackend` (src/backends/postgres/backend.ts) and `MemoryBackend`
- * (src/backends/memory, ephemeral sessions); the file backend still implements SessionStore
- * itself (src/backends/file/fileStore.ts) and moves onto this port next.
+ * Implemented by `PostgresBackend` (src/backends/postgres/backend.ts), `MemoryBackend`
+ * (src/backends/memory, ephemeral sessions) and `FileBackend` (src/backends/file/fileBackend.ts:
+ * served under SESSION_SIDECAR_FILE_CORE=1 and run by the store contract as file-core; the
+ * file store's own SessionStore, src/backends/file/fileStore.ts, is still the default).
  *
  * Invariants every implementation keeps:
  * - Durability: a write resolves only once what it wrote survives a crash of this process and
@@ -220,6 +221,12 @@ export interface Backend {
   history(sessionId: string): Promise<ArchivedGeneration[]>;
   /** Moves a live session to the trash (restorable). */
   trash(fence: Fence): Promise<void>;
+  /**
+   * Whether a session of this id is in the trash even though `load` finds a live one (the file
+   * store: a live copy put back by hand beside the deleted one; its restore is then Conflict
+   * exists). Absent: a live row means nothing of the id is in the trash.
+   */
+  inTrash?(sessionId: string): Promise<boolean>;
   /** Brings a trashed session back; SessionNotFound when it is not in the trash. */
   restore(fence: Fence): Promise<void>;
   /** Removes a session (live or trashed) and everything it owns, for good. */

@@ -32,13 +32,16 @@ export interface ScratchSpace {
   tools(sessionId: string, committedToolSeq: number, keep?: KeepScratch): SessionTools;
 }
 
-/** Scratch directories under `<localRoot>/scratch`, written through a gate over `secrets`. */
-export function scratchAt(localRoot: string): (secrets: SecretSet) => ScratchSpace {
+/**
+ * Scratch directories under `<localRoot>/scratch`, written through a gate over `secrets`; or, with
+ * `scratchDir`, where it names them (a file store's: sessions/<id>/scratch, STORAGE.md).
+ */
+export function scratchAt(localRoot: string, scratchDir?: (sessionId: string) => string): (secrets: SecretSet) => ScratchSpace {
   const root = path.resolve(localRoot);
-  const scratchRoot = path.join(root, 'scratch');
+  const scratchRoot = scratchDir ? root : path.join(root, 'scratch');
   return (secrets) => {
     const fsl = gateFs(nodeFs, secrets);
-    const layout = { scratchDir: (id: string) => path.join(scratchRoot, id) };
+    const layout = { scratchDir: scratchDir ?? ((id: string) => path.join(scratchRoot, id)) };
     return {
       tools: (sessionId, committedToolSeq, keep) => {
         ensurePrivateDir(fsl, root);

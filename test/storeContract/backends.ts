@@ -24,12 +24,13 @@ import type { Fence } from '../../src/core/port.js';
 import { scratchAt } from '../../src/scratch/localScratch.js';
 import { StoreError, type StoreErrorKind } from '../../src/domain/errors.js';
 import { FileSessionStore } from '../../src/backends/file/fileStore.js';
+import { FileBackend } from '../../src/backends/file/fileBackend.js';
 import type { RecordInput, SessionStore, StoredRecord } from '../../src/domain/types.js';
 import type { SecretSet } from '../../src/domain/secrets/knownSecrets.js';
 import { tempDir } from '../helpers.js';
 import { freshSchema, pgAvailability, releaseSharedCluster, sharedCluster } from '../pg/pgServer.js';
 
-export type BackendName = 'file' | 'postgres' | 'memory';
+export type BackendName = 'file' | 'postgres' | 'memory' | 'file-core';
 
 /** Options every instance of a test's store shares (what a sidecar's command line would give). */
 export interface StoreOpts {
@@ -193,7 +194,34 @@ const memoryBackend: Backend = {
   },
 };
 
-export const BACKENDS: Backend[] = [fileBackend, postgresBackend, memoryBackend];
+/**
+ * `file-core` (phase 3 of issue 26, behind SIDECAR_FILE_CORE=1 until it replaces `file`): the
+ * core's Sessions over a FileBackend on a temporary directory, writer leases on.
+ */
+const fileCoreBackend: Backend = {
+  name: 'file-core',
+  skip: null,
+  async make(opts = {}) {
+    const root = tempDir('contract-file-core-');
+    const open = (o: StoreOpts) => {
+      const s = new Sessions(new FileBackend(root, { leases: true, ...(o.readOnly ? { readOnly: true } : {}) }), { scratch: scratchAt(path.join(root, 'scratch-local')), ...o });
+      live.push(s);
+      return s;
+    };
+    return {
+      backend: 'file-core',
+      store: open(opts),
+      reopen: async (o = opts) => open(o),
+      crash: async (s) => {
+        ((s as Sessions).port as FileBackend).abandon();
+        live.splice(live.indexOf(s), 1);
+      },
+      dump: async () => filesUnder(root).map((f) => fs.readFileSync(f).toString('latin1')).join('\n'),
+    };
+  },
+};
+
+export const BACKENDS: Backend[] = [fileBackend, postgresBackend, memoryBackend, ...(process.env.SIDECAR_FILE_CORE === '1' ? [fileCoreBackend] : [])];
 
 function filesUnder(dir: string): string[] {
   const out: string[] = [];

@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { DEFAULT_BLOB_THRESHOLD } from '../../../protocol/methods/blob.js';
 import { errnoOf, UnsafeFileError } from '../../durable/errors.js';
 import { StoreError } from '../../domain/errors.js';
@@ -15,6 +13,7 @@ import type { KeepScratch } from '../../scratch/toolRuns.js';
 import type { Redaction } from '../../domain/secrets/redact.js';
 import { redactTokens } from '../../domain/secrets/tokenRules.js';
 import { StoreCore } from './storeCore.js';
+import { sessionIdOfPath } from './sessionPath.js';
 import type { StoredRecord } from '../../domain/types.js';
 
 /**
@@ -116,30 +115,8 @@ export abstract class RuntimeStore extends StoreCore {
     return records.map((r) => inlineBlobs(r, load) as T);
   }
 
-  /**
-   * The session a path names: its directory or its journal, inside this store. A path outside
-   * the store root (after resolving symlinks) is refused with UnsafeStore.
-   */
+  /** The session a path names: its directory or its journal, inside this store (sessionPath.ts). */
   sessionIdOfPath(p: string): string {
-    const resolved = realpathOrSelf(path.resolve(p));
-    const root = realpathOrSelf(this.root);
-    const inRoot = path.relative(root, resolved);
-    if (inRoot.startsWith('..') || path.isAbsolute(inRoot)) {
-      throw new StoreError('UnsafeStore', 'path refused: it is outside the store', { path: 'path', reason: 'outside the store' });
-    }
-    const parts = inRoot.split(path.sep);
-    const [top, id, file, ...rest] = parts;
-    if (top !== 'sessions' || id === undefined || rest.length > 0 || (file !== undefined && file !== 'journal.jsonl')) {
-      throw new StoreError('InvalidArgument', 'path must name a session directory (sessions/<id>) or its journal.jsonl inside the store', { path: 'path' });
-    }
-    return checkSessionId(id);
-  }
-}
-
-function realpathOrSelf(p: string): string {
-  try {
-    return fs.realpathSync(p);
-  } catch {
-    return p; // does not exist (yet): judged as written; opening it then reports SessionNotFound
+    return sessionIdOfPath(this.root, p);
   }
 }

@@ -21,6 +21,7 @@ import type {
 } from '../../core/port.js';
 import { StoreError } from '../../domain/errors.js';
 import { type Kept, rowOf, updatedAtOf, Generation } from './kept.js';
+import { SecondNet, Subscribers } from '../shared.js';
 
 export class MemoryBackend implements Backend {
   readonly kind = 'memory' as const;
@@ -28,21 +29,18 @@ export class MemoryBackend implements Backend {
   private readonly kept = new Map<string, Kept>();
   private readonly tokens = new Map<string, { token: number; held: boolean }>();
   private readonly blobBytes = new Map<string, Buffer>();
-  private readonly subscribers = new Map<string, Set<() => void>>();
-  private net: (text: string) => string | undefined = () => undefined;
+  private readonly subscribers = new Subscribers();
+  private readonly net = new SecondNet((rule) => new StoreError('SecretRejected', `a registered secret reached the memory backend (rule: ${rule}); nothing was kept`, { rule, path: '(memory)' }));
 
   constructor(private readonly clock: () => number = Date.now) {}
 
   secondNet(find: (text: string) => string | undefined): void {
-    this.net = find;
+    this.net.install(find);
   }
 
   /** The second net over texts about to be kept: SecretRejected, nothing kept. */
   private netted(...texts: Array<string | null>): void {
-    for (const t of texts) {
-      const rule = t === null ? undefined : this.net(t);
-      if (rule !== undefined) throw new StoreError('SecretRejected', `a registered secret reached the memory backend (rule: ${rule}); nothing was kept`, { rule, path: '(memory)' });
-    }
+    this.net.check(...texts);
   }
 
   private now(): string {
@@ -90,7 +88,7 @@ export class MemoryBackend implements Backend {
   }
 
   private poke(sessionId: string): void {
-    for (const fn of this.subscribers.get(sessionId) ?? []) queueMicrotask(fn);
+    this.subscribers.poke(sessionId);
   }
 
   async load(sessionId: string): Promise<SessionRow> {
@@ -245,15 +243,7 @@ export class MemoryBackend implements Backend {
   };
 
   changes(sessionId: string, poke: () => void): () => void {
-    let set = this.subscribers.get(sessionId);
-    if (!set) this.subscribers.set(sessionId, (set = new Set()));
-    const mine = set;
-    const fn = () => poke();
-    mine.add(fn);
-    return () => {
-      mine.delete(fn);
-      if (mine.size === 0 && this.subscribers.get(sessionId) === mine) this.subscribers.delete(sessionId);
-    };
+    return this.subscribers.add(sessionId, poke);
   }
 
   sessionIdOfPath(_path: string): string {

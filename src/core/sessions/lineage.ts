@@ -76,10 +76,22 @@ export async function fork(c: Core, sessionId: string, atSeq?: number): Promise<
   if (at < row.firstSeq - (row.firstSeq === 1 ? 1 : 0) || at > row.lastSeq) {
     throw new StoreError('InvalidArgument', `atSeq must be between ${row.firstSeq} and ${row.lastSeq} (older records are archived)`, { path: 'atSeq' });
   }
-  const copies = at === 0 ? [] : await c.activeRecords(sessionId, at);
+  const copies = (at === 0 ? [] : await c.activeRecords(sessionId, at)).map(ownCheckpoint);
   const { sessionId: _id, createdAt: _c, secretEnv, parent: _p, ...fields } = JSON.parse(row.headerText) as SessionHeader;
   const created = await createWith(c, { ...fields, parent: { sessionId, relation: 'fork', atSeq: at } }, { env: secretEnv }, copies);
   return { sessionId: created.sessionId };
+}
+
+/**
+ * A fork has no archives of its own: the checkpoint it starts at (a compacted source's) starts
+ * its generation 0 and names no archived generation — as the file store's forks always wrote it.
+ */
+function ownCheckpoint(r: SealedRecord): SealedRecord {
+  if (r.kind !== 'checkpoint') return r;
+  const body = JSON.parse(r.text) as Record<string, unknown>;
+  delete body.archived;
+  body.generation = 0;
+  return { ...r, text: JSON.stringify(body) };
 }
 
 /** The sessions in the trash, most recently deleted first. */
@@ -155,7 +167,7 @@ export async function restore(c: Core, sessionId: string): Promise<void> {
   checkSessionId(sessionId);
   c.refuseIfReadOnly('restore a session');
   const row = await c.backend.load(sessionId);
-  if (!row.trashed) throw new StoreError('SessionNotFound', `session ${sessionId} is not in the trash`, { sessionId });
+  if (!row.trashed && !(await c.backend.inTrash?.(sessionId))) throw new StoreError('SessionNotFound', `session ${sessionId} is not in the trash`, { sessionId });
   const fence = await c.backend.leases.acquire(sessionId);
   try {
     await c.backend.restore(fence);

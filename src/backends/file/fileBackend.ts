@@ -1,0 +1,588 @@
+/**
+ * # The file backend: `class FileBackend implements Backend` (src/core/port.ts) — phase 3, in progress
+ *
+ * The file store's on-disk format (STORAGE.md: per-session journals of checksummed lines, the
+ * index, the trash, history archives, blobs, state values) kept by the core's `Sessions`
+ * instead of FileSessionStore. Byte positions stay inside: the core sees seqs, generations and
+ * sealed texts only. A record's text is the journal line's JSON without its envelope (seq, ts,
+ * batchEnd) and checksum — exactly what the core gated — so no text is rewritten.
+ *
+ * Not the default yet: FileSessionStore still serves `serve`; the store contract runs this
+ * backend as `file-core` when SIDECAR_FILE_CORE=1 (test/storeContract/backends.ts). What is left
+ * is listed in the phase-3 report (docs): list cache, watch, purge-under-lock's leftovers, the
+ * readText fast path, and the deletion of the old store.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { appendDurably } from '../../durable/durableFile.js';
+import { AppendFailure, UnsafeFileError } from '../../durable/errors.js';
+import { type FsLayer, nodeFs } from '../../durable/fsLayer.js';
+import type { StoreKey } from '../../durable/storeKey.js';
+import { StoreError } from '../../domain/errors.js';
+import type {
+  ArchivedGeneration, Backend, BlobStore, Fence, Gated, Leases, Position, ReadRangeOptions, ReadRangeResult, SealedHeader, SealedRecord, SessionRow, Snapshot,
+  StateStore, TrashedSession, UpdateCursor,
+} from '../../core/port.js';
+import { blobSize, putBlob, readBlob, verifyBlob } from './blobs/blobFiles.js';
+import { attachKey, storeKeyOf } from './journal/cipher.js';
+import { compactJournal } from './journal/compact.js';
+import { createJournal, createJournalFrom } from './journal/create.js';
+import { decodeLine, encodeHeaderLine, encodeRecordLine, JOURNAL_FORMAT, JOURNAL_VERSION } from './journal/format.js';
+import { scanLines } from './journal/lines.js';
+import { type JournalHandle, openJournal } from './journal/open.js';
+import { seekAfterSeq } from './journal/read.js';
+import { crcOf } from './journal/scan.js';
+import { checkMarker } from './encryptionMarker.js';
+import { listHistory, removeStaleTemps } from './history.js';
+import type { KernelLock } from './kernelLock.js';
+import { StoreLayout } from './layout.js';
+import { SecondNet, Subscribers } from '../shared.js';
+import { sessionIdOfPath } from './sessionPath.js';
+import { purgeSession, restoreRefusal, restoreSession, trashSession } from './lineage.js';
+import { DEFAULT_LEASE_STALE_MS, preloadLeases, SessionLease } from './leases.js';
+import { deleteStateValue, getStateValue, writeStateValue } from './runtime/stateValues.js';
+import { entryOf, readIndexEntry, writeIndexEntry } from './sessionIndex.js';
+
+export interface FileBackendOptions {
+  fs?: FsLayer;
+  leaseStaleMs?: number;
+  /** Cross-process writer leases (default true). */
+  leases?: boolean;
+  readOnly?: boolean;
+  encryptionKey?: StoreKey;
+  warn?: (message: string) => void;
+}
+
+/** A writer's session as this backend holds it: its lease, token and open journal. */
+interface Held {
+  fence: Fence;
+  lease: SessionLease | undefined;
+  handle?: JournalHandle;
+}
+
+const NOT_WRITTEN_LEASE = (sessionId: string) =>
+  new StoreError('LeaseLost', 'this instance no longer holds the session; nothing was written', { sessionId, outcome: 'notWritten' });
+
+export class FileBackend implements Backend {
+  readonly kind = 'file' as const;
+  readonly display: string;
+  readonly encrypted: boolean;
+  private readonly fsl: FsLayer;
+  private readonly layout: StoreLayout;
+  private readonly useLeases: boolean;
+  private readonly staleMs: number;
+  private readonly readOnly: boolean;
+  private readonly key: StoreKey | undefined;
+  private readonly held = new Map<string, Held>();
+  private readonly subscribers = new Subscribers();
+  private readonly toolSeqs = new Map<string, number>();
+  private tokens = 0;
+  private readonly net = new SecondNet((rule) => new StoreError('SecretRejected', `a registered secret or a credential reached the file backend (rule: ${rule}); nothing was written`, { rule }));
+
+  constructor(root: string, opts: FileBackendOptions = {}) {
+    this.display = path.resolve(root);
+    this.layout = new StoreLayout(this.display);
+    // An FsLayer of its own: the store key is attached to this instance's layer only.
+    this.fsl = Object.create(opts.fs ?? nodeFs) as FsLayer;
+    this.useLeases = opts.leases ?? true;
+    this.staleMs = Math.max(5000, opts.leaseStaleMs ?? DEFAULT_LEASE_STALE_MS);
+    this.readOnly = opts.readOnly ?? false;
+    this.key = opts.encryptionKey;
+    if (this.key) attachKey(this.fsl, { key: this.key, gate: (plain) => this.net.match(plain.toString('latin1')) });
+    this.encrypted = this.key !== undefined;
+    if (this.readOnly) {
+      if (!this.fsl.lstatSync(this.display)?.isDirectory() || !this.fsl.lstatSync(this.layout.sessionsDir)?.isDirectory()) {
+        throw new StoreError('SessionNotFound', `no session store at ${this.display}`, { reason: 'noStore' });
+      }
+      checkMarker(this.fsl, this.layout, this.key, true);
+      return;
+    }
+    try {
+      this.layout.init(this.fsl);
+    } catch (err) {
+      if (err instanceof UnsafeFileError) throw new StoreError('UnsafeStore', `store refused: ${err.path} ${err.reason}`, { reason: err.reason });
+      throw err;
+    }
+    checkMarker(this.fsl, this.layout, this.key, false);
+  }
+
+  secondNet(find: (text: string) => string | undefined): void {
+    this.net.install(find);
+  }
+
+  // ---- leases ------------------------------------------------------------------------------
+
+  readonly leases: Leases = {
+    acquire: async (sessionId) => {
+      if (this.readOnly) throw new StoreError('ReadOnly', 'cannot open a session for writing: the store is open for inspection only', { reason: 'readOnlyStore' });
+      if (this.held.has(sessionId)) {
+        throw new StoreError('SessionLocked', `session ${sessionId} is open for writing in this process`, { sessionId, holder: { pid: process.pid, hostname: os.hostname() } });
+      }
+      let lease: SessionLease | undefined;
+      if (this.useLeases) {
+        // The store still under this instance's key: a rekey meanwhile is KeyMismatch before anything is written.
+        checkMarker(this.fsl, this.layout, this.key, true);
+        lease = await SessionLease.acquire(this.fsl, this.layout, sessionId, this.staleMs);
+      }
+      const fence = { sessionId, token: ++this.tokens };
+      this.held.set(sessionId, { fence, lease });
+      return fence;
+    },
+    check: (fence) => this.fenceError(fence),
+    release: async (fence) => {
+      const h = this.held.get(fence.sessionId);
+      if (!h || h.fence.token !== fence.token) return;
+      this.held.delete(fence.sessionId);
+      if (h.handle) {
+        await writeIndexEntry(this.fsl, this.layout, entryOf(h.handle)).catch(() => undefined);
+        this.fsl.closeSync(h.handle.fd);
+      }
+      await h.lease?.release().catch(() => undefined);
+    },
+  };
+
+  private fenceError(fence: Fence): StoreError | undefined {
+    const h = this.held.get(fence.sessionId);
+    if (!h || h.fence.token !== fence.token) return NOT_WRITTEN_LEASE(fence.sessionId);
+    const lost = h.lease?.check(fence.sessionId);
+    if (lost) return lost;
+    if (h.handle && this.fsl.lstatSync(this.layout.journal(fence.sessionId))?.ino !== h.handle.ino) {
+      return new StoreError('Conflict', 'the journal was replaced by another program; nothing was written and the session is read-only in this process', { reason: 'journalChanged' });
+    }
+    return undefined;
+  }
+
+  private writer(fence: Fence): Held & { handle: JournalHandle } {
+    const err = this.fenceError(fence);
+    if (err) throw err;
+    const h = this.held.get(fence.sessionId) as Held;
+    if (!h.handle) h.handle = this.openWritable(fence.sessionId);
+    return h as Held & { handle: JournalHandle };
+  }
+
+  private openWritable(id: string): JournalHandle {
+    removeStaleTemps(this.fsl, this.layout, id);
+    return openJournal(this.fsl, this.layout, id, { writable: true, hint: readIndexEntry(this.fsl, this.layout, id) });
+  }
+
+  // ---- rows ----------------------------------------------------------------------------------
+
+  private trashedJournal(id: string): string {
+    return path.join(this.layout.trashSessionDir(id), 'session', 'journal.jsonl');
+  }
+
+  async load(sessionId: string, opts: { writer?: Fence } = {}): Promise<SessionRow> {
+    if (opts.writer) {
+      const h = this.held.get(sessionId);
+      if (h && h.fence.token === opts.writer.token && this.fsl.lstatSync(this.layout.journal(sessionId))) {
+        if (!h.handle) h.handle = this.openWritable(sessionId);
+        const row = this.rowOf(h.handle, false);
+        h.handle.recovered = undefined; // reported by the load that repaired it
+        return row;
+      }
+    }
+    return this.readRow(sessionId);
+  }
+
+  private readRow(id: string): SessionRow {
+    const h = this.held.get(id)?.handle;
+    if (h) return this.rowOf(h, false);
+    let trashed = false;
+    let file: string | undefined;
+    if (!this.fsl.lstatSync(this.layout.journal(id))) {
+      if (!this.fsl.lstatSync(this.trashedJournal(id))) throw new StoreError('SessionNotFound', `session ${id} not found`, { sessionId: id });
+      trashed = true;
+      file = this.trashedJournal(id);
+    }
+    const handle = openJournal(this.fsl, this.layout, id, { writable: false, ...(file ? { file } : { hint: readIndexEntry(this.fsl, this.layout, id) }) });
+    try {
+      return this.rowOf(handle, trashed);
+    } finally {
+      this.fsl.closeSync(handle.fd);
+    }
+  }
+
+  private rowOf(handle: JournalHandle, trashed: boolean): SessionRow {
+    const { format: _f, version: _v, ...header } = handle.header as unknown as Record<string, unknown>;
+    const p = handle.position;
+    const id = handle.header.sessionId;
+    const snapshot: Snapshot = {
+      turn: p.turn ? JSON.stringify(p.turn) : null,
+      runtime: p.runtime ? JSON.stringify(p.runtime) : null,
+      usage: p.usage ? JSON.stringify(p.usage) : null,
+      firstMessage: handle.firstMessage ?? null,
+      lastMessage: handle.lastMessage ?? null,
+      header: p.header ? JSON.stringify(p.header) : null,
+    };
+    return {
+      sessionId: id,
+      headerText: JSON.stringify(header),
+      createdAt: handle.header.createdAt,
+      updatedAt: p.lastTs !== undefined && p.lastTs > handle.header.createdAt ? p.lastTs : handle.header.createdAt,
+      generation: handle.generation,
+      firstSeq: handle.firstSeq,
+      lastSeq: p.lastSeq,
+      lastTs: p.lastTs ?? null,
+      records: p.records,
+      storedBytes: p.bytes, // the journal's size: what the file store always reported as a generation's bytes
+      snapshot,
+      trashed,
+      toolSeq: Math.max(this.toolSeqs.get(id) ?? 0, p.runtime?.toolSeq ?? 0),
+      ...(handle.recovered ? { recovered: handle.recovered } : {}),
+    };
+  }
+
+  // ---- writes --------------------------------------------------------------------------------
+
+  private headerLine(header: SealedHeader): Buffer {
+    const members = JSON.parse(header.text) as Record<string, unknown>;
+    const cipher = storeKeyOf(this.fsl);
+    return encodeHeaderLine({ format: JOURNAL_FORMAT, version: JOURNAL_VERSION, ...members, sessionId: header.sessionId }, cipher && { ...cipher, sessionId: header.sessionId });
+  }
+
+  /** `batched`: an append of several records carries batchEnd on each line (all or nothing on reopen); a create's are whole by its rename. */
+  private lines(id: string, records: ReadonlyArray<SealedRecord>, batched = true): Buffer[] {
+    const batchEnd = batched && records.length > 1 ? (records[records.length - 1] as SealedRecord).seq : undefined;
+    const key = storeKeyOf(this.fsl);
+    const cipher = key && { ...key, sessionId: id };
+    return records.map((r) => encodeRecordLine(r.seq, r.ts, batchEnd, r.text, cipher));
+  }
+
+  async create(header: Gated<SealedHeader>, initial: ReadonlyArray<Gated<SealedRecord>>, snapshot: Gated<Snapshot>, fence: Fence): Promise<void> {
+    const err = this.fenceError(fence);
+    if (err) throw err;
+    const id = header.sessionId;
+    if (this.fsl.lstatSync(this.layout.journal(id))) throw new StoreError('Conflict', 'a session with this id exists already; nothing was written', { reason: 'exists', sessionId: id });
+    this.net.check(header.text, ...initial.map((r) => r.text), ...Object.values(snapshot));
+    const line = this.headerLine(header);
+    if (initial.length === 0) this.fsl.closeSync(createJournal(this.fsl, this.layout, id, line));
+    else await createJournalFrom(this.fsl, this.layout, id, line, this.lines(id, initial, false));
+    this.poke(id);
+  }
+
+  async persist(fence: Fence, records: ReadonlyArray<Gated<SealedRecord>>, snapshot: Gated<Snapshot>, at: Position & { alone?: boolean }): Promise<void> {
+    const h = this.writer(fence);
+    const { handle } = h;
+    const p = handle.position;
+    if (handle.generation !== at.generation || p.lastSeq !== at.lastSeq) {
+      throw new StoreError('Conflict', 'the session changed since it was read (lastSeq or generation); nothing was written', {
+        reason: 'expectedLastSeq', lastSeq: p.lastSeq, generation: handle.generation, outcome: 'notWritten',
+      });
+    }
+    if (records.length === 0) throw new StoreError('InvalidArgument', 'an append needs at least one record', { path: 'records' });
+    this.net.check(...records.map((r) => r.text), ...Object.values(snapshot));
+    const lines = this.lines(fence.sessionId, records);
+    const buf = Buffer.concat(lines);
+    if (this.fsl.fstatSync(handle.fd).size !== p.bytes) {
+      throw new StoreError('Uncertain', 'the journal was changed by another writer; nothing was written and the session is read-only in this process', { reason: 'journalChanged' });
+    }
+    try {
+      await appendDurably(this.fsl, handle.fd, buf, p.bytes, { alone: at.alone ?? false });
+    } catch (e) {
+      throw appendFailure(e);
+    }
+    const last = records[records.length - 1] as SealedRecord;
+    const lastLine = lines[lines.length - 1] as Buffer;
+    Object.assign(p, {
+      bytes: p.bytes + buf.length, lastSeq: last.seq, records: p.records + records.length,
+      lastCrc: crcOf(lastLine.subarray(0, lastLine.length - 1)), lastTs: last.ts,
+      turn: snapshot.turn === null ? null : JSON.parse(snapshot.turn),
+      runtime: snapshot.runtime === null ? undefined : JSON.parse(snapshot.runtime),
+      usage: snapshot.usage === null ? undefined : JSON.parse(snapshot.usage),
+      header: snapshot.header === null ? undefined : JSON.parse(snapshot.header),
+    });
+    if (snapshot.firstMessage !== null) handle.firstMessage = snapshot.firstMessage;
+    if (snapshot.lastMessage !== null) handle.lastMessage = snapshot.lastMessage;
+    this.poke(fence.sessionId);
+  }
+
+  async readRange(sessionId: string, range: ReadRangeOptions): Promise<ReadRangeResult> {
+    const live = this.held.get(sessionId)?.handle;
+    let handle: JournalHandle;
+    let own = false;
+    const current = live ?? this.openReading(sessionId);
+    if (range.generation === undefined || range.generation === current.generation) {
+      handle = current;
+      own = !live;
+    } else {
+      if (!live) this.fsl.closeSync(current.fd);
+      if (range.generation > current.generation) throw new StoreError('InvalidArgument', `generation ${range.generation} does not exist (the current one is ${current.generation})`, { path: 'generation' });
+      handle = openJournal(this.fsl, this.layout, sessionId, { writable: false, file: this.layout.archive(sessionId, range.generation) });
+      own = true;
+    }
+    try {
+      return this.readFrom(handle, range);
+    } finally {
+      if (own) this.fsl.closeSync(handle.fd);
+    }
+  }
+
+  private openReading(id: string): JournalHandle {
+    if (this.fsl.lstatSync(this.layout.journal(id))) return openJournal(this.fsl, this.layout, id, { writable: false, hint: readIndexEntry(this.fsl, this.layout, id) });
+    if (this.fsl.lstatSync(this.trashedJournal(id))) return openJournal(this.fsl, this.layout, id, { writable: false, file: this.trashedJournal(id) });
+    throw new StoreError('SessionNotFound', `session ${id} not found`, { sessionId: id });
+  }
+
+  private readFrom(handle: JournalHandle, range: ReadRangeOptions): ReadRangeResult {
+    const p = handle.position;
+    const afterSeq = range.afterSeq ?? 0;
+    const kinds = range.kinds && new Set(range.kinds);
+    const records: SealedRecord[] = [];
+    let scannedSeq = afterSeq;
+    let bytes = 0;
+    const from = afterSeq < handle.firstSeq ? handle.dataStart : seekAfterSeq(this.fsl, handle.fd, handle.dataStart, p.bytes, afterSeq);
+    for (const line of scanLines(this.fsl, handle.fd, from, p.bytes)) {
+      if (records.length >= range.limit || (range.maxBytes !== undefined && records.length > 0 && bytes >= range.maxBytes)) break;
+      const d = decodeLine(line.bytes, handle.cipher);
+      if (!d.ok) throw new StoreError('Corrupt', `session ${handle.header.sessionId} generation ${handle.generation}: a record line ${d.reason}`, { generation: handle.generation });
+      const { seq, ts, batchEnd: _b, ...rec } = d.value;
+      if ((seq as number) <= afterSeq) continue;
+      scannedSeq = seq as number;
+      if (kinds && !kinds.has(rec.kind as string)) continue;
+      const text = JSON.stringify(rec);
+      bytes += Buffer.byteLength(text);
+      records.push({ seq: seq as number, ts: ts as string, kind: rec.kind as string, text });
+    }
+    return { generation: handle.generation, records, scannedSeq, lastSeq: p.lastSeq };
+  }
+
+  async rotate(fence: Fence, r: { throughSeq: number; checkpoint: Gated<SealedRecord>; expect: Position }): Promise<{ generation: number; archived: ArchivedGeneration }> {
+    const h = this.writer(fence);
+    const p = h.handle.position;
+    if (h.handle.generation !== r.expect.generation || p.lastSeq !== r.expect.lastSeq) {
+      throw new StoreError('Conflict', 'the session changed since it was read (lastSeq or generation); nothing was written', { reason: 'expectedLastSeq', lastSeq: p.lastSeq, outcome: 'notWritten' });
+    }
+    this.net.check(r.checkpoint.text);
+    const firstSeq = h.handle.firstSeq;
+    const res = await compactJournal(this.fsl, this.layout, h.handle, {
+      throughSeq: r.throughSeq, ts: r.checkpoint.ts, checkpointText: () => r.checkpoint.text, fence: () => this.fenceError(fence),
+    });
+    this.fsl.closeSync(h.handle.fd);
+    h.handle = this.openWritable(fence.sessionId);
+    this.poke(fence.sessionId);
+    return {
+      generation: res.generation,
+      archived: { generation: res.archived.generation, firstSeq, lastSeq: r.expect.lastSeq, throughSeq: r.throughSeq, records: res.archived.records, storedBytes: res.archived.bytes },
+    };
+  }
+
+  async history(sessionId: string): Promise<ArchivedGeneration[]> {
+    this.readRow(sessionId);
+    return listHistory(this.fsl, this.layout, sessionId).map((e) => ({
+      generation: e.generation, firstSeq: 1, lastSeq: e.throughSeq, throughSeq: e.throughSeq, records: e.records, storedBytes: e.bytes,
+    }));
+  }
+
+  // ---- lineage -------------------------------------------------------------------------------
+
+  private async closeHandle(fence: Fence): Promise<void> {
+    const h = this.held.get(fence.sessionId);
+    if (h?.handle) {
+      this.fsl.closeSync(h.handle.fd);
+      h.handle = undefined;
+    }
+  }
+
+  async trash(fence: Fence): Promise<void> {
+    const err = this.fenceError(fence);
+    if (err) throw err;
+    await this.closeHandle(fence);
+    trashSession(this.fsl, this.layout, fence.sessionId);
+    this.poke(fence.sessionId);
+  }
+
+  async inTrash(sessionId: string): Promise<boolean> {
+    return this.fsl.lstatSync(this.trashedJournal(sessionId)) !== undefined;
+  }
+
+  async restore(fence: Fence): Promise<void> {
+    const err = this.fenceError(fence);
+    if (err) throw err;
+    if (!this.fsl.lstatSync(this.trashedJournal(fence.sessionId))) throw new StoreError('SessionNotFound', 'the session is not in the trash', { sessionId: fence.sessionId });
+    const refused = restoreRefusal(this.fsl, this.layout, fence.sessionId);
+    if (refused) throw refused;
+    restoreSession(this.fsl, this.layout, fence.sessionId);
+    this.poke(fence.sessionId);
+  }
+
+  async purge(fence: Fence): Promise<void> {
+    const err = this.fenceError(fence);
+    if (err) throw err;
+    await this.closeHandle(fence);
+    purgeSession(this.fsl, this.layout, fence.sessionId);
+    this.poke(fence.sessionId);
+  }
+
+  async purgeTrashed(fence: Fence): Promise<void> {
+    const err = this.fenceError(fence);
+    if (err) throw err;
+    if (this.fsl.lstatSync(this.layout.journal(fence.sessionId)) || !this.fsl.lstatSync(this.layout.trashSessionDir(fence.sessionId))) {
+      throw new StoreError('SessionNotFound', 'the session is not in the trash', { sessionId: fence.sessionId });
+    }
+    purgeSession(this.fsl, this.layout, fence.sessionId);
+  }
+
+  // ---- listings ------------------------------------------------------------------------------
+
+  private ids(dir: string): string[] {
+    try {
+      return this.fsl.readdirSync(dir).filter((n) => !n.startsWith('.'));
+    } catch {
+      return [];
+    }
+  }
+
+  async listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean }): Promise<SessionRow[]> {
+    const rows: SessionRow[] = [];
+    const ids = new Set([...this.ids(this.layout.sessionsDir), ...(o.includeTrashed ? this.ids(this.layout.trashDir) : [])]);
+    for (const id of ids) {
+      try {
+        rows.push(this.readRow(id));
+      } catch (err) {
+        if (!(err instanceof StoreError) || err.kind !== 'SessionNotFound') throw err;
+      }
+    }
+    // session/list's order: the last record's ts, or the creation (the core's summary updatedAt).
+    const key = (r: SessionRow) => [r.lastTs !== null && r.lastTs > r.createdAt ? r.lastTs : r.createdAt, r.sessionId] as const;
+    const newer = (a: readonly [string, string], b: readonly [string, string]) => (a[0] !== b[0] ? a[0] > b[0] : a[1] > b[1]);
+    const before = o.before && ([o.before.updatedAt, o.before.sessionId] as const);
+    return rows.filter((r) => !before || newer(before, key(r))).sort((a, b) => (newer(key(a), key(b)) ? -1 : 1)).slice(0, o.limit);
+  }
+
+  async listTrash(): Promise<TrashedSession[]> {
+    const out: TrashedSession[] = [];
+    for (const id of this.ids(this.layout.trashDir)) {
+      const file = this.trashedJournal(id);
+      const st = this.fsl.lstatSync(file);
+      if (!st) continue;
+      const row = this.readRow(id);
+      if (!row.trashed) continue;
+      out.push({ sessionId: id, headerText: row.headerText, deletedAt: new Date(this.fsl.lstatSync(this.layout.trashSessionDir(id))?.mtimeMs ?? st.mtimeMs).toISOString(), storedBytes: row.storedBytes });
+    }
+    return out;
+  }
+
+  /**
+   * The scratch directory is the reservation: the core's scratch space for this backend lives
+   * in sessions/<id>/scratch (scratchDir), whose tool-NNNNNN directories and issued.json the
+   * core's ToolRuns reads back as the floor it passes here; this process's own reservations are
+   * kept in memory above it.
+   */
+  async reserveToolSeq(fence: Fence, floor: number): Promise<number> {
+    const err = this.fenceError(fence);
+    if (err) throw err;
+    const next = Math.max(this.toolSeqs.get(fence.sessionId) ?? 0, floor) + 1;
+    this.toolSeqs.set(fence.sessionId, next);
+    return next;
+  }
+
+  // ---- blobs and state -----------------------------------------------------------------------
+
+  readonly blobs: BlobStore = {
+    put: async (bytes) => {
+      this.net.check(bytes.toString('latin1'));
+      const ref = putBlob(this.fsl, this.layout, bytes);
+      return { sha256: ref.replace(/^sha256:/, ''), size: bytes.length };
+    },
+    size: async (sha256) => blobSize(this.fsl, this.layout, `sha256:${sha256}`),
+    read: async (sha256, range) => {
+      const ref = `sha256:${sha256}`;
+      if (blobSize(this.fsl, this.layout, ref) === undefined) return undefined;
+      if (range && range.offset === 0) verifyBlob(this.fsl, this.layout, ref);
+      return readBlob(this.fsl, this.layout, ref, range).bytes;
+    },
+  };
+
+  readonly state: StateStore = {
+    set: async (fence, entry) => {
+      const err = this.fenceError(fence);
+      if (err) throw err;
+      this.net.check(entry.key, entry.text);
+      writeStateValue(this.fsl, this.layout, fence.sessionId, entry.key, entry.text);
+    },
+    get: async (sessionId, key) => {
+      this.readRow(sessionId);
+      const v = getStateValue(this.fsl, this.layout, sessionId, key);
+      return v === undefined ? undefined : `${JSON.stringify({ value: v })}\n`;
+    },
+    delete: async (fence, key) => {
+      const err = this.fenceError(fence);
+      if (err) throw err;
+      return deleteStateValue(this.fsl, this.layout, fence.sessionId, key);
+    },
+  };
+
+  // ---- changes and the rest ------------------------------------------------------------------
+
+  private poke(sessionId: string): void {
+    this.subscribers.poke(sessionId);
+  }
+
+  changes(sessionId: string, poke: () => void): () => void {
+    // Another process's commits: a poll of the journal's size and identity (a hint only).
+    const seen = () => {
+      const st = this.fsl.lstatSync(this.layout.journal(sessionId));
+      return st ? `${st.ino}:${st.size}` : '';
+    };
+    let last = seen(); // as of the subscribe: a change from here on pokes
+    const timer = setInterval(() => {
+      const now = seen();
+      if (now !== last) {
+        last = now;
+        poke();
+      }
+    }, 100);
+    timer.unref();
+    return this.subscribers.add(sessionId, poke, () => clearInterval(timer));
+  }
+
+  sessionIdOfPath(p: string): string {
+    return sessionIdOfPath(this.display, p);
+  }
+
+  /** Where the core's scratch space puts a session's tool directories (sessions/<id>/scratch). */
+  scratchDir(sessionId: string): string {
+    return this.layout.scratchDir(sessionId);
+  }
+
+  /** The store's kernel lock, shared, while this instance serves (FileSessionStore.lockForServing takes it): released at close. */
+  private serving: KernelLock | undefined;
+
+  holdServingLock(lock: KernelLock | undefined): void {
+    this.serving = lock;
+  }
+
+  warmUp(): void {
+    if (this.useLeases) preloadLeases();
+  }
+
+  /** Test seam: drops every lease and handle as a killed process would (nothing released cleanly). */
+  abandon(): void {
+    for (const h of this.held.values()) {
+      if (h.handle) this.fsl.closeSync(h.handle.fd);
+      h.lease?.abandon();
+    }
+    this.held.clear();
+  }
+
+  async close(): Promise<void> {
+    for (const h of [...this.held.values()]) await this.leases.release(h.fence);
+    this.subscribers.clear();
+    this.serving?.release();
+    this.serving = undefined;
+  }
+}
+
+function appendFailure(err: unknown): unknown {
+  if (!(err instanceof AppendFailure)) return err;
+  const errno = err.errno ? { errno: err.errno } : {};
+  const cause = err.errno ?? 'I/O error';
+  switch (err.outcome) {
+    case 'notWritten':
+      return new StoreError('NotWritten', `append not written (${cause}); nothing changed`, errno);
+    case 'rolledBack':
+      return new StoreError('RolledBack', `append failed (${cause}) and was rolled back; nothing changed`, errno);
+    case 'uncertain':
+      return new StoreError('Uncertain', `append may or may not be durable (${cause}); the session is read-only in this process`, errno);
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * What every backend keeps the same way, written once for all of them (no copy between two
+ * backends): the second net under the core's gate, and the subscribers of `changes`.
+ */
+import { StoreError } from '../domain/errors.js';
+
+/** A backend's second net (Backend.secondNet): the rule a registered secret matches in a text, installed by the core. */
+export class SecondNet {
+  private find: (text: string) => string | undefined = () => undefined;
+
+  constructor(
+    /** How the refusal names the backend and what it did not do, e.g. "the memory backend" / "nothing was kept". */
+    private readonly refusal: (rule: string) => StoreError,
+  ) {}
+
+  install(find: (text: string) => string | undefined): void {
+    this.find = find;
+  }
+
+  /** The rule a text matches, if any. */
+  match(text: string): string | undefined {
+    return this.find(text);
+  }
+
+  /** Throws the refusal (SecretRejected, nothing stored) when any text matches. */
+  check(...texts: Array<string | null>): void {
+    for (const t of texts) {
+      const rule = t === null ? undefined : this.find(t);
+      if (rule !== undefined) throw this.refusal(rule);
+    }
+  }
+}
+
+/** `changes` subscribers by session: poked (in a microtask) on every change this process makes. */
+export class Subscribers {
+  private readonly bySession = new Map<string, Set<() => void>>();
+
+  /** Adds `poke`; returns its unsubscribe (which also runs `onStop`). */
+  add(sessionId: string, poke: () => void, onStop: () => void = () => {}): () => void {
+    let set = this.bySession.get(sessionId);
+    if (!set) this.bySession.set(sessionId, (set = new Set()));
+    const mine = set;
+    const fn = () => poke();
+    mine.add(fn);
+    return () => {
+      onStop();
+      mine.delete(fn);
+      if (mine.size === 0 && this.bySession.get(sessionId) === mine) this.bySession.delete(sessionId);
+    };
+  }
+
+  poke(sessionId: string): void {
+    for (const fn of this.bySession.get(sessionId) ?? []) queueMicrotask(fn);
+  }
+
+  clear(): void {
+    this.bySession.clear();
+  }
+}
