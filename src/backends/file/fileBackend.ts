@@ -15,7 +15,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import { appendDurably } from '../../durable/durableFile.js';
-import { AppendFailure, UnsafeFileError } from '../../durable/errors.js';
+import { UnsafeFileError } from '../../durable/errors.js';
+import { appendFailureError } from './journal/writer.js';
 import { type FsLayer, nodeFs } from '../../durable/fsLayer.js';
 import type { StoreKey } from '../../durable/storeKey.js';
 import { StoreError } from '../../domain/errors.js';
@@ -279,7 +280,7 @@ export class FileBackend implements Backend {
     try {
       await appendDurably(this.fsl, handle.fd, buf, p.bytes, { alone: at.alone ?? false });
     } catch (e) {
-      throw appendFailure(e);
+      throw appendFailureError(e);
     }
     const last = records[records.length - 1] as SealedRecord;
     const lastLine = lines[lines.length - 1] as Buffer;
@@ -570,19 +571,5 @@ export class FileBackend implements Backend {
     this.subscribers.clear();
     this.serving?.release();
     this.serving = undefined;
-  }
-}
-
-function appendFailure(err: unknown): unknown {
-  if (!(err instanceof AppendFailure)) return err;
-  const errno = err.errno ? { errno: err.errno } : {};
-  const cause = err.errno ?? 'I/O error';
-  switch (err.outcome) {
-    case 'notWritten':
-      return new StoreError('NotWritten', `append not written (${cause}); nothing changed`, errno);
-    case 'rolledBack':
-      return new StoreError('RolledBack', `append failed (${cause}) and was rolled back; nothing changed`, errno);
-    case 'uncertain':
-      return new StoreError('Uncertain', `append may or may not be durable (${cause}); the session is read-only in this process`, errno);
   }
 }

@@ -101,9 +101,9 @@ function journalSink(
   };
 }
 
-/** A failed append as the protocol says it: nothing changed (NotWritten, RolledBack), or fail-stop (Uncertain). */
-function failure(err: unknown): unknown {
-  if (!(err instanceof AppendFailure)) return err; // the final gate's own refusal, or unexpected: the queue decides
+/** A failed append as the protocol says it: nothing changed (NotWritten, RolledBack), or the outcome unknown (Uncertain). */
+export function appendFailureError(err: unknown): unknown {
+  if (!(err instanceof AppendFailure)) return err; // the final gate's own refusal, or unexpected: the caller decides
   const errno = err.errno ? { errno: err.errno } : {};
   const cause = err.errno ?? 'I/O error';
   switch (err.outcome) {
@@ -112,6 +112,15 @@ function failure(err: unknown): unknown {
     case 'rolledBack':
       return new StoreError('RolledBack', `append failed (${cause}) and was rolled back; nothing changed`, errno);
     case 'uncertain':
-      return new FailStop(new StoreError('Uncertain', `append may or may not be durable (${cause}); the session is read-only in this process`, errno), `a failed sync (${cause})`);
+      return new StoreError('Uncertain', `append may or may not be durable (${cause}); the session is read-only in this process`, errno);
   }
+}
+
+/** As appendFailureError, an unknown outcome stopping this queue for good (FailStop). */
+function failure(err: unknown): unknown {
+  const mapped = appendFailureError(err);
+  if (mapped instanceof StoreError && mapped.kind === 'Uncertain' && err instanceof AppendFailure) {
+    return new FailStop(mapped, `a failed sync (${err.errno ?? 'I/O error'})`);
+  }
+  return mapped;
 }
