@@ -34,6 +34,7 @@ import { type JournalHandle, openJournal } from './journal/open.js';
 import { seekAfterSeq } from './journal/read.js';
 import { crcOf } from './journal/scan.js';
 import { checkMarker } from './encryptionMarker.js';
+import { openStoreRoot } from './storeRoot.js';
 import { listHistory, removeStaleTemps } from './history.js';
 import type { KernelLock } from './kernelLock.js';
 import { StoreLayout } from './layout.js';
@@ -91,20 +92,7 @@ export class FileBackend implements Backend {
     this.key = opts.encryptionKey;
     if (this.key) attachKey(this.fsl, { key: this.key, gate: (plain) => this.net.match(plain.toString('latin1')) });
     this.encrypted = this.key !== undefined;
-    if (this.readOnly) {
-      if (!this.fsl.lstatSync(this.display)?.isDirectory() || !this.fsl.lstatSync(this.layout.sessionsDir)?.isDirectory()) {
-        throw new StoreError('SessionNotFound', `no session store at ${this.display}`, { reason: 'noStore' });
-      }
-      checkMarker(this.fsl, this.layout, this.key, true);
-      return;
-    }
-    try {
-      this.layout.init(this.fsl);
-    } catch (err) {
-      if (err instanceof UnsafeFileError) throw new StoreError('UnsafeStore', `store refused: ${err.path} ${err.reason}`, { reason: err.reason });
-      throw err;
-    }
-    checkMarker(this.fsl, this.layout, this.key, false);
+    openStoreRoot(this.fsl, this.layout, this.key, this.readOnly);
   }
 
   secondNet(find: (text: string) => string | undefined): void {

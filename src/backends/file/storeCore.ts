@@ -21,6 +21,7 @@ import type { StoreKey } from '../../durable/storeKey.js';
 import { checkBytes } from '../../domain/secrets/finalGate.js';
 import { attachKey, storeKeyOf } from './journal/cipher.js';
 import { checkMarker } from './encryptionMarker.js';
+import { openStoreRoot } from './storeRoot.js';
 import { KernelLock, kernelLocksAvailable } from './kernelLock.js';
 import { ensurePrivateDir } from '../../durable/durableFile.js';
 import { keyMismatch } from './journal/cipher.js';
@@ -130,20 +131,7 @@ export abstract class StoreCore {
       key.registerWith(this.allSecrets); // the key may never be stored, in any encoding
       attachKey(this.fsl, { key, gate: (plain) => checkBytes(this.allSecrets, plain) });
     }
-    if (this.readOnly) {
-      if (!this.fsl.lstatSync(this.root)?.isDirectory() || !this.fsl.lstatSync(this.layout.sessionsDir)?.isDirectory()) {
-        throw new StoreError('SessionNotFound', `no session store at ${this.root}`, { reason: 'noStore' });
-      }
-      checkMarker(this.fsl, this.layout, key, true);
-      return;
-    }
-    try {
-      this.layout.init(this.fsl);
-    } catch (err) {
-      if (err instanceof UnsafeFileError) throw new StoreError('UnsafeStore', `store refused: ${err.path} ${err.reason}`, { reason: err.reason });
-      throw err;
-    }
-    checkMarker(this.fsl, this.layout, key, false);
+    openStoreRoot(this.fsl, this.layout, key, this.readOnly);
   }
 
   /** Whether the store is encrypted at rest (initialize's capabilities.encryptionAtRest). */
