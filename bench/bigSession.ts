@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { FileSessionStore } from '../dist/src/backends/file/fileStore.js';
+import { FileSessionStore } from '../dist/src/stores/fileStore.js';
 import { MB, messageRecord } from './util.js';
 
 export interface BuiltSession { sessionId: string; bytes: number; records: number; journal: string; buildMs: number }

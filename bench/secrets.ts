@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FileSessionStore } from '../src/backends/file/fileStore.js';
+import { FileSessionStore } from '../src/stores/fileStore.js';
 import { guardValue } from '../src/domain/secrets/gate.js';
 import { SecretSet } from '../src/domain/secrets/knownSecrets.js';
 

@@ -10,7 +10,7 @@ import { createStderrLogger, type LogLevel, redirectConsoleToStderr } from './lo
 import { protocolVocabulary } from '../protocol/vocabulary.js';
 import { startServer } from './server/server.js';
 import { StoreError } from './domain/errors.js';
-import { FileSessionStore } from './backends/file/fileStore.js';
+import { FileSessionStore } from './stores/fileStore.js';
 import { MemoryBackend } from './backends/memory/memoryBackend.js';
 import { Sessions } from './core/sessions/sessions.js';
 import { SecretSet } from './domain/secrets/knownSecrets.js';
@@ -160,14 +160,6 @@ async function openDurableStore(args: ServeArgs, warn: (m: string) => void, secr
     // First the store lock: a rekey under way refuses the start; while we serve, no rekey starts.
     const serving = await FileSessionStore.lockForServing(args.store);
     try {
-      if (process.env.SESSION_SIDECAR_FILE_CORE === '1') {
-        // Issue 26, phase 3 (not the default yet): the core's Sessions over a FileBackend.
-        const [{ FileBackend }, { scratchAt }] = await Promise.all([import('./backends/file/fileBackend.js'), import('./scratch/localScratch.js')]);
-        const backend = new FileBackend(args.store, { warn, leaseStaleMs: args.leaseStaleMs, ...(args.key ? { encryptionKey: args.key } : {}) });
-        backend.holdServingLock(serving);
-        args.key?.registerWith(secrets); // the key may never be stored, in any encoding
-        return new Sessions(backend, { scratch: scratchAt(args.store, (id) => backend.scratchDir(id)), warn, vocabulary: protocolVocabulary, secrets });
-      }
       const store = new FileSessionStore(args.store, { warn, vocabulary: protocolVocabulary, leaseStaleMs: args.leaseStaleMs, secrets, ...(args.key ? { encryptionKey: args.key } : {}) });
       store.holdServingLock(serving);
       return store;

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { StoreError } from '../domain/errors.js';
-import { FileSessionStore } from '../backends/file/fileStore.js';
+import { FileSessionStore } from '../stores/fileStore.js';
 import type { ListFilter, OpenedSession, SessionStore, SessionSummary } from '../domain/types.js';
 import { err } from './output.js';
 import { readOnlyFs } from './readOnlyFs.js';

@@ -78,6 +78,9 @@ export interface Snapshot {
   header: string | null;
 }
 
+/** A session/list row: the members of a SessionRow that its summary is made of. */
+export type ListedRow = Pick<SessionRow, 'sessionId' | 'headerText' | 'createdAt' | 'lastTs' | 'lastSeq' | 'storedBytes' | 'snapshot' | 'trashed'>;
+
 export interface SessionRow {
   sessionId: string;
   headerText: string;
@@ -229,15 +232,29 @@ export interface Backend {
   inTrash?(sessionId: string): Promise<boolean>;
   /** Brings a trashed session back; SessionNotFound when it is not in the trash. */
   restore(fence: Fence): Promise<void>;
-  /** Removes a session (live or trashed) and everything it owns, for good. */
+  /** Removes a session (live or trashed) and everything it owns, for good; the fence ends with it (its lease is gone). */
   purge(fence: Fence): Promise<void>;
   /**
    * trash empty's purge: removes the session only while it is in the trash — the check and the
    * removal one step under the fence; SessionNotFound when it is live (restored first) or gone.
+   * Once purged, the fence ends with it (as `purge`).
    */
   purgeTrashed(fence: Fence): Promise<void>;
-  /** Rows in session/list order (updatedAt, then id, newest first) after `before`, at most `limit`. */
-  listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean }): Promise<SessionRow[]>;
+  /**
+   * Whether parts of a delete or purge a crash cut short are left under this id where `load`
+   * finds no session (the file store: a trash whose moves did not all happen, a purge past its
+   * commit point): the repeated delete or purge then completes them. Absent: never.
+   */
+  leftovers?(sessionId: string): Promise<boolean>;
+  /** Finishes every purge a crash cut short (each under its session's lease); the ids finished. */
+  finishPurges?(): Promise<string[]>;
+  /**
+   * Rows in session/list order (updatedAt, then id, newest first) after `before`, at most
+   * `limit`: what a summary is made of (a backend may answer from a derived index without
+   * reading the session). A session that cannot be read is left out and reported by the
+   * backend's warning channel, never fails the listing.
+   */
+  listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean }): Promise<ListedRow[]>;
   /** Every session in the trash (any order). */
   listTrash(): Promise<TrashedSession[]>;
   /**
@@ -262,9 +279,11 @@ export interface Backend {
    * matches in a text, and the backend refuses (SecretRejected, nothing sent) what it finds.
    * Installed once by the core, over the secrets it gates against.
    */
-  secondNet?(find: (text: string) => string | undefined): void;
+  secondNet?(find: (text: string) => string | undefined, findInBytes?: (bytes: Buffer) => string | undefined): void;
   /** Closes everything the backend holds; held leases become takeable. */
   close(): Promise<void>;
+  /** Test seam: drops every lease and handle as a killed process would (nothing released cleanly). */
+  abandon?(): void;
 }
 
 /**

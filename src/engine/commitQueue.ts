@@ -163,9 +163,10 @@ export class CommitQueue<S> {
   }
 
   private async flush(): Promise<void> {
-    // Yield once: `flushing` must be set before this can finish, and requests of the same tick
-    // join the first batch.
-    await Promise.resolve();
+    // Yield to the event loop once (a macrotask, not a microtask): `flushing` must be set before
+    // this can finish, and requests called in the same tick join the first batch even when each
+    // reaches the queue after a few promise hops of its own preparation (LiveSession.inOrder).
+    await new Promise<void>((resolve) => setImmediate(resolve));
     try {
       while (this.queue.length > 0) {
         const batch = this.take();
@@ -289,6 +290,9 @@ export class CommitQueue<S> {
     if (err.kind === 'Uncertain' || (err.kind === 'Unavailable' && err.details.outcome === 'unknown') || err.kind === 'LeaseLost') {
       this.stop(err.kind === 'LeaseLost' ? 'a lost lease' : 'a commit with an unknown outcome');
     }
+    // The session's storage changed under its writer (another program wrote it without the
+    // lease): nothing was written, and nothing more may be — this writer's view is no longer true.
+    if (err.kind === 'Conflict' && err.details.reason === 'journalChanged') this.stop('its journal changed under it');
     return err;
   }
 

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { ensurePrivateDir } from '../durable/durableFile.js';
 import { errnoOf, UnsafeFileError } from '../durable/errors.js';
-import { nodeFs } from '../durable/fsLayer.js';
+import { type FsLayer, nodeFs } from '../durable/fsLayer.js';
 import { StoreError } from '../domain/errors.js';
 import { gateFs } from '../domain/secrets/finalGate.js';
 import type { SecretSet } from '../domain/secrets/knownSecrets.js';
@@ -36,11 +36,11 @@ export interface ScratchSpace {
  * Scratch directories under `<localRoot>/scratch`, written through a gate over `secrets`; or, with
  * `scratchDir`, where it names them (a file store's: sessions/<id>/scratch, STORAGE.md).
  */
-export function scratchAt(localRoot: string, scratchDir?: (sessionId: string) => string): (secrets: SecretSet) => ScratchSpace {
+export function scratchAt(localRoot: string, scratchDir?: (sessionId: string) => string, base: FsLayer = nodeFs): (secrets: SecretSet) => ScratchSpace {
   const root = path.resolve(localRoot);
   const scratchRoot = scratchDir ? root : path.join(root, 'scratch');
   return (secrets) => {
-    const fsl = gateFs(nodeFs, secrets);
+    const fsl = gateFs(base, secrets);
     const layout = { scratchDir: scratchDir ?? ((id: string) => path.join(scratchRoot, id)) };
     return {
       tools: (sessionId, committedToolSeq, keep) => {

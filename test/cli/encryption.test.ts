@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FileSessionStore } from '../../src/backends/file/fileStore.js';
+import { FileSessionStore } from '../../src/stores/fileStore.js';
 import { StoreKey } from '../../src/durable/storeKey.js';
 import { tempDir } from '../helpers.js';
 import { explain, msg, runCli } from './helpers.js';

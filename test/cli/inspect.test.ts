@@ -52,7 +52,7 @@ describe('session-sidecar list', () => {
 
   it('an empty store says so', async () => {
     const root = path.join(tempDir('sidecar-cli-'), 'store');
-    const { FileSessionStore } = await import('../../src/backends/file/fileStore.js');
+    const { FileSessionStore } = await import('../../src/stores/fileStore.js');
     new FileSessionStore(root, { leases: false });
     const r = await runCli(['list', '--store', root]);
     expect(r.code, explain(r)).toBe(0);
@@ -123,7 +123,7 @@ describe('session-sidecar show', () => {
 
   it('shows control characters from records, never sends them to the terminal', async () => {
     const root = path.join(tempDir('sidecar-cli-'), 'store');
-    const { FileSessionStore } = await import('../../src/backends/file/fileStore.js');
+    const { FileSessionStore } = await import('../../src/stores/fileStore.js');
     const store = new FileSessionStore(root, { leases: false });
     const { sessionId } = await store.create({ title: 'esc' });
     await store.append(sessionId, [{ kind: 'message', message: { role: 'tool', content: 'a\u001b[2Jb\u0007c', toolCallId: 'x' } }]);
@@ -146,7 +146,7 @@ describe('session-sidecar show', () => {
 
   it('ends quietly with code 0 when the reader goes away (| head)', async () => {
     const root = path.join(tempDir('sidecar-cli-'), 'store');
-    const { FileSessionStore } = await import('../../src/backends/file/fileStore.js');
+    const { FileSessionStore } = await import('../../src/stores/fileStore.js');
     const store = new FileSessionStore(root, { leases: false });
     const { sessionId } = await store.create({ title: 'long' });
     for (let b = 0; b < 5; b++) await store.append(sessionId, Array.from({ length: 1000 }, (_, i) => ({ kind: 'event', type: 'tick', payload: { i, pad: 'x'.repeat(100) } })));
@@ -162,7 +162,7 @@ describe('session-sidecar show', () => {
 describe('runtime records, blobs, state', () => {
   it('show names api traffic and tool runs, and blobs by size; verify accepts state and scratch', async () => {
     const root = path.join(tempDir('sidecar-cli-'), 'store');
-    const { FileSessionStore } = await import('../../src/backends/file/fileStore.js');
+    const { FileSessionStore } = await import('../../src/stores/fileStore.js');
     const store = new FileSessionStore(root, { leases: false });
     const { sessionId } = await store.create({ title: 'runtime', blobThreshold: 1024 });
     await store.append(sessionId, [{ kind: 'api', direction: 'request', payload: { model: 'm' } }]);

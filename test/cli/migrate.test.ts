@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StoreLayout } from '../../src/backends/file/layout.js';
 import { nodeFs } from '../../src/durable/fsLayer.js';
-import { FileSessionStore } from '../../src/backends/file/fileStore.js';
+import { FileSessionStore } from '../../src/stores/fileStore.js';
 import { encodeRecordLine } from '../../src/backends/file/journal/format.js';
 import { exportFileSession, fileSessionIds } from '../../src/backends/file/transfer/exportFile.js';
 import { sameBundle } from '../../src/migrate/migrate.js';

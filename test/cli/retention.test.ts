@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FileSessionStore } from '../../src/backends/file/fileStore.js';
+import { FileSessionStore } from '../../src/stores/fileStore.js';
 import { freshSchema } from '../pg/pgServer.js';
 import { pgSkip, pgUrl } from '../backends/postgres/pgTestKit.js';
 import { CLI, explain, journalPath, makeStore, runCli } from './helpers.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FileSessionStore } from '../../src/backends/file/fileStore.js';
+import { FileSessionStore } from '../../src/stores/fileStore.js';
 import { tempDir } from '../helpers.js';
 import { explain, fullSnapshot, journalPath, makeStore, msg, runCli } from './helpers.js';
 

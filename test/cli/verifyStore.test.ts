@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { nodeFs } from '../../src/durable/fsLayer.js';
 import { blobPath, listBlobs } from '../../src/backends/file/blobs/blobFiles.js';
-import { FileSessionStore } from '../../src/backends/file/fileStore.js';
+import { FileSessionStore } from '../../src/stores/fileStore.js';
 import { StoreLayout } from '../../src/backends/file/layout.js';
 import { blobsCheck, VERIFY_EXTENSIONS, type VerifyExtension, verifyStore } from '../../src/backends/file/verify/index.js';
 import { tempDir } from '../helpers.js';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SidecarClient } from '../../dist/src/client/index.js';
-import { FileSessionStore } from '../../src/backends/file/fileStore.js';
+import { FileSessionStore } from '../../src/stores/fileStore.js';
 import { tempDir } from '../helpers.js';
 
 /**

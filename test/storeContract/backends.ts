@@ -23,7 +23,7 @@ import { MemoryBackend } from '../../src/backends/memory/memoryBackend.js';
 import type { Fence } from '../../src/core/port.js';
 import { scratchAt } from '../../src/scratch/localScratch.js';
 import { StoreError, type StoreErrorKind } from '../../src/domain/errors.js';
-import { FileSessionStore } from '../../src/backends/file/fileStore.js';
+import { FileSessionStore } from '../../src/stores/fileStore.js';
 import { FileBackend } from '../../src/backends/file/fileBackend.js';
 import type { RecordInput, SessionStore, StoredRecord } from '../../src/domain/types.js';
 import type { SecretSet } from '../../src/domain/secrets/knownSecrets.js';

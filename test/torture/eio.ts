@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type FsLayer, nodeFs } from '../../src/durable/fsLayer.js';
 import { StoreError } from '../../src/domain/errors.js';
-import { FileSessionStore } from '../../src/backends/file/fileStore.js';
+import { FileSessionStore } from '../../src/stores/fileStore.js';
 import {
   addStats, type CheckStats, checkSession, fail, fastTmp, Ledger, newCheckStats, type Op, SessionModel, sessionsOnDisk, TortureFailure,
 } from './model.js';

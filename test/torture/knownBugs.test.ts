@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { SidecarClient } from '../../dist/src/client/index.js';
 import { type FsLayer, nodeFs } from '../../src/durable/fsLayer.js';
 import { StoreError } from '../../src/domain/errors.js';
-import { FileSessionStore } from '../../src/backends/file/fileStore.js';
+import { FileSessionStore } from '../../src/stores/fileStore.js';
 import { tempDir } from '../helpers.js';
 
 /**

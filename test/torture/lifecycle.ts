@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { FileSessionStore } from '../../src/backends/file/fileStore.js';
+import type { FileSessionStore } from '../../src/stores/fileStore.js';
 import { comparable, fail, Ledger, type Rec, type SessionLedger, type Stored } from './model.js';
 
 /**

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FileSessionStore } from '../../src/backends/file/fileStore.js';
+import { FileSessionStore } from '../../src/stores/fileStore.js';
 import { readOnlyFs } from '../../src/cli/readOnlyFs.js';
 import { fullHistory, recordsOf } from '../../src/cli/records.js';
 import { verifyStore } from '../../src/backends/file/verify/index.js';

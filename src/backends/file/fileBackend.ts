@@ -14,36 +14,40 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { appendDurably } from '../../durable/durableFile.js';
+import { appendDurably, ensurePrivateDir } from '../../durable/durableFile.js';
 import { UnsafeFileError } from '../../durable/errors.js';
 import { appendFailureError } from './journal/writer.js';
 import { type FsLayer, nodeFs } from '../../durable/fsLayer.js';
+import { gateFs } from '../../domain/secrets/finalGate.js';
 import type { StoreKey } from '../../durable/storeKey.js';
 import { StoreError } from '../../domain/errors.js';
 import type {
-  ArchivedGeneration, Backend, BlobStore, Fence, Gated, Leases, Position, ReadRangeOptions, ReadRangeResult, SealedHeader, SealedRecord, SessionRow, Snapshot,
+  ArchivedGeneration, Backend, BlobStore, Fence, Gated, Leases, ListedRow, Position, ReadRangeOptions, ReadRangeResult, SealedHeader, SealedRecord, SessionRow, Snapshot,
   StateStore, TrashedSession, UpdateCursor,
 } from '../../core/port.js';
 import { blobSize, putBlob, readBlob, verifyBlob } from './blobs/blobFiles.js';
-import { attachKey, storeKeyOf } from './journal/cipher.js';
-import { compactJournal } from './journal/compact.js';
+import { attachKey, keyMismatch, storeKeyOf } from './journal/cipher.js';
+import { type CompactionStep, compactJournal } from './journal/compact.js';
 import { createJournal, createJournalFrom } from './journal/create.js';
 import { decodeLine, encodeHeaderLine, encodeRecordLine, JOURNAL_FORMAT, JOURNAL_VERSION } from './journal/format.js';
 import { scanLines } from './journal/lines.js';
 import { type JournalHandle, openJournal } from './journal/open.js';
-import { seekAfterSeq } from './journal/read.js';
+import { readPage, seekAfterSeq } from './journal/read.js';
 import { crcOf } from './journal/scan.js';
 import { checkMarker } from './encryptionMarker.js';
 import { openStoreRoot } from './storeRoot.js';
 import { listHistory, removeStaleTemps } from './history.js';
-import type { KernelLock } from './kernelLock.js';
+import { KernelLock } from './kernelLock.js';
 import { StoreLayout } from './layout.js';
 import { SecondNet, Subscribers } from '../shared.js';
 import { sessionIdOfPath } from './sessionPath.js';
-import { purgeSession, restoreRefusal, restoreSession, trashSession } from './lineage.js';
+import { finishTrash, liveLeftovers, purgeSession, restoreRefusal, restoreSession, trashSession } from './lineage.js';
+import { finishPurges, nothingLeft } from './purge.js';
 import { DEFAULT_LEASE_STALE_MS, preloadLeases, SessionLease } from './leases.js';
 import { deleteStateValue, getStateValue, writeStateValue } from './runtime/stateValues.js';
-import { entryOf, readIndexEntry, writeIndexEntry } from './sessionIndex.js';
+import { readIndexEntry } from './sessionIndex.js';
+import { IndexWriter } from './indexWriter.js';
+import { listRows } from './listRows.js';
 
 export interface FileBackendOptions {
   fs?: FsLayer;
@@ -53,6 +57,17 @@ export interface FileBackendOptions {
   readOnly?: boolean;
   encryptionKey?: StoreKey;
   warn?: (message: string) => void;
+  hooks?: FileBackendHooks;
+}
+
+/**
+ * Test seams: compactionStep, awaited after each step of a compaction (a test may throw there,
+ * or wait); purgeChecked, inside trash empty's purge after its check, with the session's lock
+ * held (a test may stall there).
+ */
+export interface FileBackendHooks {
+  compactionStep?: (step: CompactionStep) => void | Promise<void>;
+  purgeChecked?: (sessionId: string) => void | Promise<void>;
 }
 
 /** A writer's session as this backend holds it: its lease, token and open journal. */
@@ -60,6 +75,10 @@ interface Held {
   fence: Fence;
   lease: SessionLease | undefined;
   handle?: JournalHandle;
+  /** Its index entry, rewritten after commits (indexWriter.ts). */
+  index: IndexWriter;
+  /** A write failed with an unknown outcome (the journal may hold bytes whose sync failed). */
+  failed?: boolean;
 }
 
 const NOT_WRITTEN_LEASE = (sessionId: string) =>
@@ -75,9 +94,18 @@ export class FileBackend implements Backend {
   private readonly staleMs: number;
   private readonly readOnly: boolean;
   private readonly key: StoreKey | undefined;
+  private readonly hooks: FileBackendHooks;
+  private readonly warn: (message: string) => void;
   private readonly held = new Map<string, Held>();
   private readonly subscribers = new Subscribers();
   private readonly toolSeqs = new Map<string, number>();
+  /**
+   * Sessions whose write failed with an unknown outcome, after their lease was given back: the
+   * writer's handle is kept, read-only, as this process's view of them — its position is what was
+   * acknowledged, while the journal may hold the bytes whose sync failed, which must not be read
+   * as committed here. No index entry is written for them. Another process reads the journal.
+   */
+  private readonly frozen = new Map<string, JournalHandle>();
   private tokens = 0;
   private readonly net = new SecondNet((rule) => new StoreError('SecretRejected', `a registered secret or a credential reached the file backend (rule: ${rule}); nothing was written`, { rule }));
 
@@ -85,19 +113,28 @@ export class FileBackend implements Backend {
     this.display = path.resolve(root);
     this.layout = new StoreLayout(this.display);
     // An FsLayer of its own: the store key is attached to this instance's layer only.
-    this.fsl = Object.create(opts.fs ?? nodeFs) as FsLayer;
+    // The FsLayer gate (domain/secrets/finalGate.ts) as the second net under the core's gate:
+    // every byte this backend writes is checked once more at its one write call.
+    this.fsl = Object.create(gateFs(opts.fs ?? nodeFs, this.bytesNet)) as FsLayer;
     this.useLeases = opts.leases ?? true;
     this.staleMs = Math.max(5000, opts.leaseStaleMs ?? DEFAULT_LEASE_STALE_MS);
     this.readOnly = opts.readOnly ?? false;
     this.key = opts.encryptionKey;
+    this.hooks = opts.hooks ?? {};
+    this.warn = opts.warn ?? (() => {});
     if (this.key) attachKey(this.fsl, { key: this.key, gate: (plain) => this.net.match(plain.toString('latin1')) });
     this.encrypted = this.key !== undefined;
     openStoreRoot(this.fsl, this.layout, this.key, this.readOnly);
   }
 
-  secondNet(find: (text: string) => string | undefined): void {
+  secondNet(find: (text: string) => string | undefined, findInBytes?: (bytes: Buffer) => string | undefined): void {
     this.net.install(find);
+    if (findInBytes) this.findInBytes = findInBytes;
   }
+
+  private findInBytes: (bytes: Buffer) => string | undefined = () => undefined;
+  /** What the FsLayer gate checks against: the core's secrets, once installed. */
+  private readonly bytesNet = { size: 1, findInBytes: (bytes: Buffer) => this.findInBytes(bytes) };
 
   // ---- leases ------------------------------------------------------------------------------
 
@@ -114,7 +151,7 @@ export class FileBackend implements Backend {
         lease = await SessionLease.acquire(this.fsl, this.layout, sessionId, this.staleMs);
       }
       const fence = { sessionId, token: ++this.tokens };
-      this.held.set(sessionId, { fence, lease });
+      this.held.set(sessionId, { fence, lease, index: new IndexWriter(this.fsl, this.layout, sessionId, this.warn) });
       return fence;
     },
     check: (fence) => this.fenceError(fence),
@@ -122,11 +159,16 @@ export class FileBackend implements Backend {
       const h = this.held.get(fence.sessionId);
       if (!h || h.fence.token !== fence.token) return;
       this.held.delete(fence.sessionId);
-      if (h.handle) {
-        await writeIndexEntry(this.fsl, this.layout, entryOf(h.handle)).catch(() => undefined);
+      if (h.handle && h.failed) {
+        h.index.abandon();
+        this.frozen.set(fence.sessionId, h.handle);
+      } else if (h.handle) {
+        h.index.schedule(() => h.handle); // a write open vouches for what it verified (and fsynced), commits or not
+        await h.index.flush();
         this.fsl.closeSync(h.handle.fd);
       }
-      await h.lease?.release().catch(() => undefined);
+      // Once nothing of the id is left (a purge), its lock file goes too (leases.ts).
+      await h.lease?.release({ removeKernelLock: nothingLeft(this.fsl, this.layout, fence.sessionId) }).catch(() => undefined);
     },
   };
 
@@ -135,10 +177,23 @@ export class FileBackend implements Backend {
     if (!h || h.fence.token !== fence.token) return NOT_WRITTEN_LEASE(fence.sessionId);
     const lost = h.lease?.check(fence.sessionId);
     if (lost) return lost;
-    if (h.handle && this.fsl.lstatSync(this.layout.journal(fence.sessionId))?.ino !== h.handle.ino) {
+    let ino: number | undefined;
+    try {
+      ino = h.handle ? this.fsl.lstatSync(this.layout.journal(fence.sessionId))?.ino : undefined;
+    } catch (err) {
+      const code = (err as { code?: unknown } | null)?.code;
+      const errno = typeof code === 'string' ? { errno: code } : {};
+      return new StoreError('NotWritten', `the journal could not be checked (${errno.errno ?? 'I/O error'}); nothing changed`, { stage: 'preCommit', ...errno });
+    }
+    if (h.handle && ino !== h.handle.ino) {
       return new StoreError('Conflict', 'the journal was replaced by another program; nothing was written and the session is read-only in this process', { reason: 'journalChanged' });
     }
     return undefined;
+  }
+
+  /** The handle this process reads a session through, if it keeps one (a writer's, or a fail-stopped one's). */
+  private viewOf(id: string): JournalHandle | undefined {
+    return this.held.get(id)?.handle ?? this.frozen.get(id);
   }
 
   private writer(fence: Fence): Held & { handle: JournalHandle } {
@@ -174,7 +229,7 @@ export class FileBackend implements Backend {
   }
 
   private readRow(id: string): SessionRow {
-    const h = this.held.get(id)?.handle;
+    const h = this.viewOf(id);
     if (h) return this.rowOf(h, false);
     let trashed = false;
     let file: string | undefined;
@@ -246,6 +301,9 @@ export class FileBackend implements Backend {
     const line = this.headerLine(header);
     if (initial.length === 0) this.fsl.closeSync(createJournal(this.fsl, this.layout, id, line));
     else await createJournalFrom(this.fsl, this.layout, id, line, this.lines(id, initial, false));
+    const h = this.held.get(id) as Held;
+    h.index.schedule(() => (h.handle ??= this.openWritable(id)));
+    await h.index.flush(); // a new session is listed from its entry at once (it costs no sync)
     this.poke(id);
   }
 
@@ -263,12 +321,14 @@ export class FileBackend implements Backend {
     const lines = this.lines(fence.sessionId, records);
     const buf = Buffer.concat(lines);
     if (this.fsl.fstatSync(handle.fd).size !== p.bytes) {
-      throw new StoreError('Uncertain', 'the journal was changed by another writer; nothing was written and the session is read-only in this process', { reason: 'journalChanged' });
+      throw new StoreError('Conflict', 'the journal was changed by another writer; nothing was written and the session is read-only in this process', { reason: 'journalChanged' });
     }
     try {
       await appendDurably(this.fsl, handle.fd, buf, p.bytes, { alone: at.alone ?? false });
     } catch (e) {
-      throw appendFailureError(e);
+      const err = appendFailureError(e);
+      if (err instanceof StoreError && err.kind === 'Uncertain') h.failed = true;
+      throw err;
     }
     const last = records[records.length - 1] as SealedRecord;
     const lastLine = lines[lines.length - 1] as Buffer;
@@ -282,11 +342,12 @@ export class FileBackend implements Backend {
     });
     if (snapshot.firstMessage !== null) handle.firstMessage = snapshot.firstMessage;
     if (snapshot.lastMessage !== null) handle.lastMessage = snapshot.lastMessage;
+    h.index.schedule(() => h.handle);
     this.poke(fence.sessionId);
   }
 
   async readRange(sessionId: string, range: ReadRangeOptions): Promise<ReadRangeResult> {
-    const live = this.held.get(sessionId)?.handle;
+    const live = this.viewOf(sessionId);
     let handle: JournalHandle;
     let own = false;
     const current = live ?? this.openReading(sessionId);
@@ -312,27 +373,19 @@ export class FileBackend implements Backend {
     throw new StoreError('SessionNotFound', `session ${id} not found`, { sessionId: id });
   }
 
+  /** A page of sealed records (journal/read.ts readPage: every line's checksum and seq checked; damage is Corrupt naming its line). */
   private readFrom(handle: JournalHandle, range: ReadRangeOptions): ReadRangeResult {
     const p = handle.position;
     const afterSeq = range.afterSeq ?? 0;
-    const kinds = range.kinds && new Set(range.kinds);
-    const records: SealedRecord[] = [];
-    let scannedSeq = afterSeq;
-    let bytes = 0;
     const from = afterSeq < handle.firstSeq ? handle.dataStart : seekAfterSeq(this.fsl, handle.fd, handle.dataStart, p.bytes, afterSeq);
-    for (const line of scanLines(this.fsl, handle.fd, from, p.bytes)) {
-      if (records.length >= range.limit || (range.maxBytes !== undefined && records.length > 0 && bytes >= range.maxBytes)) break;
-      const d = decodeLine(line.bytes, handle.cipher);
-      if (!d.ok) throw new StoreError('Corrupt', `session ${handle.header.sessionId} generation ${handle.generation}: a record line ${d.reason}`, { generation: handle.generation });
-      const { seq, ts, batchEnd: _b, ...rec } = d.value;
-      if ((seq as number) <= afterSeq) continue;
-      scannedSeq = seq as number;
-      if (kinds && !kinds.has(rec.kind as string)) continue;
-      const text = JSON.stringify(rec);
-      bytes += Buffer.byteLength(text);
-      records.push({ seq: seq as number, ts: ts as string, kind: rec.kind as string, text });
-    }
-    return { generation: handle.generation, records, scannedSeq, lastSeq: p.lastSeq };
+    const page = readPage(this.fsl, handle.fd, {
+      from, end: p.bytes, afterSeq, limit: range.limit, maxBytes: range.maxBytes ?? Number.MAX_SAFE_INTEGER, firstSeq: handle.firstSeq,
+      ...(range.kinds ? { kinds: new Set(range.kinds) } : {}), ...(handle.cipher ? { cipher: handle.cipher } : {}),
+    });
+    // A record's text is its line without the envelope: the JSON the core gated, re-serialized as
+    // written (every line is canonical JSON, checked when it was written or scanned).
+    const records: SealedRecord[] = page.records.map(({ seq, ts, ...rec }) => ({ seq, ts, kind: rec.kind, text: JSON.stringify(rec) }));
+    return { generation: handle.generation, records, scannedSeq: page.scannedSeq, lastSeq: p.lastSeq };
   }
 
   async rotate(fence: Fence, r: { throughSeq: number; checkpoint: Gated<SealedRecord>; expect: Position }): Promise<{ generation: number; archived: ArchivedGeneration }> {
@@ -343,11 +396,20 @@ export class FileBackend implements Backend {
     }
     this.net.check(r.checkpoint.text);
     const firstSeq = h.handle.firstSeq;
-    const res = await compactJournal(this.fsl, this.layout, h.handle, {
-      throughSeq: r.throughSeq, ts: r.checkpoint.ts, checkpointText: () => r.checkpoint.text, fence: () => this.fenceError(fence),
-    });
-    this.fsl.closeSync(h.handle.fd);
-    h.handle = this.openWritable(fence.sessionId);
+    h.index.postpone(); // written once, after the rotation (below), not in the middle of it
+    let res;
+    try {
+      // The handle follows the new journal in place from the rename on (compact.ts swapInto).
+      res = await compactJournal(this.fsl, this.layout, h.handle, {
+        throughSeq: r.throughSeq, ts: r.checkpoint.ts, checkpointText: () => r.checkpoint.text, fence: () => this.fenceError(fence),
+        ...(this.hooks.compactionStep ? { onStep: this.hooks.compactionStep } : {}),
+      });
+    } catch (err) {
+      if (err instanceof StoreError && err.kind === 'Uncertain') h.failed = true;
+      throw err;
+    }
+    h.index.schedule(() => h.handle);
+    await h.index.flush(); // the entry of the old journal vouches for nothing now: replaced before the answer
     this.poke(fence.sessionId);
     return {
       generation: res.generation,
@@ -364,8 +426,10 @@ export class FileBackend implements Backend {
 
   // ---- lineage -------------------------------------------------------------------------------
 
+  /** Before a trash or purge: the pending index write lands first (a trash moves the entry with the session). */
   private async closeHandle(fence: Fence): Promise<void> {
     const h = this.held.get(fence.sessionId);
+    await h?.index.flush();
     if (h?.handle) {
       this.fsl.closeSync(h.handle.fd);
       h.handle = undefined;
@@ -376,8 +440,15 @@ export class FileBackend implements Backend {
     const err = this.fenceError(fence);
     if (err) throw err;
     await this.closeHandle(fence);
-    trashSession(this.fsl, this.layout, fence.sessionId);
-    this.poke(fence.sessionId);
+    const id = fence.sessionId;
+    // A delete (or restore) a crash cut short left parts in their live places: the repeated delete completes it.
+    if (!this.fsl.lstatSync(this.layout.journal(id)) && liveLeftovers(this.fsl, this.layout, id)) finishTrash(this.fsl, this.layout, id);
+    else trashSession(this.fsl, this.layout, id);
+    this.poke(id);
+  }
+
+  async leftovers(sessionId: string): Promise<boolean> {
+    return liveLeftovers(this.fsl, this.layout, sessionId) || this.fsl.lstatSync(path.join(this.layout.trashDir, `.purging-${sessionId}`)) !== undefined;
   }
 
   async inTrash(sessionId: string): Promise<boolean> {
@@ -394,21 +465,39 @@ export class FileBackend implements Backend {
     this.poke(fence.sessionId);
   }
 
+  /** Purges (purge.ts): the removal under the session's lease; the lease then ends, its lock file removed once nothing of the id is left. */
   async purge(fence: Fence): Promise<void> {
     const err = this.fenceError(fence);
     if (err) throw err;
     await this.closeHandle(fence);
+    await this.finishPurges(fence.sessionId); // other purges a crash cut short first (this id's is finished by its own purge)
     purgeSession(this.fsl, this.layout, fence.sessionId);
+    await this.leases.release(fence);
     this.poke(fence.sessionId);
   }
 
   async purgeTrashed(fence: Fence): Promise<void> {
     const err = this.fenceError(fence);
     if (err) throw err;
-    if (this.fsl.lstatSync(this.layout.journal(fence.sessionId)) || !this.fsl.lstatSync(this.layout.trashSessionDir(fence.sessionId))) {
-      throw new StoreError('SessionNotFound', 'the session is not in the trash', { sessionId: fence.sessionId });
+    const id = fence.sessionId;
+    // The check, under the lease: it stays true until the lease is released.
+    if (this.fsl.lstatSync(this.layout.journal(id)) || (!this.fsl.lstatSync(this.layout.trashSessionDir(id)) && !liveLeftovers(this.fsl, this.layout, id))) {
+      throw new StoreError('SessionNotFound', 'the session is not in the trash', { sessionId: id });
     }
-    purgeSession(this.fsl, this.layout, fence.sessionId);
+    await this.hooks.purgeChecked?.(id);
+    purgeSession(this.fsl, this.layout, id);
+    await this.leases.release(fence);
+  }
+
+  async finishPurges(holding?: string): Promise<string[]> {
+    return finishPurges({ fsl: this.fsl, layout: this.layout, lease: (id) => this.leaseFor(id) }, holding);
+  }
+
+  /** A lease held apart from the core's fences (finishing another id's cut-short purge). */
+  private async leaseFor(id: string): Promise<SessionLease | undefined> {
+    if (!this.useLeases) return undefined;
+    if (this.held.has(id)) throw new StoreError('SessionLocked', `session ${id} is open for writing in this process`, { sessionId: id });
+    return SessionLease.acquire(this.fsl, this.layout, id, this.staleMs);
   }
 
   // ---- listings ------------------------------------------------------------------------------
@@ -421,21 +510,10 @@ export class FileBackend implements Backend {
     }
   }
 
-  async listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean }): Promise<SessionRow[]> {
-    const rows: SessionRow[] = [];
-    const ids = new Set([...this.ids(this.layout.sessionsDir), ...(o.includeTrashed ? this.ids(this.layout.trashDir) : [])]);
-    for (const id of ids) {
-      try {
-        rows.push(this.readRow(id));
-      } catch (err) {
-        if (!(err instanceof StoreError) || err.kind !== 'SessionNotFound') throw err;
-      }
-    }
-    // session/list's order: the last record's ts, or the creation (the core's summary updatedAt).
-    const key = (r: SessionRow) => [r.lastTs !== null && r.lastTs > r.createdAt ? r.lastTs : r.createdAt, r.sessionId] as const;
-    const newer = (a: readonly [string, string], b: readonly [string, string]) => (a[0] !== b[0] ? a[0] > b[0] : a[1] > b[1]);
-    const before = o.before && ([o.before.updatedAt, o.before.sessionId] as const);
-    return rows.filter((r) => !before || newer(before, key(r))).sort((a, b) => (newer(key(a), key(b)) ? -1 : 1)).slice(0, o.limit);
+  async listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean }): Promise<ListedRow[]> {
+    return listRows({
+      fsl: this.fsl, layout: this.layout, scan: (id) => this.readRow(id), held: (id) => this.viewOf(id) !== undefined, warn: this.warn,
+    }, o);
   }
 
   async listTrash(): Promise<TrashedSession[]> {
@@ -534,11 +612,38 @@ export class FileBackend implements Backend {
     return this.layout.scratchDir(sessionId);
   }
 
-  /** The store's kernel lock, shared, while this instance serves (FileSessionStore.lockForServing takes it): released at close. */
+  /**
+   * Marks a store as served by this process for as long as it lives: a shared kernel lock on
+   * locks/.store.flock, which a rekey takes exclusively (rekey.ts). Taken before the store is
+   * opened (its encryption marker read), so a rekey under way is told apart from an interrupted
+   * one: KeyMismatch rekeyInProgress. While it is held, no rekey starts. Hand it to the instance
+   * with `holdServingLock`.
+   */
+  static async lockForServing(root: string, fsl: FsLayer = nodeFs): Promise<KernelLock | undefined> {
+    const layout = new StoreLayout(path.resolve(root));
+    let lock: KernelLock | undefined;
+    try {
+      ensurePrivateDir(fsl, layout.root);
+      ensurePrivateDir(fsl, layout.locksDir);
+      lock = await KernelLock.tryAcquire(fsl, layout.storeLock, 'shared');
+    } catch (err) {
+      if (err instanceof UnsafeFileError) throw new StoreError('UnsafeStore', `store refused: ${err.path} ${err.reason}`, { reason: err.reason });
+      throw err;
+    }
+    if (!lock) throw keyMismatch('the store is being rekeyed by another process: start the sidecar again when session-sidecar rekey has finished', 'rekeyInProgress');
+    return lock;
+  }
+
+  /** The store's kernel lock, shared, while this instance serves (lockForServing takes it): released at close. */
   private serving: KernelLock | undefined;
 
   holdServingLock(lock: KernelLock | undefined): void {
     this.serving = lock;
+  }
+
+  /** Test seam: waits until no index write is pending or in flight. */
+  async indexSettled(): Promise<void> {
+    while ([...this.held.values()].some((h) => h.index.busy)) await Promise.all([...this.held.values()].map((h) => h.index.flush()));
   }
 
   warmUp(): void {
@@ -548,6 +653,7 @@ export class FileBackend implements Backend {
   /** Test seam: drops every lease and handle as a killed process would (nothing released cleanly). */
   abandon(): void {
     for (const h of this.held.values()) {
+      h.index.abandon();
       if (h.handle) this.fsl.closeSync(h.handle.fd);
       h.lease?.abandon();
     }
@@ -556,6 +662,8 @@ export class FileBackend implements Backend {
 
   async close(): Promise<void> {
     for (const h of [...this.held.values()]) await this.leases.release(h.fence);
+    for (const handle of this.frozen.values()) this.fsl.closeSync(handle.fd);
+    this.frozen.clear();
     this.subscribers.clear();
     this.serving?.release();
     this.serving = undefined;

@@ -109,6 +109,6 @@ async function leaseOrSkip(ctx: PurgeContext, id: string): Promise<SessionLease 
 }
 
 /** Nothing of the id is left in the store (so its lock file may go). */
-function nothingLeft(fsl: FsLayer, layout: StoreLayout, id: string): boolean {
+export function nothingLeft(fsl: FsLayer, layout: StoreLayout, id: string): boolean {
   return !fsl.lstatSync(layout.sessionDir(id)) && !fsl.lstatSync(layout.trashSessionDir(id)) && !liveLeftovers(fsl, layout, id);
 }

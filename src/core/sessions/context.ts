@@ -80,7 +80,10 @@ export class Core {
     this.env = opts.env ?? process.env;
     this.scratch = opts.scratch?.(this.secrets);
     // The backend's second net (if it has one), over the same secrets: what the gate missed is refused there.
-    backend.secondNet?.((text) => (this.secrets.size === 0 ? undefined : this.secrets.findInText(text)));
+    backend.secondNet?.(
+      (text) => (this.secrets.size === 0 ? undefined : this.secrets.findInText(text)),
+      (bytes) => (this.secrets.size === 0 ? undefined : this.secrets.findInBytes(bytes)),
+    );
   }
 
   refuseIfReadOnly(what: string): void {
@@ -143,7 +146,9 @@ export class Core {
    */
   async notWritable(sessionId: string): Promise<never> {
     const s = this.sessions.get(sessionId);
-    if (!s) await this.loadLive(sessionId);
+    // SessionNotFound when there is no such session; any other trouble reading it (damage) is
+    // for the open to report: the write is refused as never opened.
+    if (!s) await this.loadLive(sessionId).catch((err: unknown) => { if (err instanceof StoreError && err.kind === 'SessionNotFound') throw err; });
     throw new StoreError('ReadOnly', `session ${sessionId} is not open for writing; call session/open with mode "write" first`, {
       sessionId, reason: s ? 'openedReadOnly' : 'notOpen',
     });

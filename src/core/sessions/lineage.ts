@@ -36,13 +36,19 @@ export async function compact(c: Core, sessionId: string, req: CompactRequest): 
         expectedLastSeq: req.expectedLastSeq, lastSeq, stage: 'preCommit',
       });
     }
-    const row = await c.loadLive(sessionId);
+    // The plan reads the session (nothing is written yet): a failed read changes nothing.
+    const { row, kept, prefix } = await beforeCommit(async () => {
+      const row = await c.loadLive(sessionId);
+      if (req.throughSeq < row.firstSeq || req.throughSeq > lastSeq) {
+        throw new StoreError('InvalidArgument', `throughSeq must be between ${row.firstSeq} and ${lastSeq}`, { path: 'throughSeq' });
+      }
+      const kept = (await c.activeRecords(sessionId, lastSeq, ['rewind'])).filter((r) => r.seq > req.throughSeq);
+      return { row, kept, prefix: prefixOf(await c.activeRecords(sessionId, req.throughSeq), baseState(s.header)) };
+    });
     if (req.throughSeq < row.firstSeq || req.throughSeq > lastSeq) {
       throw new StoreError('InvalidArgument', `throughSeq must be between ${row.firstSeq} and ${lastSeq}`, { path: 'throughSeq' });
     }
-    const kept = (await c.activeRecords(sessionId, lastSeq, ['rewind'])).filter((r) => r.seq > req.throughSeq);
     checkCompactionThrough(req.throughSeq, kept.map((r) => ({ seq: r.seq, toSeq: Number((JSON.parse(r.text) as { toSeq?: unknown }).toSeq) })));
-    const prefix = prefixOf(await c.activeRecords(sessionId, req.throughSeq), baseState(s.header));
     const archived = { generation: row.generation, records: row.records, bytes: row.storedBytes };
     const guarded = guardValue({ ...checkpointMembers(req.throughSeq, row.generation + 1, prefix, archived), ...extra }, c.secrets, 'checkpoint');
     if (Buffer.byteLength(guarded.text) > c.maxRecordBytes) throw new StoreError('PayloadTooLarge', `the checkpoint is larger than ${c.maxRecordBytes} bytes`);
@@ -110,8 +116,12 @@ export async function listTrash(c: Core): Promise<TrashEntry[]> {
 export async function remove(c: Core, sessionId: string, purge = false, opts: { ifIdle?: boolean } = {}): Promise<void> {
   checkSessionId(sessionId);
   c.refuseIfReadOnly('delete a session');
-  const row = await c.backend.load(sessionId);
-  if (row.trashed && !purge) {
+  const row = await c.backend.load(sessionId).catch(async (err: unknown) => {
+    // Parts of a delete or purge a crash cut short: the repeated request completes them.
+    if (err instanceof StoreError && err.kind === 'SessionNotFound' && await c.backend.leftovers?.(sessionId)) return undefined;
+    throw err;
+  });
+  if (row?.trashed && !purge && !(await c.backend.leftovers?.(sessionId))) {
     throw new StoreError('Conflict', `session ${sessionId} is already in the trash: restore or purge it`, { reason: 'inTrash', sessionId });
   }
   const open = c.sessions.get(sessionId);
@@ -173,5 +183,17 @@ export async function restore(c: Core, sessionId: string): Promise<void> {
     await c.backend.restore(fence);
   } finally {
     await c.backend.leases.release(fence).catch(() => undefined);
+  }
+}
+
+/** A compaction's reads before anything is written: an I/O error there is NotWritten, stage preCommit. */
+async function beforeCommit<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    if (err instanceof StoreError) throw err;
+    const code = (err as { code?: unknown } | null)?.code;
+    const errno = typeof code === 'string' ? code : undefined;
+    throw new StoreError('NotWritten', `compaction failed before its commit (${errno ?? 'I/O error'}); the journal is unchanged`, { stage: 'preCommit', ...(errno ? { errno } : {}) });
   }
 }

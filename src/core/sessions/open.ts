@@ -42,6 +42,8 @@ export async function createWith(c: Core, input: SessionHeaderInput, secretsInpu
   try {
     await c.backend.create(sealed, copies, snapshot, fence);
   } catch (err) {
+    // An unknown outcome (the journal may be in place): read-only here for good, as after a failed append.
+    if (err instanceof StoreError && err.kind === 'Uncertain') c.failStopped.add(sessionId);
     await c.backend.leases.release(fence).catch(() => undefined);
     throw err;
   }
@@ -52,7 +54,7 @@ export async function createWith(c: Core, input: SessionHeaderInput, secretsInpu
 }
 
 /** Opens of one session run one at a time, in arrival order. */
-export function open(c: Core, sessionId: string, mode: OpenMode, secretsInput: SecretsInput = {}): Promise<OpenedSession> {
+export async function open(c: Core, sessionId: string, mode: OpenMode, secretsInput: SecretsInput = {}): Promise<OpenedSession> {
   checkSessionId(sessionId);
   return oneAtATime(c.opening, sessionId, () => openNow(c, sessionId, mode, secretsInput));
 }
@@ -123,7 +125,7 @@ export async function close(c: Core, sessionId: string): Promise<void> {
   checkSessionId(sessionId);
   const s = c.sessions.get(sessionId);
   if (!s) {
-    await c.backend.load(sessionId); // SessionNotFound when there is no such session
+    await c.loadLive(sessionId); // SessionNotFound when there is no such session (or it is in the trash)
     return;
   }
   // A fail-stopped session stays: its committed view is this process's only true one.

@@ -17,7 +17,7 @@ import { withoutSecretSummaries } from '../../engine/header.js';
 import { checkFilter, filters, matches } from '../../engine/listFilter.js';
 import { DEFAULT_LIST_LIMIT, decodeCursor, pageOf } from '../../engine/listPage.js';
 import { type Watch, watchRecords } from '../../engine/watch.js';
-import type { SessionRow } from '../port.js';
+import type { ListedRow, SessionRow } from '../port.js';
 import { type Core, storedOf } from './context.js';
 import { stateOf } from './snapshot.js';
 
@@ -92,7 +92,7 @@ export async function header(c: Core, sessionId: string): Promise<SessionHeader>
   return effectiveHeader(JSON.parse(row.headerText) as SessionHeader, stateOf(row).header);
 }
 
-export function summaryOfRow(row: SessionRow): SessionSummary {
+export function summaryOfRow(row: ListedRow): SessionSummary {
   const h = effectiveHeader(JSON.parse(row.headerText) as SessionHeader, stateOf(row).header);
   const updatedAt = row.lastTs !== null && row.lastTs > row.createdAt ? row.lastTs : row.createdAt;
   return {

@@ -117,6 +117,12 @@ export class Sessions implements SessionStore {
     return purgeTrashed(this.c, sessionId);
   }
 
+  /** Finishes the purges a crash cut short (trash empty runs it first); none on a backend without such leftovers. */
+  async finishPurges(): Promise<string[]> {
+    this.c.refuseIfReadOnly('purge a session');
+    return (await this.port.finishPurges?.()) ?? [];
+  }
+
   restore(sessionId: string): Promise<void> {
     return restore(this.c, sessionId);
   }
@@ -175,6 +181,15 @@ export class Sessions implements SessionStore {
 
   closeAll(): Promise<void> {
     return closeAll(this.c);
+  }
+
+  /**
+   * Test seam: forgets every open session as a killed process would — no flush, no clean
+   * release — so that a new instance in the same process can take over.
+   */
+  abandon(): void {
+    this.c.sessions.clear();
+    this.port.abandon?.();
   }
 
   scrub(text: string, extra: SecretsInput = {}): string {

@@ -15,7 +15,7 @@ import { asUsage, NO_USAGE } from '../../domain/usage.js';
 export const EMPTY_SNAPSHOT: Snapshot = Object.freeze({ turn: null, runtime: null, usage: null, firstMessage: null, lastMessage: null, header: null });
 
 /** The state a row's snapshot carries. */
-export function stateOf(row: SessionRow): PlanState {
+export function stateOf(row: Pick<SessionRow, 'snapshot'>): PlanState {
   const s = row.snapshot;
   const turn = s.turn === null ? null : (JSON.parse(s.turn) as TurnState | null);
   const runtime = s.runtime === null ? NO_RUNTIME : asCounters(JSON.parse(s.runtime));

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type FsLayer, nodeFs } from '../../../src/durable/fsLayer.js';
 import { StoreError } from '../../../src/domain/errors.js';
-import type { FileSessionStore } from '../../../src/backends/file/fileStore.js';
+import type { FileSessionStore } from '../../../src/stores/fileStore.js';
 import type { RecordInput, StoredRecord } from '../../../src/domain/types.js';
 import { snapshotTree, tempDir } from '../../helpers.js';
 import { Rng } from '../../torture/rng.js';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CompactionStep } from '../../../src/backends/file/journal/compact.js';
 import { verifyStore } from '../../../src/backends/file/verify/index.js';
-import type { FileSessionStore } from '../../../src/backends/file/fileStore.js';
+import type { FileSessionStore } from '../../../src/stores/fileStore.js';
 import type { StoredRecord } from '../../../src/domain/types.js';
 import { snapshotTree, tempDir } from '../../helpers.js';
 import { indexSettled, journalOf, lines, note, sealed, store, storeError, readAll } from './storeHelpers.js';

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileBackend } from '../../../src/backends/file/fileBackend.js';
-import { FileSessionStore } from '../../../src/backends/file/fileStore.js';
+import { FileSessionStore } from '../../../src/stores/fileStore.js';
 import { Sessions } from '../../../src/core/sessions/sessions.js';
 import { scratchAt } from '../../../src/scratch/localScratch.js';
 import type { SessionStore } from '../../../src/domain/types.js';

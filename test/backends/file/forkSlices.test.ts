@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { nodeFs } from '../../../src/durable/fsLayer.js';
 import { StoreKey } from '../../../src/durable/storeKey.js';
-import type { FileSessionStore } from '../../../src/backends/file/fileStore.js';
+import type { FileSessionStore } from '../../../src/stores/fileStore.js';
 import { forkLines, forkSource } from '../../../src/backends/file/journal/forkJournal.js';
 import type { JournalHandle } from '../../../src/backends/file/journal/open.js';
 import { StoreLayout } from '../../../src/backends/file/layout.js';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ParentLink, SessionCreateParams } from '../../../protocol/index.js';
-import type { FileSessionStore } from '../../../src/backends/file/fileStore.js';
+import type { FileSessionStore } from '../../../src/stores/fileStore.js';
 import type { ParentLink as StoreParentLink, RecordInput, StoredRecord, TurnState } from '../../../src/domain/types.js';
 import { snapshotTree, tempDir } from '../../helpers.js';
 import { eio, faultFs, indexOf, indexSettled, journalOf, lines, message, note, sealed, store, storeError, unsealed } from './storeHelpers.js';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FsLayer, nodeFs } from '../../../src/durable/fsLayer.js';
-import { FileSessionStore } from '../../../src/backends/file/fileStore.js';
+import { FileSessionStore } from '../../../src/stores/fileStore.js';
 import { tempDir } from '../../helpers.js';
 import { journalOf, note, storeError } from './storeHelpers.js';
 

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { FileSessionStore } from '../../../src/backends/file/fileStore.js';
+import type { FileSessionStore } from '../../../src/stores/fileStore.js';
 import { pruneSessions } from '../../../src/engine/prune.js';
 import { tempDir } from '../../helpers.js';
 import { killingLayer } from './killingLayer.js';

@@ -4,7 +4,7 @@ import { crc32 } from 'node:zlib';
 import { expect } from 'vitest';
 import { type FsLayer, nodeFs } from '../../../src/durable/fsLayer.js';
 import { StoreError, type StoreErrorKind } from '../../../src/domain/errors.js';
-import { FileSessionStore, type FileStoreOptions } from '../../../src/backends/file/fileStore.js';
+import { FileSessionStore, type FileStoreOptions } from '../../../src/stores/fileStore.js';
 import type { RecordInput, StoredRecord } from '../../../src/domain/types.js';
 
 /** RFC 3339 UTC timestamp with millisecond precision, as the store writes it. */
@@ -68,7 +68,6 @@ export function unsealed(line: Buffer): string {
   return `${text.slice(0, text.length - ',"crc":"00000000"}'.length)}}`;
 }
 
-type IndexState = { indexWriting?: Promise<void>; indexTimer?: unknown; indexDirty?: boolean };
 
 /**
  * Waits until the store's background index writes (debounced by a timer, then written) have
@@ -76,17 +75,7 @@ type IndexState = { indexWriting?: Promise<void>; indexTimer?: unknown; indexDir
  * looks at the private session map; if that changes shape it falls back to a generous sleep.
  */
 export async function indexSettled(s: FileSessionStore): Promise<void> {
-  const sessions = (s as unknown as { sessions?: Map<string, IndexState> }).sessions;
-  if (!(sessions instanceof Map)) {
-    await new Promise((r) => setTimeout(r, 500));
-    return;
-  }
-  const busy = () => [...sessions.values()].some((x) => x.indexTimer !== undefined || x.indexWriting !== undefined);
-  for (const deadline = Date.now() + 5000; busy(); ) {
-    if (Date.now() > deadline) throw new Error('index writes did not settle');
-    await Promise.all([...sessions.values()].map((x) => x.indexWriting));
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  await s.port.indexSettled();
 }
 
 /** A fault-injection layer: every call goes to node's fs unless `override` replaces it. */

@@ -83,11 +83,11 @@ describe('trash empty', () => {
     await s.open(restored, 'write'); // still live, and writable
     // held: a second instance restoring it (its lease taken, as a restore in progress has it)
     const other = store(root, { leases: true });
-    const lease = await (other as unknown as { acquireLease(id: string): Promise<{ release(): Promise<void> }> }).acquireLease(held);
+    const fence = await other.port.leases.acquire(held);
     expect(await s.purgeTrashed(held)).toBe('open');
     expect(fs.existsSync(path.join(root, 'trash', held, 'session', 'journal.jsonl'))).toBe(true);
     await storeError(s.restore(held), 'SessionLocked');
-    await lease.release();
+    await other.port.leases.release(fence);
     expect(await s.purgeTrashed(held)).toBe('purged');
     expect(await s.purgeTrashed(held)).toBe('gone');
     await s.closeAll();

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { refOf } from '../../../src/domain/blobRefs.js';
-import type { FileSessionStore } from '../../../src/backends/file/fileStore.js';
+import type { FileSessionStore } from '../../../src/stores/fileStore.js';
 import { tempDir } from '../../helpers.js';
 import { type Plant, PLANTS, plant, stillPlanted, victim, watchingFs } from './fileSafety.js';
 import { indexOf, indexSettled, journalOf, note, sessionWith, store, storeError } from './storeHelpers.js';

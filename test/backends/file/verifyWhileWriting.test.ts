@@ -16,7 +16,7 @@ import { note, store } from './storeHelpers.js';
  * read: "acknowledged records are missing"; a replaced journal and a new archive).
  */
 
-const FILE_STORE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dist/src/backends/file/fileStore.js');
+const FILE_STORE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dist/src/stores/fileStore.js');
 
 /** Another process opens the session for writing, appends (and compacts), and closes it: its index entry is written. */
 function writerProcess(root: string, id: string, what: 'append' | 'compact'): void {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { FileSessionStore } from '../../../src/backends/file/fileStore.js';
+import type { FileSessionStore } from '../../../src/stores/fileStore.js';
 import { StoreError } from '../../../src/domain/errors.js';
 import { type FsLayer, nodeFs } from '../../../src/durable/fsLayer.js';
 import type { StoredRecord } from '../../../src/domain/types.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FileSessionStore } from '../../../src/backends/file/fileStore.js';
+import type { FileSessionStore } from '../../../src/stores/fileStore.js';
 import { needlesOf } from '../../../src/domain/secrets/encodings.js';
 import { guardValue } from '../../../src/domain/secrets/gate.js';
 import { SecretSet } from '../../../src/domain/secrets/knownSecrets.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { FileSessionStore } from '../../../src/backends/file/fileStore.js';
+import type { FileSessionStore } from '../../../src/stores/fileStore.js';
 import { StoreError } from '../../../src/domain/errors.js';
 import { needlesOf } from '../../../src/domain/secrets/encodings.js';
 import { guardValue } from '../../../src/domain/secrets/gate.js';

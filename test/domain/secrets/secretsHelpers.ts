@@ -4,7 +4,7 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import { protocolVocabulary } from '../../../protocol/vocabulary.js';
 import { StoreError, type StoreErrorKind } from '../../../src/domain/errors.js';
-import { FileSessionStore, type FileStoreOptions } from '../../../src/backends/file/fileStore.js';
+import { FileSessionStore, type FileStoreOptions } from '../../../src/stores/fileStore.js';
 import { oracleLeaks } from '../../secretOracle.js';
 import { snapshotTree } from '../../helpers.js';
 

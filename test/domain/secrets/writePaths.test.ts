@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FileSessionStore } from '../../../src/backends/file/fileStore.js';
+import type { FileSessionStore } from '../../../src/stores/fileStore.js';
 import { oracleLeaks } from '../../secretOracle.js';
 import { filesUnder, rejects, sharedDir, storeOn } from './secretsHelpers.js';
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { StoreError } from '../../../src/domain/errors.js';
-import type { FileSessionStore } from '../../../src/backends/file/fileStore.js';
+import type { FileSessionStore } from '../../../src/stores/fileStore.js';
 import { CANCELLED_RESULT } from '../../../src/domain/turns/context.js';
 import type { ContextMessage, RecordInput, TurnState } from '../../../src/domain/types.js';
 import { snapshotTree, tempDir } from '../../helpers.js';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { StoreError } from '../../../src/domain/errors.js';
-import type { FileSessionStore } from '../../../src/backends/file/fileStore.js';
+import type { FileSessionStore } from '../../../src/stores/fileStore.js';
 import { applyNewTurnEvent, applyTurn, type TurnEvent } from '../../../src/domain/turns/turnState.js';
 import type { RecordInput, TurnChange, TurnState } from '../../../src/domain/types.js';
 import { tempDir } from '../../helpers.js';

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FileSessionStore } from '../../../../src/backends/file/fileStore.js';
+import type { FileSessionStore } from '../../../../src/stores/fileStore.js';
 import { tempDir } from '../../../helpers.js';
 import { indexOf, journalOf, message, store, storeError } from '../storeHelpers.js';
 
