@@ -48,6 +48,7 @@ import { deleteStateValue, getStateValue, writeStateValue } from './runtime/stat
 import { readIndexEntry } from './sessionIndex.js';
 import { IndexWriter } from './indexWriter.js';
 import { listRows } from './listRows.js';
+import { trashRows } from './trashRows.js';
 
 export interface FileBackendOptions {
   fs?: FsLayer;
@@ -517,17 +518,9 @@ export class FileBackend implements Backend {
   }
 
   async listTrash(): Promise<TrashedSession[]> {
-    const out: TrashedSession[] = [];
-    for (const id of this.ids(this.layout.trashDir)) {
-      const file = this.trashedJournal(id);
-      const st = this.fsl.lstatSync(file);
-      if (!st) continue;
-      const row = this.readRow(id);
-      if (!row.trashed) continue;
-      out.push({ sessionId: id, headerText: row.headerText, deletedAt: new Date(this.fsl.lstatSync(this.layout.trashSessionDir(id))?.mtimeMs ?? st.mtimeMs).toISOString(), storedBytes: row.storedBytes });
-    }
-    return out;
+    return trashRows(this.fsl, this.layout);
   }
+
 
   /**
    * The scratch directory is the reservation: the core's scratch space for this backend lives

@@ -33,7 +33,7 @@ export function listRows(src: ListSource, o: { before?: UpdateCursor; limit: num
     if (row) rows.push(row);
   }
   if (o.includeTrashed) {
-    for (const id of idsIn(src.fsl, src.layout.trashDir)) {
+    for (const id of idsIn(src.fsl, src.layout.trashDir, true)) {
       const row = scanned(src, id);
       if (row?.trashed) rows.push(row);
     }
@@ -44,12 +44,10 @@ export function listRows(src: ListSource, o: { before?: UpdateCursor; limit: num
   return rows.filter((r) => !before || newer(before, key(r))).sort((a, b) => (newer(key(a), key(b)) ? -1 : 1)).slice(0, o.limit);
 }
 
-function idsIn(fsl: FsLayer, dir: string): string[] {
-  try {
-    return fsl.readdirSync(dir).filter(isSessionId);
-  } catch {
-    return [];
-  }
+/** The ids in a folder. The sessions folder exists in every store (it is made at open): its loss is an error, never an empty list; the trash may not exist yet. */
+function idsIn(fsl: FsLayer, dir: string, optional = false): string[] {
+  if (optional && !fsl.lstatSync(dir)) return [];
+  return fsl.readdirSync(dir).filter(isSessionId);
 }
 
 function liveRow(src: ListSource, id: string): ListedRow | undefined {

@@ -1,9 +1,8 @@
 import type { FsLayer } from '../../durable/fsLayer.js';
 import { StoreError } from '../../domain/errors.js';
-import type { PurgeOutcome } from '../../domain/types.js';
 import type { StoreLayout } from './layout.js';
 import type { SessionLease } from './leases.js';
-import { finishPurging, liveLeftovers, purgeSession, purgingLeftovers } from './lineage.js';
+import { finishPurging, liveLeftovers, purgingLeftovers } from './lineage.js';
 
 /**
  * Purges under the session's lock (protocol/STORAGE.md, "Purge" and "Trash empty").
@@ -31,48 +30,6 @@ export interface PurgeContext {
   lease(id: string): Promise<SessionLease | undefined>;
   /** Test seam: called after the check, before the removal, with the lock held. */
   checked?: (sessionId: string) => void | Promise<void>;
-}
-
-/**
- * trash empty's purge of one deleted session: removed for good only if, under its lock, no live
- * session has its id and it is (still) in the trash. 'live': a live session has the id (restored
- * meanwhile, or a restore refused "exists"); 'open': another process holds its lock (a restore
- * or a writer at work); 'gone': nothing of it in the trash any more (purged meanwhile).
- */
-export async function purgeTrashed(ctx: PurgeContext, id: string): Promise<PurgeOutcome> {
-  const { fsl, layout } = ctx;
-  if (fsl.lstatSync(layout.journal(id))) return 'live'; // asked again under the lock below
-  const lease = await leaseOrSkip(ctx, id);
-  if (lease === 'open') return 'open';
-  let gone = false;
-  try {
-    // The check, under the lock: it stays true until the lease is released.
-    if (fsl.lstatSync(layout.journal(id))) return 'live';
-    if (!fsl.lstatSync(layout.trashSessionDir(id)) && !liveLeftovers(fsl, layout, id)) return 'gone';
-    await ctx.checked?.(id);
-    purgeSession(fsl, layout, id);
-    gone = true;
-    return 'purged';
-  } finally {
-    await lease?.release({ removeKernelLock: gone && nothingLeft(fsl, layout, id) });
-  }
-}
-
-/**
- * session/delete {purge: true}: the session removed for good, live or trashed, under its lease
- * (a session open for writing elsewhere, or being restored, is SessionLocked). Leftovers of
- * purges a crash cut short are finished first.
- */
-export async function purgeAny(ctx: PurgeContext, id: string): Promise<void> {
-  await finishPurges(ctx, id);
-  const lease = await ctx.lease(id);
-  let gone = false;
-  try {
-    purgeSession(ctx.fsl, ctx.layout, id);
-    gone = true;
-  } finally {
-    await lease?.release({ removeKernelLock: gone && nothingLeft(ctx.fsl, ctx.layout, id) });
-  }
 }
 
 /**

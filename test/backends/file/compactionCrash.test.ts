@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { type FsLayer, nodeFs } from '../../../src/durable/fsLayer.js';
 import type { CompactionStep } from '../../../src/backends/file/journal/compact.js';
 import { StoreError } from '../../../src/domain/errors.js';
-import type { FileSessionStore } from '../../../src/backends/file/fileStore.js';
+import type { FileSessionStore } from '../../../src/stores/fileStore.js';
 import type { RecordInput, StoredRecord } from '../../../src/domain/types.js';
 import { tempDir } from '../../helpers.js';
 import { eio, indexSettled, journalOf, lines, note, store, storeError } from './storeHelpers.js';

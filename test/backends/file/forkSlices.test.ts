@@ -4,9 +4,6 @@ import { describe, expect, it } from 'vitest';
 import { nodeFs } from '../../../src/durable/fsLayer.js';
 import { StoreKey } from '../../../src/durable/storeKey.js';
 import type { FileSessionStore } from '../../../src/stores/fileStore.js';
-import { forkLines, forkSource } from '../../../src/backends/file/journal/forkJournal.js';
-import type { JournalHandle } from '../../../src/backends/file/journal/open.js';
-import { StoreLayout } from '../../../src/backends/file/layout.js';
 import { SLICE_BYTES } from '../../../src/backends/file/journal/slices.js';
 import type { StoredRecord } from '../../../src/domain/types.js';
 import { tempDir } from '../../helpers.js';
@@ -34,32 +31,12 @@ async function bigSession(s: FileSessionStore, mb: number): Promise<{ id: string
   return { id, lastSeq };
 }
 
-const handleOf = (s: FileSessionStore, id: string) => (s as unknown as { sessions: Map<string, { handle: JournalHandle }> }).sessions.get(id)!.handle;
 
 describe('session/fork in slices', () => {
-  it('a pinned source keeps the records it was pinned with while its writer compacts it and appends', async () => {
-    const root = tempDir();
-    const s = store(root);
-    const { id, lastSeq } = await bigSession(s, 3);
-    const before = await readAll(s, id);
-    const source = forkSource(nodeFs, new StoreLayout(root), handleOf(s, id));
-    try {
-      // Everything the writer may do between two slices of the fork, before the fork reads a byte.
-      await s.compact(id, { summary: 'compacted under the fork', throughSeq: lastSeq - 3 });
-      await s.append(id, [note(lastSeq + 1)]);
-      const { lines, rule } = await forkLines(nodeFs, source, lastSeq, () => undefined);
-      expect(rule).toBeUndefined();
-      const forked = lines.map((l) => JSON.parse(l.toString()) as Record<string, unknown>).map(({ crc: _c, ...r }) => r);
-      expect(forked).toEqual(before.map((r) => ({ ...r })));
-    } finally {
-      fs.closeSync(source.fd);
-    }
-    await s.closeAll();
-  });
-
   it.each([false, true])('a fork of many slices holds the source\'s records through atSeq, plaintext or sealed (encrypted: %s)', async (encrypted) => {
     const root = tempDir();
-    const s = store(root, encrypted ? { encryptionKey: new StoreKey(randomBytes(32)) } : {});
+    const key = new StoreKey(randomBytes(32));
+    const s = store(root, encrypted ? { encryptionKey: key } : {});
     const { id, lastSeq } = await bigSession(s, 3);
     const atSeq = lastSeq - 7;
     const { sessionId: forkId } = await s.fork(id, atSeq);
@@ -69,7 +46,7 @@ describe('session/fork in slices', () => {
     expect(fs.statSync(journalOf(root, forkId)).size).toBeGreaterThan(2 * SLICE_BYTES);
     expect((await s.append(forkId, [note(0)])).firstSeq).toBe(atSeq + 1);
     await s.closeAll();
-    const fresh = store(root, encrypted ? { encryptionKey: (s as unknown as { encryptionKey: StoreKey }).encryptionKey } : {});
+    const fresh = store(root, encrypted ? { encryptionKey: key } : {});
     expect((await fresh.open(forkId, 'write')).lastSeq).toBe(atSeq + 1);
     await fresh.closeAll();
   });

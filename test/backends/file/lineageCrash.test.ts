@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { FileSessionStore } from '../../../src/backends/file/fileStore.js';
+import type { FileSessionStore } from '../../../src/stores/fileStore.js';
 import { tempDir } from '../../helpers.js';
 import { type FsLayer, nodeFs } from '../../../src/durable/fsLayer.js';
 import { Killed, killingLayer } from './killingLayer.js';

@@ -1,7 +1,9 @@
 import path from 'node:path';
-import { LIST_CACHE_FILE } from '../listCache.js';
 import { isSessionId } from './common.js';
 import type { FileChecks } from './permissions.js';
+
+/** index/list.cache: the list cache older versions kept (no session's entry can have this name). */
+const LIST_CACHE_FILE = 'list.cache';
 import type { Finding, Location } from './report.js';
 import { unlessWriting, writerLive } from './recoveryCheck.js';
 
