@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { appendDurably, ensurePrivateDir } from '../../durable/durableFile.js';
 import { UnsafeFileError } from '../../durable/errors.js';
-import { appendFailureError } from './journal/writer.js';
+import { appendFailureError } from './journal/appendFailure.js';
 import { type FsLayer, nodeFs } from '../../durable/fsLayer.js';
 import { gateFs } from '../../domain/secrets/finalGate.js';
 import type { StoreKey } from '../../durable/storeKey.js';
@@ -402,7 +402,7 @@ export class FileBackend implements Backend {
     try {
       // The handle follows the new journal in place from the rename on (compact.ts swapInto).
       res = await compactJournal(this.fsl, this.layout, h.handle, {
-        throughSeq: r.throughSeq, ts: r.checkpoint.ts, checkpointText: () => r.checkpoint.text, fence: () => this.fenceError(fence),
+        throughSeq: r.throughSeq, ts: r.checkpoint.ts, checkpointText: r.checkpoint.text, fence: () => this.fenceError(fence),
         ...(this.hooks.compactionStep ? { onStep: this.hooks.compactionStep } : {}),
       });
     } catch (err) {

@@ -4,6 +4,7 @@
  * be. watchCompaction.test.ts runs it synchronously (spawnSync) from inside a reader's file-system
  * call, to force a compaction between two of the reader's reads.
  */
+import { checkpointMembers, EMPTY_PREFIX } from '../../../src/engine/reduce.js';
 import { compactJournal } from '../../../src/backends/file/journal/compact.js';
 import { openJournal } from '../../../src/backends/file/journal/open.js';
 import { StoreLayout } from '../../../src/backends/file/layout.js';
@@ -16,7 +17,13 @@ try {
   await compactJournal(nodeFs, layout, handle, {
     throughSeq: handle.position.lastSeq,
     ts: new Date().toISOString(),
-    checkpointText: (members) => JSON.stringify({ ...members, summary: 'compacted by the seam' }),
+    // The members a checkpoint carries (the core reduces them; here, from an empty prefix: the seam's sessions hold notes only).
+    checkpointText: JSON.stringify({
+      ...checkpointMembers(handle.position.lastSeq, handle.generation + 1, EMPTY_PREFIX, {
+        generation: handle.generation, records: handle.position.lastSeq - handle.firstSeq + 1, bytes: handle.position.bytes,
+      }),
+      summary: 'compacted by the seam',
+    }),
     fence: () => undefined, // no lease: the test's writer has closed the session
   });
 } finally {

@@ -129,7 +129,7 @@ describe('writer leases without kernel locks (the stale-time path)', () => {
     const root = tempDir();
     const staleMs = 20_000;
     const { sessionId } = await store(root).create({});
-    const fileStore = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../src/backends/file/fileStore.ts');
+    const fileStore = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../src/stores/fileStore.ts');
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `
       import { FileSessionStore } from ${JSON.stringify(fileStore)};
       const s = new FileSessionStore(${JSON.stringify(root)}, { leases: true, leaseStaleMs: ${staleMs} });

@@ -3,7 +3,6 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type FsLayer, nodeFs } from '../../../src/durable/fsLayer.js';
 import { StoreError } from '../../../src/domain/errors.js';
-import { JournalWriter } from '../../../src/backends/file/journal/writer.js';
 import { checkBytes, checkedByGate, gateFs, ungated } from '../../../src/domain/secrets/finalGate.js';
 import { SecretSet } from '../../../src/domain/secrets/knownSecrets.js';
 import { tempDir } from '../../helpers.js';
@@ -114,24 +113,22 @@ describe('no write of the store bypasses the gate', () => {
   });
 });
 
-describe("the journal writer's own check of each request", () => {
+describe('the check of each request of a batch', () => {
   it('refuses the one request whose bytes hold a secret and commits the others of the batch', async () => {
     const root = tempDir();
-    const file = path.join(root, 'journal.jsonl');
-    const fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
-    const set = setOf(SECRET);
-    const writer = new JournalWriter(gateFs(nodeFs, set), { fd }, { bytes: 0, lastSeq: 0, records: 0, lastCrc: '' }, Date.now, (b) => set.findInBytes(b));
+    const s = storeOn(root, { leases: false });
+    const { sessionId } = await s.create({}, { values: [SECRET] });
     const results = await Promise.allSettled([
-      writer.append({ texts: ['{"kind":"note","i":1}'] }),
-      writer.append({ texts: ['{"kind":"note","i":2}'] }),
-      writer.append({ texts: [`{"kind":"note","x":"${Buffer.from(SECRET).toString('base64')}"}`] }),
-      writer.append({ texts: ['{"kind":"note","i":3}'] }),
+      s.append(sessionId, [{ kind: 'note', i: 1 }]),
+      s.append(sessionId, [{ kind: 'note', i: 2 }]),
+      s.append(sessionId, [{ kind: 'note', x: Buffer.from(SECRET).toString('base64') }]),
+      s.append(sessionId, [{ kind: 'note', i: 3 }]),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     expect(((results[2] as PromiseRejectedResult).reason as StoreError).kind).toBe('SecretRejected');
-    const text = fs.readFileSync(file, 'utf8');
-    expect(text.split('\n').filter(Boolean)).toHaveLength(3);
+    await s.closeAll();
+    const text = fs.readFileSync(journalOf(root, sessionId), 'utf8');
+    expect(text.split('\n').filter(Boolean)).toHaveLength(4); // the header and three records
     expect(text).not.toContain(Buffer.from(SECRET).toString('base64').slice(4, 20));
-    fs.closeSync(fd);
   });
 });

@@ -1,18 +1,14 @@
-import { checkpointMembers } from '../../../engine/reduce.js';
 import { createPrivate, ensurePrivateDir, fsyncDir } from '../../../durable/durableFile.js';
 import { errnoOf, UnsafeFileError } from '../../../durable/errors.js';
 import type { FsLayer } from '../../../durable/fsLayer.js';
 import { StoreError } from '../../../domain/errors.js';
-import { checkCompactionThrough } from '../../../domain/rewind.js';
-import { FailStop } from '../../../engine/commitQueue.js';
 import type { StoreLayout } from '../layout.js';
-import { keptRewinds, offsetAfter, prefixState } from './compactScan.js';
+import { offsetAfter } from './compactScan.js';
 import { encodeRecordLine } from './format.js';
 import type { JournalHandle } from './open.js';
 import { crcOf } from './scan.js';
 import { copyRange, SYNC_EVERY, writeAll } from './slices.js';
 
-export { stateAt } from './compactScan.js';
 
 /**
  * The steps a test seam sees: 'scanned' (the journal read, the checkpoint built, nothing written
@@ -25,8 +21,12 @@ export type CompactionStep = 'scanned' | 'copied' | 'archived' | 'written' | 're
 export interface CompactionPlan {
   throughSeq: number;
   ts: string;
-  /** Builds the checkpoint record's JSON text from its members (secret checks happen there). */
-  checkpointText: (members: Record<string, unknown>) => string;
+  /**
+   * The checkpoint record's JSON text, as the core built and gated it (its members: what the
+   * prefix through throughSeq reduced to; the rewinds it would cut were refused there). This
+   * layer never reads a record's meaning: it copies lines.
+   */
+  checkpointText: string;
   /**
    * The session's writer fence: an error (LeaseLost) when this process may no longer write the
    * session. Checked, with the journal's identity, right before each rename that publishes.
@@ -102,10 +102,8 @@ export async function compactJournal(fsl: FsLayer, layout: StoreLayout, handle: 
     const origin = originOf(fsl, handle, journal);
     const fenced = () => commitFence(fsl, journal, origin, plan.fence);
     suffixAt = offsetAfter(fsl, handle, plan.throughSeq);
-    checkCompactionThrough(plan.throughSeq, await keptRewinds(fsl, handle, suffixAt, plan.throughSeq));
-    const prefix = await prefixState(fsl, handle, suffixAt, plan.throughSeq);
     archived = { generation, records: position.lastSeq - handle.firstSeq + 1, bytes: origin.size };
-    checkpoint = encodeRecordLine(plan.throughSeq, plan.ts, undefined, plan.checkpointText(checkpointMembers(plan.throughSeq, generation + 1, prefix, archived)), handle.cipher);
+    checkpoint = encodeRecordLine(plan.throughSeq, plan.ts, undefined, plan.checkpointText, handle.cipher);
     await plan.onStep?.('scanned');
     await archive(fsl, layout, handle, generation, fenced, plan.onStep);
     await plan.onStep?.('archived');
@@ -166,15 +164,16 @@ function commitFence(fsl: FsLayer, journal: string, origin: Origin, fence: () =>
  * The journal changed under its writer: any later write would go over another writer's bytes or
  * to a file nobody reads, so the session stops here (as the writer's own check does, writer.ts).
  */
-function journalChanged(): FailStop {
-  return new FailStop(new StoreError('Conflict', 'the journal changed since the compaction started from it; nothing was compacted and the session is read-only in this process', {
+function journalChanged(): StoreError {
+  // Conflict journalChanged stops the session's commit queue (engine/commitQueue.ts).
+  return new StoreError('Conflict', 'the journal changed since the compaction started from it; nothing was compacted and the session is read-only in this process', {
     reason: 'journalChanged', stage: 'preCommit',
-  }), 'the journal was changed by another writer');
+  });
 }
 
 /** A failure before the commit: the old journal is authoritative and unchanged. */
 function stageError(err: unknown): unknown {
-  if (err instanceof StoreError || err instanceof FailStop) return err;
+  if (err instanceof StoreError) return err;
   if (err instanceof UnsafeFileError) {
     // A history directory or file that is a symlink, not ours, or open to others: refused like an unsafe journal.
     return new StoreError('UnsafeStore', `compaction refused: a history path ${err.reason}; the journal is unchanged`, {
