@@ -14,7 +14,7 @@ import { FileSessionStore } from './stores/fileStore.js';
 import { MemoryBackend } from './backends/memory/memoryBackend.js';
 import { Sessions } from './core/sessions/sessions.js';
 import { SecretSet } from './domain/secrets/knownSecrets.js';
-import { EphemeralRouter } from './engine/ephemeral.js';
+import { EphemeralRouter } from './core/services/ephemeral.js';
 import type { SessionStore } from './domain/types.js';
 import { DEFAULT_PG_SCHEMA, isPostgresUrl } from './backends/postgres/url.js';
 import { packageInfo } from './version.js';

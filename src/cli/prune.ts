@@ -1,5 +1,5 @@
 import { summaryOf } from './commands.js';
-import { pruneSessions } from '../engine/prune.js';
+import { pruneSessions } from '../core/services/prune.js';
 import { checkDuration, type Command, openWritableStore, parseCommand, positiveInt, STORE_HELP, UsageError } from './common.js';
 import { humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
 

@@ -1,6 +1,6 @@
 import { summaryOf } from './commands.js';
 import type { SessionStore } from '../domain/types.js';
-import { type SearchHit, searchSessions } from '../engine/search.js';
+import { type SearchHit, searchSessions } from '../core/services/search.js';
 import { MAX_SEARCH_LIMIT } from '../../protocol/methods/session.search.js';
 import { type Command, openSession, openStore, parseCommand, positiveInt, STORE_HELP, UsageError } from './common.js';
 import { oneLine, out, safeText, stdoutStyle, table } from './output.js';

@@ -1,5 +1,5 @@
 import { summaryOf } from './commands.js';
-import { emptyTrash, trashOf } from '../engine/trash.js';
+import { emptyTrash, trashOf } from '../core/services/trash.js';
 import type { TrashEntry } from '../domain/types.js';
 import { checkDuration, type Command, openStore, openWritableStore, parseCommand, STORE_HELP, UsageError } from './common.js';
 import { dryRunOf } from './prune.js';

@@ -6,9 +6,8 @@
  * rules): those are the core's, once for every backend.
  *
  * Implemented by `PostgresBackend` (src/backends/postgres/backend.ts), `MemoryBackend`
- * (src/backends/memory, ephemeral sessions) and `FileBackend` (src/backends/file/fileBackend.ts:
- * served under SESSION_SIDECAR_FILE_CORE=1 and run by the store contract as file-core; the
- * file store's own SessionStore, src/backends/file/fileStore.ts, is still the default).
+ * (src/backends/memory, ephemeral sessions) and `FileBackend` (src/backends/file/fileBackend.ts,
+ * the default; composed with the core in src/stores/fileStore.ts).
  *
  * Invariants every implementation keeps:
  * - Durability: a write resolves only once what it wrote survives a crash of this process and

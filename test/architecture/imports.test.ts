@@ -6,7 +6,7 @@
  *   src/adapters or src/client, and neither `pg` nor `node:fs`.
  * - A backend (src/backends/**) reaches into the core only for the port's types: `import type`
  *   from src/core/port.ts or src/core/gate.ts, nothing else of the core.
- * - The layers below the core (src/domain, src/engine, src/scratch) import neither the core nor
+ * - The layers below the core (src/domain, src/scratch) import neither the core nor
  *   a backend nor anything above them.
  * - `Gated` values are made by the final gate alone: no module but src/core/gate.ts writes
  *   `as Gated<` (the brand's symbol is not exported; a cast is the only way to forge one).
@@ -62,7 +62,7 @@ export function violations(sources: Source[]): string[] {
         if (!PORT_TYPES.has(i.target)) at(i, 'a backend imports the core beyond the port');
         else if (!i.typeOnly) at(i, 'a backend imports the port for more than its types');
       }
-      if (['src/domain', 'src/engine', 'src/scratch'].some((d) => under(src.file, d))) {
+      if (['src/domain', 'src/scratch'].some((d) => under(src.file, d))) {
         if (ABOVE_LOWER.some((d) => under(i.target, d)) || i.target === 'src/cli.ts') at(i, 'a lower layer imports the core, a backend or a layer above it');
       }
     }
@@ -96,7 +96,7 @@ describe('architecture: imports follow the layers', () => {
     expect(violations([{ file: 'src/backends/memory/x.ts', text: "import { FinalGate } from '../../core/gate.js';\n" }]))
       .toEqual(['src/backends/memory/x.ts:1: a backend imports the port for more than its types (src/core/gate.ts)']);
     expect(violations([{ file: 'src/backends/memory/x.ts', text: "import type { Backend } from '../../core/port.js';\n" }])).toEqual([]);
-    expect(violations([{ file: 'src/engine/x.ts', text: "export { Sessions } from '../core/sessions/sessions.js';\n" }])).toHaveLength(1);
+    expect(violations([{ file: 'src/domain/x.ts', text: "export { Sessions } from '../core/sessions/sessions.js';\n" }])).toHaveLength(1);
     expect(violations([{ file: 'src/backends/postgres/x.ts', text: 'const r = rec as Gated<SealedRecord>;\n' }])).toHaveLength(1);
   });
 });

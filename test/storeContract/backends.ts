@@ -30,7 +30,7 @@ import type { SecretSet } from '../../src/domain/secrets/knownSecrets.js';
 import { tempDir } from '../helpers.js';
 import { freshSchema, pgAvailability, releaseSharedCluster, sharedCluster } from '../pg/pgServer.js';
 
-export type BackendName = 'file' | 'postgres' | 'memory' | 'file-core';
+export type BackendName = 'file' | 'postgres' | 'memory';
 
 /** Options every instance of a test's store shares (what a sidecar's command line would give). */
 export interface StoreOpts {
@@ -194,34 +194,7 @@ const memoryBackend: Backend = {
   },
 };
 
-/**
- * `file-core` (phase 3 of issue 26, behind SIDECAR_FILE_CORE=1 until it replaces `file`): the
- * core's Sessions over a FileBackend on a temporary directory, writer leases on.
- */
-const fileCoreBackend: Backend = {
-  name: 'file-core',
-  skip: null,
-  async make(opts = {}) {
-    const root = tempDir('contract-file-core-');
-    const open = (o: StoreOpts) => {
-      const s = new Sessions(new FileBackend(root, { leases: true, ...(o.readOnly ? { readOnly: true } : {}) }), { scratch: scratchAt(path.join(root, 'scratch-local')), ...o });
-      live.push(s);
-      return s;
-    };
-    return {
-      backend: 'file-core',
-      store: open(opts),
-      reopen: async (o = opts) => open(o),
-      crash: async (s) => {
-        ((s as Sessions).port as FileBackend).abandon();
-        live.splice(live.indexOf(s), 1);
-      },
-      dump: async () => filesUnder(root).map((f) => fs.readFileSync(f).toString('latin1')).join('\n'),
-    };
-  },
-};
-
-export const BACKENDS: Backend[] = [fileBackend, postgresBackend, memoryBackend, ...(process.env.SIDECAR_FILE_CORE === '1' ? [fileCoreBackend] : [])];
+export const BACKENDS: Backend[] = [fileBackend, postgresBackend, memoryBackend];
 
 function filesUnder(dir: string): string[] {
   const out: string[] = [];

@@ -14,7 +14,7 @@ import { MemoryBackend } from '../../src/backends/memory/memoryBackend.js';
 import { Sessions as CoreSessions } from '../../src/core/sessions/sessions.js';
 import { SecretSet } from '../../src/domain/secrets/knownSecrets.js';
 import type { SessionStore } from '../../src/domain/types.js';
-import { EphemeralRouter } from '../../src/engine/ephemeral.js';
+import { EphemeralRouter } from '../../src/core/services/ephemeral.js';
 import { sharedCluster } from '../pg/pgServer.js';
 import { eachBackend, type BackendName, readAll, storeError, user } from './backends.js';
 

@@ -5,7 +5,7 @@
  * list cache and index entries) the answers are the same.
  */
 import { expect, it } from 'vitest';
-import { searchSessions } from '../../src/engine/search.js';
+import { searchSessions } from '../../src/core/services/search.js';
 import type { SessionStore } from '../../src/domain/types.js';
 import { eachBackend, note, storeError, user } from './backends.js';
 

@@ -7,8 +7,8 @@ import { MemoryBackend } from '../../src/backends/memory/memoryBackend.js';
 import { Sessions } from '../../src/core/sessions/sessions.js';
 import { SecretSet } from '../../src/domain/secrets/knownSecrets.js';
 import type { SessionHeaderInput, SessionStore } from '../../src/domain/types.js';
-import { EphemeralRouter } from '../../src/engine/ephemeral.js';
-import { pruneSessions } from '../../src/engine/prune.js';
+import { EphemeralRouter } from '../../src/core/services/ephemeral.js';
+import { pruneSessions } from '../../src/core/services/prune.js';
 import { eachBackend, readAll, storeError, user } from './backends.js';
 
 const DAY = 86_400_000;

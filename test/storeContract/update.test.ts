@@ -71,7 +71,7 @@ eachBackend('session/update', (setup, backend) => {
     expect((await other.list()).sessions[0]).toMatchObject({ title: 'renamed', tags: ['kept'] });
   });
 
-  it.runIf(backend === 'file' || backend === 'file-core')('file: after the index and the list cache are lost, open and list rebuild the update from the journal', async () => {
+  it.runIf(backend === 'file')('file: after the index and the list cache are lost, open and list rebuild the update from the journal', async () => {
     const f = await setup();
     const { sessionId: id } = await f.store.create({ title: 'a', tags: ['old'] });
     await f.store.update(id, { title: 'b', tags: ['new'] });
@@ -115,7 +115,7 @@ eachBackend('session/update', (setup, backend) => {
     expect((await s.update(id, { metadata: { note: null } })).metadata).toEqual({ keep: 1 });
   });
 
-  it.runIf(backend === 'file' || backend === 'file-core')('file: an index entry of an older version (no cwd, no hv) is not used by a filtered list', async () => {
+  it.runIf(backend === 'file')('file: an index entry of an older version (no cwd, no hv) is not used by a filtered list', async () => {
     const f = await setup();
     const { sessionId: id } = await f.store.create({ cwd: '/old/entry' });
     await f.store.closeAll();

@@ -1,16 +1,13 @@
 /**
- * # The file backend: `class FileBackend implements Backend` (src/core/port.ts) — phase 3, in progress
+ * # The file backend: `class FileBackend implements Backend` (src/core/port.ts)
  *
  * The file store's on-disk format (STORAGE.md: per-session journals of checksummed lines, the
- * index, the trash, history archives, blobs, state values) kept by the core's `Sessions`
- * instead of FileSessionStore. Byte positions stay inside: the core sees seqs, generations and
- * sealed texts only. A record's text is the journal line's JSON without its envelope (seq, ts,
- * batchEnd) and checksum — exactly what the core gated — so no text is rewritten.
- *
- * Not the default yet: FileSessionStore still serves `serve`; the store contract runs this
- * backend as `file-core` when SIDECAR_FILE_CORE=1 (test/storeContract/backends.ts). What is left
- * is listed in the phase-3 report (docs): list cache, watch, purge-under-lock's leftovers, the
- * readText fast path, and the deletion of the old store.
+ * index, the trash, history archives, blobs, state values) kept for the core's `Sessions`
+ * (composed in src/stores/fileStore.ts). Byte positions stay inside: the core sees seqs,
+ * generations and sealed texts only. A record's text is the journal line's JSON without its
+ * envelope (seq, ts, batchEnd) and checksum — exactly what the core gated — so no text is
+ * rewritten, and nothing here interprets it (a compaction copies lines and writes the checkpoint
+ * the core planned). Every byte written passes the FsLayer gate (the second net) once more.
  */
 import os from 'node:os';
 import path from 'node:path';

@@ -5,8 +5,8 @@
  * snapshot of the state they leave, in one atomic step. The committed view lives here and is
  * advanced only after persist resolved (COMMIT returned, the bytes synced).
  */
-import { CommitQueue, type CommitSink, type CommittedView } from '../../engine/commitQueue.js';
-import type { PlanState } from '../../engine/layOut.js';
+import { CommitQueue, type CommitSink, type CommittedView } from '../commit/commitQueue.js';
+import type { PlanState } from '../commit/layOut.js';
 import type { FinalGate, Gated } from '../gate.js';
 import type { Backend, Fence, SealedRecord } from '../port.js';
 import { snapshotOf } from './snapshot.js';

@@ -3,8 +3,8 @@
  * with every write) and the commit queue, whose committed view (lastSeq, turn, counters,
  * summaries) advances only after the backend's persist resolved.
  */
-import type { CommitQueue } from '../../engine/commitQueue.js';
-import type { PlanState } from '../../engine/layOut.js';
+import type { CommitQueue } from '../commit/commitQueue.js';
+import type { PlanState } from '../commit/layOut.js';
 import { NO_RUNTIME } from '../../domain/runtimeCounters.js';
 import type { SecretSet } from '../../domain/secrets/knownSecrets.js';
 import { effectiveHeader, type HeaderState } from '../../domain/sessionUpdate.js';

@@ -13,10 +13,10 @@ import type {
   UsageReport,
 } from '../../domain/types.js';
 import { shownUsage } from '../../domain/usage.js';
-import { withoutSecretSummaries } from '../../engine/header.js';
-import { checkFilter, filters, matches } from '../../engine/listFilter.js';
-import { DEFAULT_LIST_LIMIT, decodeCursor, pageOf } from '../../engine/listPage.js';
-import { type Watch, watchRecords } from '../../engine/watch.js';
+import { withoutSecretSummaries } from '../commit/header.js';
+import { checkFilter, filters, matches } from '../commit/listFilter.js';
+import { DEFAULT_LIST_LIMIT, decodeCursor, pageOf } from '../commit/listPage.js';
+import { type Watch, watchRecords } from './watch.js';
 import type { ListedRow, SessionRow } from '../port.js';
 import { type Core, storedOf } from './context.js';
 import { stateOf } from './snapshot.js';

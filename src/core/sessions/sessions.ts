@@ -20,7 +20,7 @@ import type {
   ReadPage, RecordInput, RecordsText, RewindResult, SecretsInput, SessionHeader, SessionHeaderInput, SessionStore, StoredRecord, TrashEntry, TurnChange, TurnKind,
   TurnState, UpdatedHeader, UsageReport,
 } from '../../domain/types.js';
-import { scrubText } from '../../engine/header.js';
+import { scrubText } from '../commit/header.js';
 import type { KeepScratch } from '../../scratch/toolRuns.js';
 import type { Redaction } from '../../domain/secrets/redact.js';
 import type { Backend } from '../port.js';

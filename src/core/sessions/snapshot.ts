@@ -3,8 +3,8 @@
  * as texts the core writes and reads back itself. A backend stores them as opaque texts.
  */
 import type { SealedRecord, SessionRow, Snapshot } from '../port.js';
-import type { PlanState } from '../../engine/layOut.js';
-import { EMPTY_PREFIX, reducePrefix } from '../../engine/reduce.js';
+import type { PlanState } from '../commit/layOut.js';
+import { EMPTY_PREFIX, reducePrefix } from '../commit/reduce.js';
 import { asCounters, NO_RUNTIME } from '../../domain/runtimeCounters.js';
 import { type HeaderState } from '../../domain/sessionUpdate.js';
 import { summarizeRecord } from '../../domain/summary.js';

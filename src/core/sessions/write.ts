@@ -9,8 +9,8 @@ import type { RecordInput, AppendResult, TurnChange, TurnKind, UpdatedHeader } f
 import { newTurnId } from '../../domain/turns/ids.js';
 import type { TurnEvent } from '../../domain/turns/turnState.js';
 import { baseState, type SessionUpdate } from '../../domain/sessionUpdate.js';
-import { appendResult, planBatch, prepareBatch, turnEventPlan, wroteNothing } from '../../engine/appendPlan.js';
-import { prepareUpdate, updatedHeader, updatePlan } from '../../engine/sessionUpdate.js';
+import { appendResult, planBatch, prepareBatch, turnEventPlan, wroteNothing } from '../commit/appendPlan.js';
+import { prepareUpdate, updatedHeader, updatePlan } from '../commit/sessionUpdate.js';
 import type { Core } from './context.js';
 import { blobSinkFor } from './blobs.js';
 

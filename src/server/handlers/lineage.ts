@@ -1,6 +1,6 @@
 import { sessionDelete, sessionFork, sessionPrune, sessionRestore } from '../../../protocol/index.js';
 import type { SessionStore } from '../../domain/types.js';
-import { pruneSessions } from '../../engine/prune.js';
+import { pruneSessions } from '../../core/services/prune.js';
 import { handle, type RequestHandler } from '../dispatch.js';
 
 /** session/fork, session/delete, session/restore, session/prune — each only translates params to one store (or engine) call. */

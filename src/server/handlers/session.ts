@@ -6,7 +6,7 @@ import {
 import { RawJson } from '../../framing/writers.js';
 import { StoreError } from '../../domain/errors.js';
 import type { ReadPage, SessionStore } from '../../domain/types.js';
-import { searchSessions } from '../../engine/search.js';
+import { searchSessions } from '../../core/services/search.js';
 import { cancelled, handle, type RequestHandler } from '../dispatch.js';
 
 /** session/* — each handler only translates params to one store call. */

@@ -4,7 +4,7 @@
  * be. watchCompaction.test.ts runs it synchronously (spawnSync) from inside a reader's file-system
  * call, to force a compaction between two of the reader's reads.
  */
-import { checkpointMembers, EMPTY_PREFIX } from '../../../src/engine/reduce.js';
+import { checkpointMembers, EMPTY_PREFIX } from '../../../src/core/commit/reduce.js';
 import { compactJournal } from '../../../src/backends/file/journal/compact.js';
 import { openJournal } from '../../../src/backends/file/journal/open.js';
 import { StoreLayout } from '../../../src/backends/file/layout.js';

@@ -1,8 +1,6 @@
 /**
- * The file backend under the core (src/backends/file/fileBackend.ts), run by default (the store
- * contract runs it whole as file-core under SIDECAR_FILE_CORE=1): a write open repairs a torn
- * tail under its lease and reports it once; the on-disk format is the file store's (a
- * FileSessionStore reads what it wrote, and the other way round).
+ * The file backend under the core (src/backends/file/fileBackend.ts; the store contract runs
+ * it whole as `file`): a write open repairs a torn tail under its lease and reports it once.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { FileSessionStore } from '../../../src/stores/fileStore.js';
-import { pruneSessions } from '../../../src/engine/prune.js';
+import { pruneSessions } from '../../../src/core/services/prune.js';
 import { tempDir } from '../../helpers.js';
 import { killingLayer } from './killingLayer.js';
 import { journalOf, note, store } from './storeHelpers.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { emptyTrash, trashOf } from '../../../src/engine/trash.js';
+import { emptyTrash, trashOf } from '../../../src/core/services/trash.js';
 import { tempDir } from '../../helpers.js';
 import { journalOf, note, store, storeError } from './storeHelpers.js';
 

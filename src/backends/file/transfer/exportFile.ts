@@ -12,7 +12,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import type { BundleGeneration, SealedRecord, SessionBundle } from '../../../backend/port.js';
+import type { BundleGeneration, SealedRecord, SessionBundle } from '../../../core/port.js';
 import { openPrivate } from '../../../durable/durableFile.js';
 import type { FsLayer } from '../../../durable/fsLayer.js';
 import { StoreError } from '../../../domain/errors.js';

@@ -22,7 +22,7 @@
  * No index entry is written (a cache, rebuilt from the journal) and no lease is taken.
  */
 import path from 'node:path';
-import type { SessionBundle } from '../../../backend/port.js';
+import type { SessionBundle } from '../../../core/port.js';
 import { createPrivate, ensurePrivateDir, fsyncDir } from '../../../durable/durableFile.js';
 import type { FsLayer } from '../../../durable/fsLayer.js';
 import { StoreError } from '../../../domain/errors.js';

@@ -16,7 +16,7 @@
  * by this queue (fail-stop: a failed fsync is never retried, and a later write could land on
  * bytes whose fate is unknown).
  */
-import { StoreError } from '../domain/errors.js';
+import { StoreError } from '../../domain/errors.js';
 import { type AppendRequest, type CommittedAppend, finalGateError, layOutRequest, type PlanState } from './layOut.js';
 
 /** What the next batch is planned against: the backend's committed position. */

@@ -1,5 +1,5 @@
-import { StoreError } from '../domain/errors.js';
-import type { ReadOptions, ReadPage, StoredRecord } from '../domain/types.js';
+import { StoreError } from '../../domain/errors.js';
+import type { ReadOptions, ReadPage, StoredRecord } from '../../domain/types.js';
 
 /** Records per page a watch reads (the journal or an archive). */
 export const WATCH_PAGE = 1000;

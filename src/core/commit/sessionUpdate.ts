@@ -5,12 +5,12 @@
  * (so concurrent updates and appends are ordered by the commit queue, and the result's limits
  * are checked against the state it really applies to).
  */
-import { StoreError } from '../domain/errors.js';
-import { guardValue } from '../domain/secrets/gate.js';
-import type { SecretSet } from '../domain/secrets/knownSecrets.js';
-import type { Redaction } from '../domain/secrets/redact.js';
-import { applyUpdate, effectiveHeader, type HeaderState, normalizeUpdate, type SessionUpdate } from '../domain/sessionUpdate.js';
-import type { SessionHeader, UpdatedHeader } from '../domain/types.js';
+import { StoreError } from '../../domain/errors.js';
+import { guardValue } from '../../domain/secrets/gate.js';
+import type { SecretSet } from '../../domain/secrets/knownSecrets.js';
+import type { Redaction } from '../../domain/secrets/redact.js';
+import { applyUpdate, effectiveHeader, type HeaderState, normalizeUpdate, type SessionUpdate } from '../../domain/sessionUpdate.js';
+import type { SessionHeader, UpdatedHeader } from '../../domain/types.js';
 import type { AppendRequest } from './layOut.js';
 
 export interface PreparedUpdate {

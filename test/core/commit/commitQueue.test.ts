@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { Backend, SealedRecord } from '../../src/core/port.js';
-import { FinalGate } from '../../src/core/gate.js';
-import { commitQueue } from '../../src/core/sessions/commitSink.js';
-import { SecretSet } from '../../src/domain/secrets/knownSecrets.js';
-import { CommitQueue, type CommitSink, FailStop } from '../../src/engine/commitQueue.js';
-import type { PlanState } from '../../src/engine/layOut.js';
-import { StoreError } from '../../src/domain/errors.js';
-import { NO_RUNTIME } from '../../src/domain/runtimeCounters.js';
-import { NO_USAGE } from '../../src/domain/usage.js';
+import type { Backend, SealedRecord } from '../../../src/core/port.js';
+import { FinalGate } from '../../../src/core/gate.js';
+import { commitQueue } from '../../../src/core/sessions/commitSink.js';
+import { SecretSet } from '../../../src/domain/secrets/knownSecrets.js';
+import { CommitQueue, type CommitSink, FailStop } from '../../../src/core/commit/commitQueue.js';
+import type { PlanState } from '../../../src/core/commit/layOut.js';
+import { StoreError } from '../../../src/domain/errors.js';
+import { NO_RUNTIME } from '../../../src/domain/runtimeCounters.js';
+import { NO_USAGE } from '../../../src/domain/usage.js';
 
 const START: PlanState = { turn: null, runtime: NO_RUNTIME, usage: NO_USAGE };
 const rec = (i: number) => JSON.stringify({ kind: 'message', message: { role: 'user', content: `m${i}` } });

@@ -1,8 +1,8 @@
-import { StoreError } from '../domain/errors.js';
-import type { RuntimeCounters } from '../domain/runtimeCounters.js';
-import type { TurnState } from '../domain/turns/turnState.js';
-import type { HeaderState } from '../domain/sessionUpdate.js';
-import type { UsageTotals } from '../domain/usage.js';
+import { StoreError } from '../../domain/errors.js';
+import type { RuntimeCounters } from '../../domain/runtimeCounters.js';
+import type { TurnState } from '../../domain/turns/turnState.js';
+import type { HeaderState } from '../../domain/sessionUpdate.js';
+import type { UsageTotals } from '../../domain/usage.js';
 
 /** What a plan is laid out against: the state the committed records and the requests before it leave. */
 export interface PlanState {

@@ -1,4 +1,4 @@
-import type { ReadPage, ReadOptions, StoredRecord } from '../domain/types.js';
+import type { ReadPage, ReadOptions, StoredRecord } from '../../domain/types.js';
 import { type Cursor, firstArchive, handOnArchived, hole, WATCH_PAGE } from './watchArchives.js';
 
 export interface WatchSource {

@@ -1,6 +1,6 @@
-import { StoreError } from '../domain/errors.js';
-import { parseDuration, selectForPrune } from '../domain/retention.js';
-import type { SessionStore, SessionSummary } from '../domain/types.js';
+import { StoreError } from '../../domain/errors.js';
+import { parseDuration, selectForPrune } from '../../domain/retention.js';
+import type { SessionStore, SessionSummary } from '../../domain/types.js';
 
 export interface PruneRequest {
   olderThan: string;

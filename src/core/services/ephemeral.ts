@@ -1,9 +1,9 @@
-import { StoreError } from '../domain/errors.js';
+import { StoreError } from '../../domain/errors.js';
 import type {
   AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListFilter, ListOptions, ListPage, OpenedSession, OpenMode, PruneOptions, RewindResult, UsageReport,
   ReadOptions, ReadPage, RecordInput, RecordsText, SecretsInput, SessionHeader, SessionHeaderInput, SessionStore, SessionSummary, StoredRecord, TrashEntry,
   TurnChange, TurnKind, TurnState, UpdatedHeader,
-} from '../domain/types.js';
+} from '../../domain/types.js';
 
 /**
  * Ephemeral sessions (protocol §17) beside a durable store: one SessionStore that routes every

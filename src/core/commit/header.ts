@@ -1,10 +1,10 @@
-import { StoreError } from '../domain/errors.js';
-import { guardValue } from '../domain/secrets/gate.js';
-import { MIN_SECRET_CHARS, SecretSet } from '../domain/secrets/knownSecrets.js';
-import type { Redaction } from '../domain/secrets/redact.js';
-import { checkTags, sanitizeTitle } from '../domain/sessionUpdate.js';
-import { redactTokens } from '../domain/secrets/tokenRules.js';
-import type { ListPage, SecretsInput, SessionHeaderInput } from '../domain/types.js';
+import { StoreError } from '../../domain/errors.js';
+import { guardValue } from '../../domain/secrets/gate.js';
+import { MIN_SECRET_CHARS, SecretSet } from '../../domain/secrets/knownSecrets.js';
+import type { Redaction } from '../../domain/secrets/redact.js';
+import { checkTags, sanitizeTitle } from '../../domain/sessionUpdate.js';
+import { redactTokens } from '../../domain/secrets/tokenRules.js';
+import type { ListPage, SecretsInput, SessionHeaderInput } from '../../domain/types.js';
 
 /**
  * A new session's header members through the secret gate: the caller's input (and the names of

@@ -1,7 +1,7 @@
-import { NO_RUNTIME, reduceRuntime, type RuntimeCounters } from '../domain/runtimeCounters.js';
-import { applyTurn, type TurnEvent, type TurnState } from '../domain/turns/turnState.js';
-import { type HeaderState, reduceHeader } from '../domain/sessionUpdate.js';
-import { NO_USAGE, reduceUsage, type UsageTotals } from '../domain/usage.js';
+import { NO_RUNTIME, reduceRuntime, type RuntimeCounters } from '../../domain/runtimeCounters.js';
+import { applyTurn, type TurnEvent, type TurnState } from '../../domain/turns/turnState.js';
+import { type HeaderState, reduceHeader } from '../../domain/sessionUpdate.js';
+import { NO_USAGE, reduceUsage, type UsageTotals } from '../../domain/usage.js';
 
 /**
  * What a compaction's checkpoint carries about the records it replaces, reduced record by

@@ -1,6 +1,6 @@
-import { StoreError } from '../domain/errors.js';
-import { parseDuration } from '../domain/retention.js';
-import type { SessionStore, TrashEntry } from '../domain/types.js';
+import { StoreError } from '../../domain/errors.js';
+import { parseDuration } from '../../domain/retention.js';
+import type { SessionStore, TrashEntry } from '../../domain/types.js';
 
 /** Why trash empty left a selected session: a live session has its id, or another process holds its lock. */
 export type TrashSkipReason = 'live' | 'open';

@@ -11,11 +11,11 @@
  * scrubbed like error text (registered secrets, well-known credentials), although the stored
  * text already passed the secret gate, for secrets registered after it was written.
  */
-import { StoreError } from '../domain/errors.js';
-import type { ListPage, ReadOptions, ReadPage, SecretsInput } from '../domain/types.js';
-import { textOf } from '../domain/summary.js';
+import { StoreError } from '../../domain/errors.js';
+import type { ListPage, ReadOptions, ReadPage, SecretsInput } from '../../domain/types.js';
+import { textOf } from '../../domain/summary.js';
 
-import { DEFAULT_SEARCH_LIMIT } from '../../protocol/methods/session.search.js';
+import { DEFAULT_SEARCH_LIMIT } from '../../../protocol/methods/session.search.js';
 export const SNIPPET_CHARS = 160;
 /** Characters of context before the match. */
 const SNIPPET_LEAD = 40;

@@ -1,5 +1,5 @@
-import { StoreError } from '../domain/errors.js';
-import type { SessionSummary } from '../domain/types.js';
+import { StoreError } from '../../domain/errors.js';
+import type { SessionSummary } from '../../domain/types.js';
 
 /**
  * session/list's order and cursor, once for every backend: most recently updated first (ties:

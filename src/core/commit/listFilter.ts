@@ -4,9 +4,9 @@
  * (the list cache / index summary on the file backend, the session row on PostgreSQL), never
  * against its records. Filters combine with AND; the order and cursor are listPage.ts's.
  */
-import { StoreError } from '../domain/errors.js';
-import { checkTags } from '../domain/sessionUpdate.js';
-import type { ListFilter, SessionSummary } from '../domain/types.js';
+import { StoreError } from '../../domain/errors.js';
+import { checkTags } from '../../domain/sessionUpdate.js';
+import type { ListFilter, SessionSummary } from '../../domain/types.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 

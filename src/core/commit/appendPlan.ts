@@ -9,18 +9,18 @@
  *     .catch((e) => { if (wroteNothing(e)) planned.giveBack(); throw e; });
  *   return appendResult(committed, batch, planned.recordSeqs());
  */
-import { StoreError } from '../domain/errors.js';
-import type { BlobSink } from '../domain/blobRefs.js';
-import { assignRuntime, reduceRuntime, type ToolSeqIssuer } from '../domain/runtimeCounters.js';
-import type { SecretSet } from '../domain/secrets/knownSecrets.js';
-import type { Redaction } from '../domain/secrets/redact.js';
-import { prepareRecord } from '../domain/serialize.js';
-import { planAppend } from '../domain/turns/autoTurns.js';
-import { applyNewTurnEvent, type TurnEvent } from '../domain/turns/turnState.js';
-import type { AppendResult, RecordInput } from '../domain/types.js';
-import { reduceUsage } from '../domain/usage.js';
-import { checkRewindTurn, type RewindRecord } from '../domain/rewind.js';
-import { summarizeRecord } from '../domain/summary.js';
+import { StoreError } from '../../domain/errors.js';
+import type { BlobSink } from '../../domain/blobRefs.js';
+import { assignRuntime, reduceRuntime, type ToolSeqIssuer } from '../../domain/runtimeCounters.js';
+import type { SecretSet } from '../../domain/secrets/knownSecrets.js';
+import type { Redaction } from '../../domain/secrets/redact.js';
+import { prepareRecord } from '../../domain/serialize.js';
+import { planAppend } from '../../domain/turns/autoTurns.js';
+import { applyNewTurnEvent, type TurnEvent } from '../../domain/turns/turnState.js';
+import type { AppendResult, RecordInput } from '../../domain/types.js';
+import { reduceUsage } from '../../domain/usage.js';
+import { checkRewindTurn, type RewindRecord } from '../../domain/rewind.js';
+import { summarizeRecord } from '../../domain/summary.js';
 import type { AppendRequest, CommittedAppend, MessageSummaries, PlanState } from './layOut.js';
 
 export interface PreparedBatch {
