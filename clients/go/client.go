@@ -86,6 +86,7 @@ type Client struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	protocolVersion int64
 	// trace, when set (tests), is called with each method before it is sent.
 	trace func(method string)
 	// afterFrame, when set (tests), returns bytes written together with a request's frame.
@@ -144,6 +145,7 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 		opts: opts, framing: opts.Framing, pending: map[int64]*call{},
 		exited: make(chan struct{}), readerDone: make(chan struct{}), stderrDone: make(chan struct{}),
 		stderr: &tailBuffer{max: 64 << 10}, notes: newNotifier(opts.NotificationBuffer),
+		protocolVersion: ProtocolVersion,
 	}
 	if startHook != nil {
 		startHook(c)
@@ -159,7 +161,7 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 	if pid == nil {
 		pid = Ptr(int64(os.Getpid()))
 	}
-	res, err := c.Initialize(ctx, InitializeParams{ProtocolVersion: ProtocolVersion, ClientInfo: info, ProcessID: pid})
+	res, err := c.Initialize(ctx, InitializeParams{ProtocolVersion: c.protocolVersion, ClientInfo: info, ProcessID: pid})
 	if err == nil {
 		err = c.Initialized(ctx)
 	}
