@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,14 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv("SIDECAR_GO_FAKE"); mode != "" {
 		fakeSidecar(mode)
 		return
+	}
+	// What Start runs by itself in the examples: this repository's build, unless
+	// $SESSION_SIDECAR_COMMAND says otherwise.
+	if os.Getenv(EnvCommand) == "" {
+		cli := filepath.Join(repoRoot(nil), "dist", "src", "cli.js")
+		if _, err := os.Stat(cli); err == nil {
+			os.Setenv(EnvCommand, "node "+strconv.Quote(cli))
+		}
 	}
 	os.Exit(m.Run())
 }

@@ -8,13 +8,13 @@ import (
 
 func TestSplitCommandLine(t *testing.T) {
 	for in, want := range map[string][]string{
-		"node /opt/sidecar/dist/src/cli.js":   {"node", "/opt/sidecar/dist/src/cli.js"},
-		"  node\t  cli.js  ":                  {"node", "cli.js"},
-		`node "/path with spaces/cli.js"`:     {"node", "/path with spaces/cli.js"},
-		`node '/it''s here/cli.js'`:           {"node", "/its here/cli.js"},
-		`a\ b "c\"d" 'e\f'`:                   {"a b", `c"d`, `e\f`},
-		`x""`:                                 {"x"},
-		`""`:                                  {""},
+		"node /opt/sidecar/dist/src/cli.js": {"node", "/opt/sidecar/dist/src/cli.js"},
+		"  node\t  cli.js  ":                {"node", "cli.js"},
+		`node "/path with spaces/cli.js"`:   {"node", "/path with spaces/cli.js"},
+		`node '/it''s here/cli.js'`:         {"node", "/its here/cli.js"},
+		`a\ b "c\"d" 'e\f'`:                 {"a b", `c"d`, `e\f`},
+		`x""`:                               {"x"},
+		`""`:                                {""},
 	} {
 		got, err := SplitCommandLine(in)
 		ok(t, err)

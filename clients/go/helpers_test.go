@@ -21,7 +21,7 @@ import (
 func repoRoot(t testing.TB) string {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
-		t.Fatal("no caller information")
+		panic("no caller information")
 	}
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
