@@ -496,7 +496,7 @@ func (c *Client) connectionLost(cause error) {
 	}
 	select {
 	case <-c.stderrDone:
-	case <-time.After(200 * time.Millisecond):
+	case <-time.After(2 * time.Second): // stderr held open by another process
 	}
 	d := &ExitedData{ExitCode: -1, LastStderrLine: c.stderr.lastLine(500)}
 	if cause != nil && cause != io.EOF {
