@@ -1,0 +1,3 @@
+module github.com/session-sidecar/session-sidecar/clients/go
+
+go 1.24
