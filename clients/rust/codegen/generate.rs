@@ -668,7 +668,12 @@ impl Gen<'_> {
             writeln!(o, "        Self {{").unwrap();
             for f in fields {
                 if f.required {
-                    writeln!(o, "            {}: {},", f.rust, arg_conv(f, &f.rust)).unwrap();
+                    let conv = arg_conv(f, &f.rust);
+                    if conv == f.rust {
+                        writeln!(o, "            {},", f.rust).unwrap();
+                    } else {
+                        writeln!(o, "            {}: {conv},", f.rust).unwrap();
+                    }
                 } else {
                     writeln!(o, "            {}: None,", f.rust).unwrap();
                 }
@@ -814,6 +819,8 @@ impl Gen<'_> {
 
 fn arg_type(f: &Field) -> String {
     match &f.ty {
+        // Numbers and booleans by value: `impl Into<u64>` would not accept a bare literal.
+        Ty::U64 | Ty::I64 | Ty::F64 | Ty::Bool => f.ty.rust(),
         Ty::Vec(inner) => format!("impl IntoIterator<Item = impl Into<{}>>", inner.rust()),
         t => format!("impl Into<{}>", t.rust()),
     }
@@ -821,6 +828,7 @@ fn arg_type(f: &Field) -> String {
 
 fn arg_conv(f: &Field, var: &str) -> String {
     let conv = match &f.ty {
+        Ty::U64 | Ty::I64 | Ty::F64 | Ty::Bool => var.to_owned(),
         Ty::Vec(_) => format!("{var}.into_iter().map(Into::into).collect()"),
         _ => format!("{var}.into()"),
     };

@@ -158,13 +158,13 @@ impl BlobGetParams {
         }
     }
     /// Sets `offset`.
-    pub fn offset(mut self, value: impl Into<u64>) -> Self {
-        self.offset = Some(value.into());
+    pub fn offset(mut self, value: u64) -> Self {
+        self.offset = Some(value);
         self
     }
     /// Sets `length`.
-    pub fn length(mut self, value: impl Into<u64>) -> Self {
-        self.length = Some(value.into());
+    pub fn length(mut self, value: u64) -> Self {
+        self.length = Some(value);
         self
     }
     /// Sets `_meta`.
@@ -380,9 +380,9 @@ pub struct InitializeParams {
 
 impl InitializeParams {
     /// `InitializeParams` with its required members set, the others unset.
-    pub fn new(protocol_version: impl Into<i64>) -> Self {
+    pub fn new(protocol_version: i64) -> Self {
         Self {
-            protocol_version: protocol_version.into(),
+            protocol_version,
             client_info: None,
             process_id: None,
             capabilities: None,
@@ -395,8 +395,8 @@ impl InitializeParams {
         self
     }
     /// Sets `processId`.
-    pub fn process_id(mut self, value: impl Into<i64>) -> Self {
-        self.process_id = Some(value.into());
+    pub fn process_id(mut self, value: i64) -> Self {
+        self.process_id = Some(value);
         self
     }
     /// Sets `capabilities`.
@@ -795,8 +795,8 @@ impl ParentLink {
         }
     }
     /// Sets `atSeq`.
-    pub fn at_seq(mut self, value: impl Into<u64>) -> Self {
-        self.at_seq = Some(value.into());
+    pub fn at_seq(mut self, value: u64) -> Self {
+        self.at_seq = Some(value);
         self
     }
     /// Sets `summary`.
@@ -855,8 +855,8 @@ impl ToolStartRecord {
         }
     }
     /// Sets `toolSeq`.
-    pub fn tool_seq(mut self, value: impl Into<u64>) -> Self {
-        self.tool_seq = Some(value.into());
+    pub fn tool_seq(mut self, value: u64) -> Self {
+        self.tool_seq = Some(value);
         self
     }
     /// Sets `toolUseId`.
@@ -898,13 +898,13 @@ pub struct ToolFinishRecord {
 
 impl ToolFinishRecord {
     /// `ToolFinishRecord` with its required members set, the others unset.
-    pub fn new(tool_seq: impl Into<u64>, request_id: impl Into<String>, success: impl Into<bool>) -> Self {
+    pub fn new(tool_seq: u64, request_id: impl Into<String>, success: bool) -> Self {
         Self {
-            tool_seq: tool_seq.into(),
+            tool_seq,
             request_id: request_id.into(),
             status: None,
             exit_code: None,
-            success: success.into(),
+            success,
             output_len: None,
             error: None,
         }
@@ -915,13 +915,13 @@ impl ToolFinishRecord {
         self
     }
     /// Sets `exitCode`.
-    pub fn exit_code(mut self, value: impl Into<i64>) -> Self {
-        self.exit_code = Some(value.into());
+    pub fn exit_code(mut self, value: i64) -> Self {
+        self.exit_code = Some(value);
         self
     }
     /// Sets `outputLen`.
-    pub fn output_len(mut self, value: impl Into<u64>) -> Self {
-        self.output_len = Some(value.into());
+    pub fn output_len(mut self, value: u64) -> Self {
+        self.output_len = Some(value);
         self
     }
     /// Sets `error`.
@@ -992,9 +992,9 @@ pub struct ToolStreamRecord {
 
 impl ToolStreamRecord {
     /// `ToolStreamRecord` with its required members set, the others unset.
-    pub fn new(tool_seq: impl Into<u64>, stream: impl Into<OutputStream>) -> Self {
+    pub fn new(tool_seq: u64, stream: impl Into<OutputStream>) -> Self {
         Self {
-            tool_seq: tool_seq.into(),
+            tool_seq,
             stream: stream.into(),
             text: None,
             data_base64: None,
@@ -1602,8 +1602,8 @@ impl SessionAppendParams {
         }
     }
     /// Sets `expectedLastSeq`.
-    pub fn expected_last_seq(mut self, value: impl Into<u64>) -> Self {
-        self.expected_last_seq = Some(value.into());
+    pub fn expected_last_seq(mut self, value: u64) -> Self {
+        self.expected_last_seq = Some(value);
         self
     }
     /// Sets `_meta`.
@@ -1684,11 +1684,11 @@ pub struct SessionCompactParams {
 
 impl SessionCompactParams {
     /// `SessionCompactParams` with its required members set, the others unset.
-    pub fn new(session_id: impl Into<String>, summary: impl Into<String>, through_seq: impl Into<u64>) -> Self {
+    pub fn new(session_id: impl Into<String>, summary: impl Into<String>, through_seq: u64) -> Self {
         Self {
             session_id: session_id.into(),
             summary: summary.into(),
-            through_seq: through_seq.into(),
+            through_seq,
             provider: None,
             model: None,
             expected_last_seq: None,
@@ -1706,8 +1706,8 @@ impl SessionCompactParams {
         self
     }
     /// Sets `expectedLastSeq`.
-    pub fn expected_last_seq(mut self, value: impl Into<u64>) -> Self {
-        self.expected_last_seq = Some(value.into());
+    pub fn expected_last_seq(mut self, value: u64) -> Self {
+        self.expected_last_seq = Some(value);
         self
     }
     /// Sets `_meta`.
@@ -1753,13 +1753,13 @@ impl ContextPrune {
         }
     }
     /// Sets `keepRecentToolOutputs`.
-    pub fn keep_recent_tool_outputs(mut self, value: impl Into<u64>) -> Self {
-        self.keep_recent_tool_outputs = Some(value.into());
+    pub fn keep_recent_tool_outputs(mut self, value: u64) -> Self {
+        self.keep_recent_tool_outputs = Some(value);
         self
     }
     /// Sets `maxToolOutputChars`.
-    pub fn max_tool_output_chars(mut self, value: impl Into<u64>) -> Self {
-        self.max_tool_output_chars = Some(value.into());
+    pub fn max_tool_output_chars(mut self, value: u64) -> Self {
+        self.max_tool_output_chars = Some(value);
         self
     }
 }
@@ -1926,13 +1926,13 @@ impl SessionCreateParams {
         self
     }
     /// Sets `ephemeral`.
-    pub fn ephemeral(mut self, value: impl Into<bool>) -> Self {
-        self.ephemeral = Some(value.into());
+    pub fn ephemeral(mut self, value: bool) -> Self {
+        self.ephemeral = Some(value);
         self
     }
     /// Sets `blobThreshold`.
-    pub fn blob_threshold(mut self, value: impl Into<u64>) -> Self {
-        self.blob_threshold = Some(value.into());
+    pub fn blob_threshold(mut self, value: u64) -> Self {
+        self.blob_threshold = Some(value);
         self
     }
     /// Sets `_meta`.
@@ -1986,8 +1986,8 @@ impl SessionDeleteParams {
         }
     }
     /// Sets `purge`.
-    pub fn purge(mut self, value: impl Into<bool>) -> Self {
-        self.purge = Some(value.into());
+    pub fn purge(mut self, value: bool) -> Self {
+        self.purge = Some(value);
         self
     }
     /// Sets `_meta`.
@@ -2044,8 +2044,8 @@ impl SessionForkParams {
         }
     }
     /// Sets `atSeq`.
-    pub fn at_seq(mut self, value: impl Into<u64>) -> Self {
-        self.at_seq = Some(value.into());
+    pub fn at_seq(mut self, value: u64) -> Self {
+        self.at_seq = Some(value);
         self
     }
     /// Sets `_meta`.
@@ -2178,8 +2178,8 @@ impl SessionListParams {
         }
     }
     /// Sets `limit`.
-    pub fn limit(mut self, value: impl Into<u64>) -> Self {
-        self.limit = Some(value.into());
+    pub fn limit(mut self, value: u64) -> Self {
+        self.limit = Some(value);
         self
     }
     /// Sets `cursor`.
@@ -2218,8 +2218,8 @@ impl SessionListParams {
         self
     }
     /// Sets `includeDeleted`.
-    pub fn include_deleted(mut self, value: impl Into<bool>) -> Self {
-        self.include_deleted = Some(value.into());
+    pub fn include_deleted(mut self, value: bool) -> Self {
+        self.include_deleted = Some(value);
         self
     }
     /// Sets `query`.
@@ -2395,8 +2395,8 @@ impl SessionPruneParams {
         }
     }
     /// Sets `keepLast`.
-    pub fn keep_last(mut self, value: impl Into<u64>) -> Self {
-        self.keep_last = Some(value.into());
+    pub fn keep_last(mut self, value: u64) -> Self {
+        self.keep_last = Some(value);
         self
     }
     /// Sets `tags`.
@@ -2405,8 +2405,8 @@ impl SessionPruneParams {
         self
     }
     /// Sets `dryRun`.
-    pub fn dry_run(mut self, value: impl Into<bool>) -> Self {
-        self.dry_run = Some(value.into());
+    pub fn dry_run(mut self, value: bool) -> Self {
+        self.dry_run = Some(value);
         self
     }
     /// Sets `_meta`.
@@ -2530,18 +2530,18 @@ impl SessionReadParams {
         }
     }
     /// Sets `generation`.
-    pub fn generation(mut self, value: impl Into<u64>) -> Self {
-        self.generation = Some(value.into());
+    pub fn generation(mut self, value: u64) -> Self {
+        self.generation = Some(value);
         self
     }
     /// Sets `afterSeq`.
-    pub fn after_seq(mut self, value: impl Into<u64>) -> Self {
-        self.after_seq = Some(value.into());
+    pub fn after_seq(mut self, value: u64) -> Self {
+        self.after_seq = Some(value);
         self
     }
     /// Sets `limit`.
-    pub fn limit(mut self, value: impl Into<u64>) -> Self {
-        self.limit = Some(value.into());
+    pub fn limit(mut self, value: u64) -> Self {
+        self.limit = Some(value);
         self
     }
     /// Sets `kinds`.
@@ -2550,8 +2550,8 @@ impl SessionReadParams {
         self
     }
     /// Sets `inline`.
-    pub fn inline(mut self, value: impl Into<bool>) -> Self {
-        self.inline = Some(value.into());
+    pub fn inline(mut self, value: bool) -> Self {
+        self.inline = Some(value);
         self
     }
     /// Sets `_meta`.
@@ -2623,17 +2623,17 @@ pub struct SessionRewindParams {
 
 impl SessionRewindParams {
     /// `SessionRewindParams` with its required members set, the others unset.
-    pub fn new(session_id: impl Into<String>, to_seq: impl Into<u64>) -> Self {
+    pub fn new(session_id: impl Into<String>, to_seq: u64) -> Self {
         Self {
             session_id: session_id.into(),
-            to_seq: to_seq.into(),
+            to_seq,
             expected_last_seq: None,
             meta: None,
         }
     }
     /// Sets `expectedLastSeq`.
-    pub fn expected_last_seq(mut self, value: impl Into<u64>) -> Self {
-        self.expected_last_seq = Some(value.into());
+    pub fn expected_last_seq(mut self, value: u64) -> Self {
+        self.expected_last_seq = Some(value);
         self
     }
     /// Sets `_meta`.
@@ -2690,8 +2690,8 @@ impl SessionSearchParams {
         }
     }
     /// Sets `limit`.
-    pub fn limit(mut self, value: impl Into<u64>) -> Self {
-        self.limit = Some(value.into());
+    pub fn limit(mut self, value: u64) -> Self {
+        self.limit = Some(value);
         self
     }
     /// Sets `cursor`.
@@ -2749,8 +2749,8 @@ impl SessionSubscribeParams {
         }
     }
     /// Sets `afterSeq`.
-    pub fn after_seq(mut self, value: impl Into<u64>) -> Self {
-        self.after_seq = Some(value.into());
+    pub fn after_seq(mut self, value: u64) -> Self {
+        self.after_seq = Some(value);
         self
     }
     /// Sets `_meta`.

@@ -78,7 +78,7 @@ impl Client {
     /// # fn main() -> session_sidecar::Result<()> {
     /// # let client = session_sidecar::Client::spawn("/tmp/store")?;
     /// use session_sidecar::SessionReadParams;
-    /// for record in client.records(SessionReadParams::new("01M8K1WKJ0VTPTCMTSTY8EW4CN").limit(500u64)) {
+    /// for record in client.records(SessionReadParams::new("01M8K1WKJ0VTPTCMTSTY8EW4CN").limit(500)) {
     ///     let record = record?;
     ///     println!("{} {}", record.seq(), record.kind());
     /// }
