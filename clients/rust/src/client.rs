@@ -1,216 +1,21 @@
-//! The blocking client: [`Builder`], [`Client`] and [`Pending`].
+//! The blocking client: [`Client`], its writer and its reader thread.
 
-use crate::command::resolve_command;
-use crate::core::{last_line, Core, Reply, StderrTail};
-use crate::framing::{read_frame, DEFAULT_MAX_FRAME_BYTES};
-use crate::notify::{NotificationItem, DEFAULT_NOTIFICATION_CAPACITY};
-use crate::{
-    BlobGetParams, ClientInfo, EmptyParams, Error, Framing, InitializeParams, InitializeResult, Method,
-    Result, ServerCapabilities, PROTOCOL_VERSION,
-};
-use serde::de::DeserializeOwned;
+use crate::core::{last_line, Core, StderrTail};
+use crate::framing::read_frame;
+use crate::pending::{Notifications, Pending};
+use crate::{BlobGetParams, Builder, EmptyParams, Error, Framing, InitializeResult, Method, Result, ServerCapabilities};
+use crate::core::Reply;
 use serde_json::Value;
-use std::ffi::OsString;
 use std::io::{BufReader, Read, Write};
 use std::marker::PhantomData;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
+use std::process::{Child, ChildStdin, ExitStatus};
+use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Where the sidecar's stderr (its diagnostics; never protocol frames) goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Stderr {
-    /// To this process's stderr (the default).
-    #[default]
-    Inherit,
-    /// Discarded.
-    Null,
-    /// Kept (its last 64 KiB) for [`Client::stderr_text`]; its last line is also put in the
-    /// reason of [`Error::Exited`].
-    Capture,
-}
-
-/// How to spawn the sidecar. `Builder::new().store(dir).spawn()` runs
-/// `<command> serve --store <dir>`, sends `initialize` and `initialized`, and returns the client.
-///
-/// The command is [`Builder::command`], else the command line in `$SESSION_SIDECAR_COMMAND`
-/// (split as a POSIX shell would: `node "/opt/my sidecar/cli.js"`), else `session-sidecar` on
-/// `PATH`. `serve` is added after it unless the command already ends with `serve`.
-#[derive(Debug, Clone)]
-pub struct Builder {
-    pub(crate) command: Option<Vec<String>>,
-    pub(crate) args: Vec<OsString>,
-    pub(crate) store: Option<PathBuf>,
-    pub(crate) framing: Framing,
-    pub(crate) env: Vec<(OsString, Option<OsString>)>,
-    pub(crate) cwd: Option<PathBuf>,
-    pub(crate) stderr: Stderr,
-    pub(crate) notification_capacity: usize,
-    pub(crate) request_timeout: Option<Duration>,
-    pub(crate) exit_timeout: Duration,
-    pub(crate) max_frame_bytes: usize,
-    pub(crate) initialize: InitializeParams,
-}
-
-impl Default for Builder {
-    fn default() -> Self {
-        Builder::new()
-    }
-}
-
 impl Builder {
-    /// The defaults: NDJSON framing, stderr inherited, 1024 buffered notifications, 120 s per
-    /// request, 10 s for the process to exit, `processId` = this process (the sidecar exits
-    /// when it is gone).
-    pub fn new() -> Self {
-        Builder {
-            command: None,
-            args: Vec::new(),
-            store: None,
-            framing: Framing::Ndjson,
-            env: Vec::new(),
-            cwd: None,
-            stderr: Stderr::Inherit,
-            notification_capacity: DEFAULT_NOTIFICATION_CAPACITY,
-            request_timeout: Some(Duration::from_secs(120)),
-            exit_timeout: Duration::from_secs(10),
-            max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
-            initialize: InitializeParams::new(PROTOCOL_VERSION)
-                .client_info(ClientInfo::new("session-sidecar-rust").version(env!("CARGO_PKG_VERSION")))
-                .process_id(i64::from(std::process::id())),
-        }
-    }
-
-    /// The sidecar's executable and leading arguments, e.g. `["node", "/opt/sidecar/dist/src/cli.js"]`.
-    pub fn command<I: IntoIterator<Item = S>, S: Into<String>>(mut self, argv: I) -> Self {
-        self.command = Some(argv.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// The command as one command line (split as a POSIX shell would).
-    pub fn command_line(mut self, line: &str) -> Result<Self> {
-        self.command = Some(crate::command::split_command_line(line)?);
-        Ok(self)
-    }
-
-    /// The store directory (or PostgreSQL URL), passed as `--store`.
-    pub fn store(mut self, store: impl Into<PathBuf>) -> Self {
-        self.store = Some(store.into());
-        self
-    }
-
-    /// One more argument for `serve` (e.g. `--log-level`, `--framing`).
-    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
-        self.args.push(arg.into());
-        self
-    }
-
-    /// More arguments for `serve`.
-    pub fn args<I: IntoIterator<Item = S>, S: Into<OsString>>(mut self, args: I) -> Self {
-        self.args.extend(args.into_iter().map(Into::into));
-        self
-    }
-
-    /// The framing this client writes (the server answers in kind). Default NDJSON.
-    pub fn framing(mut self, framing: Framing) -> Self {
-        self.framing = framing;
-        self
-    }
-
-    /// An environment variable for the sidecar.
-    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
-        self.env.push((key.into(), Some(value.into())));
-        self
-    }
-
-    /// Removes an environment variable from the sidecar's environment.
-    pub fn env_remove(mut self, key: impl Into<OsString>) -> Self {
-        self.env.push((key.into(), None));
-        self
-    }
-
-    /// The sidecar's working directory.
-    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.cwd = Some(dir.into());
-        self
-    }
-
-    /// Where the sidecar's stderr goes.
-    pub fn stderr(mut self, stderr: Stderr) -> Self {
-        self.stderr = stderr;
-        self
-    }
-
-    /// How many notifications are buffered before they are dropped (see [`crate::Lagged`]).
-    pub fn notification_capacity(mut self, capacity: usize) -> Self {
-        self.notification_capacity = capacity.max(1);
-        self
-    }
-
-    /// How long a request waits for its answer (`None`: forever). On timeout the request is
-    /// cancelled (`$/cancelRequest`) and fails with [`Error::Timeout`].
-    pub fn request_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.request_timeout = timeout;
-        self
-    }
-
-    /// How long shutdown and drop wait for the process to exit before killing it.
-    pub fn exit_timeout(mut self, timeout: Duration) -> Self {
-        self.exit_timeout = timeout;
-        self
-    }
-
-    /// The largest frame accepted from the sidecar (default 1 GiB).
-    pub fn max_frame_bytes(mut self, max: usize) -> Self {
-        self.max_frame_bytes = max;
-        self
-    }
-
-    /// The `initialize` params (protocol version, `clientInfo`, `processId`).
-    pub fn initialize_params(mut self, params: InitializeParams) -> Self {
-        self.initialize = params;
-        self
-    }
-
-    /// The argv that [`Builder::spawn`] runs.
-    pub fn argv(&self) -> Result<Vec<OsString>> {
-        let mut argv: Vec<OsString> = resolve_command(self.command.as_deref())?.into_iter().map(Into::into).collect();
-        if argv.last().is_none_or(|a| a != "serve") {
-            argv.push("serve".into());
-        }
-        if let Some(store) = &self.store {
-            argv.push("--store".into());
-            argv.push(store.clone().into_os_string());
-        }
-        argv.extend(self.args.iter().cloned());
-        Ok(argv)
-    }
-
-    pub(crate) fn std_command(&self) -> Result<(Command, String)> {
-        let argv = self.argv()?;
-        let shown = argv.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ");
-        let mut cmd = Command::new(&argv[0]);
-        cmd.args(&argv[1..]).stdin(Stdio::piped()).stdout(Stdio::piped());
-        cmd.stderr(match self.stderr {
-            Stderr::Inherit => Stdio::inherit(),
-            Stderr::Null => Stdio::null(),
-            Stderr::Capture => Stdio::piped(),
-        });
-        for (k, v) in &self.env {
-            match v {
-                Some(v) => cmd.env(k, v),
-                None => cmd.env_remove(k),
-            };
-        }
-        if let Some(dir) = &self.cwd {
-            cmd.current_dir(dir);
-        }
-        Ok((cmd, shown))
-    }
-
     /// Spawns the sidecar and initializes the connection (`initialize`, then `initialized`).
     pub fn spawn(self) -> Result<Client> {
         let (mut cmd, shown) = self.std_command()?;
@@ -272,7 +77,7 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
-    fn write(&self, frame: &[u8]) -> std::io::Result<()> {
+    pub(crate) fn write(&self, frame: &[u8]) -> std::io::Result<()> {
         let mut stdin = lock(&self.stdin);
         match stdin.as_mut() {
             Some(s) => s.write_all(frame).and_then(|()| s.flush()),
@@ -280,7 +85,7 @@ impl Writer {
         }
     }
 
-    fn close(&self) {
+    pub(crate) fn close(&self) {
         lock(&self.stdin).take();
     }
 }
@@ -571,98 +376,3 @@ impl Drop for Client {
     }
 }
 
-/// A request sent and not yet answered; [`Pending::wait`] for its answer.
-#[must_use = "a request's answer says whether it succeeded"]
-pub struct Pending<R> {
-    id: u64,
-    method: String,
-    rx: Option<Receiver<Reply>>,
-    early: Option<Error>,
-    core: Arc<Core>,
-    writer: Arc<Writer>,
-    timeout: Option<Duration>,
-    _result: PhantomData<fn() -> R>,
-}
-
-impl<R> std::fmt::Debug for Pending<R> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pending").field("id", &self.id).field("method", &self.method).finish()
-    }
-}
-
-impl<R: DeserializeOwned> Pending<R> {
-    /// The request's JSON-RPC id.
-    pub fn id(&self) -> u64 {
-        self.id
-    }
-
-    /// Waits for the answer (the client's request timeout applies).
-    pub fn wait(self) -> Result<R> {
-        let timeout = self.timeout;
-        self.wait_for(timeout)
-    }
-
-    /// Waits at most `timeout` for the answer.
-    pub fn wait_timeout(self, timeout: Duration) -> Result<R> {
-        self.wait_for(Some(timeout))
-    }
-
-    fn wait_for(mut self, timeout: Option<Duration>) -> Result<R> {
-        if let Some(e) = self.early.take() {
-            return Err(e);
-        }
-        let rx = self.rx.take().expect("a sent request has a receiver");
-        let reply = match timeout {
-            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-            Some(t) => rx.recv_timeout(t),
-        };
-        match reply {
-            Ok(Ok(value)) => {
-                serde_json::from_value(value).map_err(|source| Error::Decode { method: self.method.clone(), source })
-            }
-            Ok(Err(e)) => Err(e),
-            Err(RecvTimeoutError::Timeout) => {
-                self.core.forget(self.id);
-                self.cancel();
-                Err(Error::Timeout { method: self.method.clone() })
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                Err(Error::Exited { reason: self.core.closed_reason().unwrap_or_else(|| "connection closed".into()) })
-            }
-        }
-    }
-
-    /// Asks the server to cancel the request (`$/cancelRequest`): a request that has not
-    /// started is answered `RequestCancelled`; one that has runs to completion (§3.4).
-    pub fn cancel(&self) {
-        if let Ok(frame) = self.core.notification_frame("$/cancelRequest", &serde_json::json!({ "id": self.id })) {
-            let _ = self.writer.write(&frame);
-        }
-    }
-}
-
-/// The blocking iterator of [`Client::notifications`].
-#[derive(Clone, Copy)]
-pub struct Notifications<'a> {
-    core: &'a Core,
-}
-
-impl Notifications<'_> {
-    /// The next notification, waiting at most `timeout`; `None` on timeout or at the end.
-    pub fn next_timeout(&mut self, timeout: Duration) -> Option<NotificationItem> {
-        self.core.notifications.pop(Some(timeout))
-    }
-
-    /// The next buffered notification, without waiting.
-    pub fn try_next(&mut self) -> Option<NotificationItem> {
-        self.core.notifications.try_pop().ok().flatten()
-    }
-}
-
-impl Iterator for Notifications<'_> {
-    type Item = NotificationItem;
-
-    fn next(&mut self) -> Option<NotificationItem> {
-        self.core.notifications.pop(None)
-    }
-}

@@ -34,23 +34,29 @@
 #![warn(missing_docs)]
 
 mod blob;
+mod builder;
 mod client;
 mod command;
 mod core;
 mod error;
+mod error_data;
 mod framing;
 mod generated;
 mod notify;
 mod paging;
+mod pending;
 mod records;
 
 #[cfg(feature = "tokio")]
 mod aio;
 
 pub use blob::BlobOr;
-pub use client::{Builder, Client, Notifications, Pending, Stderr};
+pub use builder::{Builder, Stderr};
+pub use client::Client;
+pub use pending::{Notifications, Pending};
 pub use command::{resolve_command, split_command_line, COMMAND_ENV, EXECUTABLE};
 pub use error::*;
+pub use error_data::*;
 pub use framing::DEFAULT_MAX_FRAME_BYTES;
 pub use generated::*;
 pub use notify::{Lagged, NotificationItem, DEFAULT_NOTIFICATION_CAPACITY};

@@ -2,7 +2,7 @@
 //! repository's `protocol/schema.json` and `protocol/meta.json`; and the generated method table
 //! covers every method of `meta.json`.
 
-#[path = "../../codegen/generate.rs"]
+#[path = "../../codegen/generate/mod.rs"]
 #[allow(dead_code)]
 mod generate;
 

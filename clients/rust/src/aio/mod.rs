@@ -5,101 +5,38 @@
 //! writes frames in the order requests were made. Timeouts use `tokio::time`: run it on a
 //! runtime with time enabled (as `#[tokio::main]` gives), or set `request_timeout(None)`.
 
-use crate::client::{describe, Builder, Stderr};
+use crate::client::describe;
 use crate::core::{last_line, Core, Reply, StderrTail};
-use crate::framing::content_length;
-use crate::notify::NotificationItem;
 use crate::paging::{next_list, next_read, next_search};
 use crate::{
-    BlobGetParams, EmptyParams, Error, Framing, InitializeResult, Method, Result, SearchHit, ServerCapabilities,
-    SessionListParams, SessionReadParams, SessionSearchParams, SessionSummary, StoredRecord,
+    BlobGetParams, Builder, EmptyParams, Error, InitializeResult, Method, Result, SearchHit, ServerCapabilities,
+    SessionListParams, SessionReadParams, SessionSearchParams, SessionSummary, Stderr, StoredRecord,
 };
-use futures_core::Stream;
-use serde::de::DeserializeOwned;
+use frames::read_frame;
 use serde::Serialize;
-use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use streams::Page;
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdout};
 use tokio::sync::{mpsc, oneshot};
+
+mod frames;
+mod pending;
+mod streams;
+
+pub use pending::AsyncPending;
+pub use streams::{NotificationStream, PageStream};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn invalid(msg: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, msg.to_owned())
-}
-
-async fn read_frame<R: AsyncBufRead + Unpin>(r: &mut R, framing: Framing, max: usize) -> io::Result<Option<Vec<u8>>> {
-    let trim = |line: &mut Vec<u8>| {
-        while matches!(line.last(), Some(b'\n' | b'\r')) {
-            line.pop();
-        }
-    };
-    if framing != Framing::Lsp {
-        loop {
-            let mut line = Vec::new();
-            let n = (&mut *r).take(max as u64 + 2).read_until(b'\n', &mut line).await?;
-            if n == 0 {
-                return Ok(None);
-            }
-            if line.last() != Some(&b'\n') {
-                if line.len() > max {
-                    return Err(invalid("a line from the sidecar is longer than the maximum"));
-                }
-                return Ok(None);
-            }
-            trim(&mut line);
-            if !line.iter().all(u8::is_ascii_whitespace) {
-                return Ok(Some(line));
-            }
-        }
-    }
-    let mut length = None;
-    let mut header_bytes = 0usize;
-    loop {
-        let mut line = Vec::new();
-        let n = (&mut *r).take(8192).read_until(b'\n', &mut line).await?;
-        if n == 0 {
-            return if length.is_none() && header_bytes == 0 {
-                Ok(None)
-            } else {
-                Err(invalid("the sidecar's output ended inside an LSP header"))
-            };
-        }
-        header_bytes += n;
-        if header_bytes > 8192 {
-            return Err(invalid("an LSP header block longer than 8 KiB"));
-        }
-        trim(&mut line);
-        if line.is_empty() {
-            match length {
-                Some(len) if len > max => return Err(invalid("a frame from the sidecar is larger than the maximum")),
-                Some(len) => {
-                    let mut body = vec![0; len];
-                    r.read_exact(&mut body).await?;
-                    return Ok(Some(body));
-                }
-                None => {
-                    header_bytes = 0;
-                    continue;
-                }
-            }
-        }
-        if let Some(len) = content_length(&line)? {
-            length = Some(len);
-        }
-    }
 }
 
 struct Inner {
@@ -478,176 +415,5 @@ impl AsyncClient {
         let status = child.wait().await?;
         *lock(&self.inner.child) = Some(child);
         Ok(status)
-    }
-}
-
-/// The answer to a request, as a future (the request was written when it was made). Dropping
-/// it does not cancel the request; [`AsyncPending::cancel`] asks the server to.
-#[must_use = "a request's answer says whether it succeeded"]
-pub struct AsyncPending<R> {
-    id: u64,
-    method: String,
-    rx: Option<oneshot::Receiver<Reply>>,
-    early: Option<Error>,
-    core: Arc<Core>,
-    tx: Option<mpsc::WeakUnboundedSender<Vec<u8>>>,
-    timeout: Option<Duration>,
-    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
-    _result: PhantomData<fn() -> R>,
-}
-
-impl<R> std::fmt::Debug for AsyncPending<R> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AsyncPending").field("id", &self.id).field("method", &self.method).finish()
-    }
-}
-
-impl<R> AsyncPending<R> {
-    /// The request's JSON-RPC id.
-    pub fn id(&self) -> u64 {
-        self.id
-    }
-
-    /// `$/cancelRequest` for this request (§3.4).
-    pub fn cancel(&self) {
-        if let (Some(tx), Ok(frame)) = (
-            self.tx.as_ref().and_then(mpsc::WeakUnboundedSender::upgrade),
-            self.core.notification_frame("$/cancelRequest", &serde_json::json!({ "id": self.id })),
-        ) {
-            let _ = tx.send(frame);
-        }
-    }
-
-    /// This request with another timeout (`None`: wait forever).
-    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.timeout = timeout;
-        self.sleep = None;
-        self
-    }
-}
-
-impl<R: DeserializeOwned> Future for AsyncPending<R> {
-    type Output = Result<R>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<R>> {
-        let this = self.get_mut();
-        if let Some(e) = this.early.take() {
-            return Poll::Ready(Err(e));
-        }
-        let Some(rx) = this.rx.as_mut() else {
-            return Poll::Ready(Err(Error::Exited { reason: "the answer was already taken".into() }));
-        };
-        if let Poll::Ready(reply) = Pin::new(rx).poll(cx) {
-            this.rx = None;
-            return Poll::Ready(match reply {
-                Ok(Ok(value)) => serde_json::from_value(value)
-                    .map_err(|source| Error::Decode { method: this.method.clone(), source }),
-                Ok(Err(e)) => Err(e),
-                Err(_) => Err(Error::Exited {
-                    reason: this.core.closed_reason().unwrap_or_else(|| "connection closed".into()),
-                }),
-            });
-        }
-        if let Some(t) = this.timeout {
-            let sleep = this.sleep.get_or_insert_with(|| Box::pin(tokio::time::sleep(t)));
-            if sleep.as_mut().poll(cx).is_ready() {
-                this.core.forget(this.id);
-                this.cancel();
-                this.rx = None;
-                return Poll::Ready(Err(Error::Timeout { method: this.method.clone() }));
-            }
-        }
-        Poll::Pending
-    }
-}
-
-/// The stream of [`AsyncClient::notifications`]; ends when the connection does.
-pub struct NotificationStream {
-    core: Arc<Core>,
-}
-
-impl NotificationStream {
-    /// The next notification (`None` at the end of the connection).
-    pub async fn next(&mut self) -> Option<NotificationItem> {
-        std::future::poll_fn(|cx| self.core.notifications.poll_pop(cx)).await
-    }
-}
-
-impl Stream for NotificationStream {
-    type Item = NotificationItem;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<NotificationItem>> {
-        self.core.notifications.poll_pop(cx)
-    }
-}
-
-/// A page of items and the params of the next page.
-type Page<T, P> = BoxFuture<Result<(Vec<T>, Option<P>)>>;
-type Fetch<T, P> = fn(AsyncClient, P) -> Page<T, P>;
-
-struct Paged<T, P> {
-    client: AsyncClient,
-    next: Option<P>,
-    fetch: Fetch<T, P>,
-    fut: Option<Page<T, P>>,
-    buf: VecDeque<T>,
-}
-
-impl<T: Unpin, P: Unpin> Stream for Paged<T, P> {
-    type Item = Result<T>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<T>>> {
-        let this = self.get_mut();
-        loop {
-            if let Some(item) = this.buf.pop_front() {
-                return Poll::Ready(Some(Ok(item)));
-            }
-            if this.fut.is_none() {
-                match this.next.take() {
-                    Some(p) => this.fut = Some((this.fetch)(this.client.clone(), p)),
-                    None => return Poll::Ready(None),
-                }
-            }
-            let fut = this.fut.as_mut().expect("a page is being fetched");
-            match fut.as_mut().poll(cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(r) => {
-                    this.fut = None;
-                    match r {
-                        Ok((items, next)) => {
-                            this.buf.extend(items);
-                            this.next = next;
-                        }
-                        Err(e) => return Poll::Ready(Some(Err(e))), // `next` is None: the stream ends
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// A stream of the items of successive pages; an error ends it (after being yielded once).
-pub struct PageStream<T> {
-    inner: Pin<Box<dyn Stream<Item = Result<T>> + Send>>,
-}
-
-impl<T: Send + Unpin + 'static> PageStream<T> {
-    fn new<P: Send + Unpin + 'static>(client: AsyncClient, params: P, fetch: Fetch<T, P>) -> Self {
-        PageStream { inner: Box::pin(Paged { client, next: Some(params), fetch, fut: None, buf: VecDeque::new() }) }
-    }
-}
-
-impl<T> PageStream<T> {
-    /// The next item (`None` after the last page).
-    pub async fn next(&mut self) -> Option<Result<T>> {
-        std::future::poll_fn(|cx| self.inner.as_mut().poll_next(cx)).await
-    }
-}
-
-impl<T> Stream for PageStream<T> {
-    type Item = Result<T>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<T>>> {
-        self.inner.as_mut().poll_next(cx)
     }
 }
