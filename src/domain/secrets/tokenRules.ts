@@ -1,5 +1,9 @@
 import { CONTEXT_RULES } from './rules/context.js';
+import { DEVOPS_RULES } from './rules/devops.js';
+import { FORM_RULES } from './rules/forms.js';
 import { PROVIDER_RULES } from './rules/providers.js';
+import { SAAS_RULES } from './rules/saas.js';
+import { SERVICE_RULES } from './rules/services.js';
 import { KeywordScanner } from './rules/keywords.js';
 import { entropy, leftBoundaryOk, type TokenRule } from './rules/rule.js';
 
@@ -7,13 +11,19 @@ export type { TokenRule } from './rules/rule.js';
 
 /**
  * Well-known credential formats, replaced in free text by `<redacted:ID>`. The rule table is data
- * (rules/providers.ts: provider prefixes; rules/context.ts: credentials known by their context),
- * run in this order: the PEM private key first (it holds base64 lines other rules would cut),
- * then the provider formats, then the context rules, the generic `NAME = value` rule last (so a
- * provider token assigned to a name keeps its own rule id). A placeholder holds `<`, `:` and `>`,
- * which no rule accepts inside a token: redacting is idempotent.
+ * (rules/providers.ts, saas.ts, devops.ts, services.ts: provider prefixes; rules/context.ts:
+ * credentials known by their context; rules/forms.ts: command-line and file forms), each rule
+ * with its description, source and examples. They run in this order: the PEM private key first
+ * (it holds base64 lines other rules would cut), then the provider formats, then the context
+ * rules and the forms, the generic `NAME = value` rule last (so a provider token assigned to a
+ * name keeps its own rule id). A placeholder holds `<`, `:` and `>`, which no rule accepts
+ * inside a token: redacting is idempotent.
  */
-export const TOKEN_RULES: readonly TokenRule[] = [CONTEXT_RULES[0]!, ...PROVIDER_RULES, ...CONTEXT_RULES.slice(1)];
+const GENERIC = CONTEXT_RULES.filter((r) => r.id === 'generic-credential');
+export const TOKEN_RULES: readonly TokenRule[] = [
+  CONTEXT_RULES[0]!, ...PROVIDER_RULES, ...SAAS_RULES, ...DEVOPS_RULES, ...SERVICE_RULES,
+  ...CONTEXT_RULES.slice(1).filter((r) => r.id !== 'generic-credential'), ...FORM_RULES, ...GENERIC,
+];
 
 const SCANNER = new KeywordScanner([...new Set(TOKEN_RULES.flatMap((r) => r.keywords))]);
 
