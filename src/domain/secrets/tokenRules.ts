@@ -32,10 +32,19 @@ export function hasTokenKeyword(text: string): boolean {
   return SCANNER.has(text);
 }
 
+/** Keyword → the indexes of the rules it starts (prefix dispatch: no rule is looked at unless one of its keywords occurs). */
+const RULES_BY_KEYWORD = new Map<string, number[]>();
+TOKEN_RULES.forEach((r, i) => {
+  for (const k of new Set(r.keywords)) RULES_BY_KEYWORD.set(k, [...(RULES_BY_KEYWORD.get(k) ?? []), i]);
+});
+
 /** The rules whose keywords occur in `text`, in table order. */
 function rulesFor(text: string): TokenRule[] {
   const found = SCANNER.find(text);
-  return TOKEN_RULES.filter((r) => r.keywords.some((k) => found.has(k)));
+  if (found.size === 0) return [];
+  const picked = new Set<number>();
+  for (const k of found) for (const i of RULES_BY_KEYWORD.get(k)!) picked.add(i);
+  return [...picked].sort((a, b) => a - b).map((i) => TOKEN_RULES[i]!);
 }
 
 /** Replaces every well-known credential in `text`; `onHit` learns each rule that fired. */
