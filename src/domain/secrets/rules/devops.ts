@@ -10,10 +10,10 @@ export const DEVOPS_RULES: readonly TokenRule[] = [
     id: 'circleci-token', description: 'CircleCI personal API tokens', source: 'trufflehog:circleci',
     keywords: ['ccipat_'], body: 'CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}', glued: true, redacted: ['CCIPAT_{alnum:22}_{hex:40}'], kept: ['CCIPAT_short'],
   }),
-  // `<14>.atlasv1.<60-70>`: the scan starts at the 14 characters before the marker (bounded).
+  // `<14>.atlasv1.<60-70>`: the scan starts at the marker; the 14 characters before it are its lead.
   token({
     id: 'terraform-cloud-token', description: 'HCP Terraform / Terraform Cloud and Vagrant Cloud API tokens', source: 'gitleaks:hashicorp-tf-api-token',
-    keywords: ['.atlasv1.'], body: '[A-Za-z0-9]{14}\\.atlasv1\\.[A-Za-z0-9_=-]{60,70}', redacted: ['{alnum:14}.atlasv1.{b64url:67}'], kept: ['the .atlasv1. marker', '{alnum:20}.atlasv1.{alnum:67}'],
+    keywords: ['.atlasv1.'], lead: '[A-Za-z0-9]{14}', body: '\\.atlasv1\\.[A-Za-z0-9_=-]{60,70}', redacted: ['{alnum:14}.atlasv1.{b64url:67}'], kept: ['the .atlasv1. marker', '{alnum:20}.atlasv1.{alnum:67}'],
   }),
   token({
     id: 'sonarqube-token', description: 'SonarQube user (squ_), project (sqp_) and analysis (sqa_) tokens; SonarCloud tokens (sqco_)', source: 'gitleaks:sonar-api-token',
@@ -200,9 +200,12 @@ export const DEVOPS_RULES: readonly TokenRule[] = [
     redacted: ['s.{alnum:24}'], kept: ['items.{alnum:24}', 's.ThisIsJustAnIdentifierX'],
   }),
   token({
-    id: 'newrelic-key', description: 'New Relic license keys (…FFFFNRAL) and mobile app tokens (…-NRMA)', source: 'trufflehog:newreliclicensekey',
-    keywords: ['ffffnral', '-nrma'], body: '(?:[a-f0-9]{32}|eu01xx[a-f0-9]{26})FFFFNRAL|(?:AA[a-f0-9]{40}|eu01xx[a-f0-9]{36})-NRMA',
-    redacted: ['{hex:32}FFFFNRAL', 'AA{hex:40}-NRMA'], kept: ['FFFFNRAL', '{hex:10}-NRMA'],
+    id: 'newrelic-key', description: 'New Relic license keys (…FFFFNRAL)', source: 'trufflehog:newreliclicensekey',
+    keywords: ['ffffnral'], lead: '[a-f0-9]{32}|eu01xx[a-f0-9]{26}', body: 'FFFFNRAL', redacted: ['{hex:32}FFFFNRAL'], kept: ['FFFFNRAL', '{hex:20}FFFFNRAL'],
+  }),
+  token({
+    id: 'newrelic-key', description: 'New Relic mobile app tokens (…-NRMA)', source: 'trufflehog:newrelicmobileapptoken',
+    keywords: ['-nrma'], lead: 'AA[a-f0-9]{40}|eu01xx[a-f0-9]{36}', body: '-NRMA', redacted: ['AA{hex:40}-NRMA'], kept: ['{hex:10}-NRMA'],
   }),
   token({
     id: 'twitter-bearer-token', description: 'X (Twitter) app bearer tokens', source: 'gitleaks:twitter-bearer-token',
@@ -219,11 +222,11 @@ export const DEVOPS_RULES: readonly TokenRule[] = [
   }),
   token({
     id: 'mailchimp-key', description: 'Mailchimp API keys (32 hex, -us and the data centre)', source: 'gitleaks:mailchimp-api-key',
-    keywords: ['-us'], body: '[a-f0-9]{32}-us\\d{1,2}', redacted: ['{hex:32}-us21'], kept: ['en-us', '{hex:20}-us1'],
+    keywords: ['-us'], lead: '[a-f0-9]{32}', body: '-us\\d{1,2}', redacted: ['{hex:32}-us21'], kept: ['en-us', '{hex:20}-us1'],
   }),
   token({
     id: 'maxmind-license-key', description: 'MaxMind license keys', source: 'gitleaks:maxmind-license-key',
-    keywords: ['_mmk'], body: '[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk', redacted: ['{alnum:6}_{alnum:29}_mmk'], kept: ['cache_mmk'],
+    keywords: ['_mmk'], lead: '[A-Za-z0-9]{6}_[A-Za-z0-9]{29}', body: '_mmk', redacted: ['{alnum:6}_{alnum:29}_mmk'], kept: ['cache_mmk'],
   }),
   token({
     id: 'clickhouse-cloud-key', description: 'ClickHouse Cloud API secret keys', source: 'gitleaks:clickhouse-cloud-api-secret-key',

@@ -46,6 +46,14 @@ export interface TokenRule {
    * whole name to `accept` in place of the match.
    */
   nameBefore?: number;
+  /**
+   * Characters of the token before its match, for a token whose distinctive part is in its
+   * middle (`<42>+ACR<6>`, `<14>.atlasv1.<67>`): the pattern starts at that part, and this
+   * (anchored with `$`) must match the text right before it, within 80 characters and not
+   * reaching into an earlier replacement. Boundaries are then checked where the lead starts.
+   * The whole token is the secret.
+   */
+  lead?: RegExp;
   /** A further check of the secret (placeholders, references, code): false keeps the match. */
   accept?: (secret: string, matchOrName: string) => boolean;
 }

@@ -36,10 +36,10 @@ export const SERVICE_RULES: readonly TokenRule[] = [
     id: 'aws-appsync-key', description: 'AWS AppSync API keys', source: 'https://docs.aws.amazon.com/appsync/latest/devguide/security-authz.html#api-key-authorization',
     keywords: ['da2-'], body: 'da2-[a-z0-9]{26}', redacted: ['da2-{lowernum:26}'], kept: ['da2-short'],
   }),
-  // `<42>+ACR<6>`: the scan starts at the 42 base64 characters before the marker (bounded).
+  // `<42>+ACR<6>`: the scan starts at the marker; the 42 base64 characters before it are its lead.
   token({
     id: 'azure-acr-password', description: 'Azure Container Registry passwords and tokens', source: 'trufflehog:azurecontainerregistry',
-    keywords: ['+acr'], body: '[A-Za-z0-9+/]{42}\\+ACR[A-Za-z0-9]{6}', redacted: ['{b64:42}+ACR{alnum:6}'], kept: ['C+ACR'],
+    keywords: ['+acr'], lead: '[A-Za-z0-9+/]{42}', body: '\\+ACR[A-Za-z0-9]{6}', redacted: ['{b64:42}+ACR{alnum:6}'], kept: ['C+ACR'],
   }),
   token({
     id: 'fcm-server-key', description: 'Firebase Cloud Messaging legacy server keys', source: 'https://firebase.google.com/docs/cloud-messaging/auth-server',

@@ -24,6 +24,8 @@ export interface TokenSpec {
    */
   stop?: string;
   flags?: string;
+  /** rule.ts `lead`: the token's characters before the body, which starts at its distinctive middle. */
+  lead?: string;
   minEntropy?: number;
   accept?: (secret: string) => boolean;
 }
@@ -37,6 +39,7 @@ export function token(s: TokenSpec): TokenRule {
     keywords: s.keywords,
     pattern: re(`(?:${s.body})${s.stop === undefined ? R : `(?:${R}|(?=[_-]${s.stop}))`}`, s.flags),
     boundary: s.glued ? 'glued' : 'strict',
+    ...(s.lead === undefined ? {} : { lead: new RegExp(`(?:${s.lead})$`) }),
     ...(s.minEntropy === undefined ? {} : { minEntropy: s.minEntropy }),
     ...(s.accept === undefined ? {} : { accept: (secret: string) => s.accept!(secret) }),
   };
