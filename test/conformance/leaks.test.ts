@@ -391,6 +391,19 @@ describe.each(FRAMINGS)('results never echo a recognized credential (%s)', (fram
     await c.shutdown();
     expect(leaks(channelsOf(c, store, 'sidecar'), [['ghp token', formsOf(GHP)]])).toEqual([]);
   });
+
+  it('a random key with no known prefix given as an env var name is refused too, and echoed nowhere (issue 27)', async () => {
+    const store = tempDir();
+    const c = await startSidecar({ framing, store });
+    const pasted = 'Zq8kP3vWm7xRt2nLq9Yb4cD6eF1gH5jK'; // a valid name by its characters, secret-shaped
+    const viaLlm = await c.create({ llm: { provider: 'x', apiKeyEnv: pasted } }).then(() => undefined, (e: unknown) => e);
+    const viaSecrets = await c.create({ secrets: { env: ['SIDECAR_TEST_UNSET', pasted] } }).then(() => undefined, (e: unknown) => e);
+    expect(viaLlm).toMatchObject({ code: -32602, data: { issues: [{ path: 'llm.apiKeyEnv' }] } });
+    expect(viaSecrets).toMatchObject({ code: -32602, data: { issues: [{ path: 'secrets.env[1]' }] } });
+    expect((await c.list()).sessions).toEqual([]);
+    await c.shutdown();
+    expect(leaks(channelsOf(c, store, 'sidecar'), [['pasted key', formsOf(pasted)]])).toEqual([]);
+  });
 });
 
 describe.each(FRAMINGS)('secrets carried by the failing request itself, glued tokens, other sessions (%s)', (framing) => {

@@ -69,6 +69,27 @@ eachBackend('secrets', (setup) => {
     expect((await storeError(f.store.open(sessionId, 'write', { values: ['short'] }), 'InvalidArgument')).details).toEqual({ path: 'secrets.values[0]' });
   });
 
+  it('a secret given where an env var NAME belongs is refused: InvalidArgument naming where, never what; unsetEnv never echoes it (issue 27)', async () => {
+    const f = await setup();
+    const pasted = 'Zq8kP3vWm7xRt2nLq9Yb4cD6eF1gH5jK'; // a key pasted for its name: a valid name, no known prefix
+    for (const [name, what] of [[pasted, 'secret-shaped'], [`MY_${pasted}`, 'secret-shaped part'], ['hunter2 Secret!', 'not a name'], ['x'.repeat(129), 'too long']] as const) {
+      for (const [input, path] of [[{ llm: { apiKeyEnv: name } }, 'llm.apiKeyEnv'], [{}, 'secrets.env[1]']] as const) {
+        const secrets = path === 'llm.apiKeyEnv' ? undefined : { env: ['SOME_UNSET_NAME', name] };
+        const err = await storeError(f.store.create(input, secrets), 'InvalidArgument');
+        expect(err.details, what).toEqual({ path });
+        expect(`${err.message}${JSON.stringify(err.details)}`, what).not.toContain(name.slice(0, 12));
+      }
+    }
+    expect((await f.store.list()).sessions).toEqual([]);
+    const { sessionId } = await f.store.create({});
+    await f.store.close(sessionId);
+    const err = await storeError(f.store.open(sessionId, 'write', { env: [pasted] }), 'InvalidArgument');
+    expect(err.details).toEqual({ path: 'secrets.env[0]' });
+    expect(err.message).not.toContain(pasted.slice(0, 12));
+    // a valid name that is unset is still reported as such
+    expect((await f.store.create({}, { env: ['SOME_UNSET_NAME'] })).secrets).toEqual({ registered: 0, unsetEnv: ['SOME_UNSET_NAME'] });
+  });
+
   it('after a restart env secrets protect again on open; sent values only once sent again; later values add up; unset env reported', async () => {
     const f = await setup({ env: { ...env, EMPTY_VAR: '' } });
     const created = await f.store.create({ llm: { apiKeyEnv: 'PROVIDER_KEY' } }, { env: ['LISTED_KEY', 'EMPTY_VAR', 'UNSET_OTHER'], values: [SENT] });

@@ -1,7 +1,7 @@
 import { StoreError } from '../errors.js';
 import type { SecretsInput, SecretsStatus } from '../types.js';
 import { refuseSecret, SecretSet, type Vocabulary } from './knownSecrets.js';
-import { redactTokens } from './tokenRules.js';
+import { checkEnvName } from './envName.js';
 
 export interface SecretSources {
   /** From the header: llm.apiKeyEnv and the env names stored at create. */
@@ -29,9 +29,8 @@ export function resolveSecrets(
   (sources.input?.env ?? []).forEach((name, i) => named.push([name, `secrets.env[${i}]`]));
   const accepted: string[] = [];
   for (const [name, path] of named) {
-    if (redactTokens(name) !== name) {
-      throw new StoreError('InvalidArgument', 'this looks like a credential, not the name of an environment variable', { path });
-    }
+    const check = checkEnvName(name);
+    if (!check.ok) throw new StoreError('InvalidArgument', check.reason, { path }); // never the name: it may be the secret
     const value = env[name];
     if (value === undefined || value === '') {
       if (!unsetEnv.includes(name)) unsetEnv.push(name);

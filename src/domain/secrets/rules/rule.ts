@@ -11,6 +11,19 @@
 export interface TokenRule {
   /** Stable id: the stored placeholder is `<redacted:ID>`. */
   id: string;
+  /** What the rule finds, for people reading the table and `npm run secrets:report`. */
+  description: string;
+  /**
+   * Where the format comes from: the provider's documentation (a URL), a gitleaks rule
+   * (`gitleaks:ID`, config/gitleaks.toml) or a trufflehog detector (`trufflehog:NAME`,
+   * pkg/detectors/NAME); the patterns themselves are the project's own.
+   */
+  source: string;
+  /**
+   * Templates (rules/examples.ts) of texts the rule must redact and texts no rule may change;
+   * test/domain/secrets/ruleExamples.test.ts runs every one.
+   */
+  examples: { redacted: readonly string[]; kept: readonly string[] };
   /**
    * Lower-case literals: the rule runs only when one of them occurs in the text (case folded).
    * Every match of the pattern holds one of them.
@@ -33,6 +46,14 @@ export interface TokenRule {
    * whole name to `accept` in place of the match.
    */
   nameBefore?: number;
+  /**
+   * Characters of the token before its match, for a token whose distinctive part is in its
+   * middle (`<42>+ACR<6>`, `<14>.atlasv1.<67>`): the pattern starts at that part, and this
+   * (anchored with `$`) must match the text right before it, within 80 characters and not
+   * reaching into an earlier replacement. Boundaries are then checked where the lead starts.
+   * The whole token is the secret.
+   */
+  lead?: RegExp;
   /** A further check of the secret (placeholders, references, code): false keeps the match. */
   accept?: (secret: string, matchOrName: string) => boolean;
 }

@@ -1,4 +1,5 @@
 import { ALNUM, B64, B64URL, DIGITS, faker, HEX, LETTERS, UPPER_NUM } from './fakes.js';
+import { PASTED_FAMILIES } from './pasted.js';
 
 /**
  * True positives: one realistic fake credential per family, in the text it is usually pasted
@@ -128,9 +129,13 @@ const ROWS: Row[] = [
   ['token glued after a dash', 'anthropic-key', `sk-ant-api03-${pick(93, ALNUM)}AA`, 'key-$'],
 ];
 
-export const FAMILIES: Family[] = ROWS.map(([family, rule, secret, template]) => ({ family, rule, secret, text: template.split('$').join(secret) }));
+/** Issue 13's families (the rule table as it was). */
+export const TABLE_FAMILIES: Family[] = ROWS.map(([family, rule, secret, template]) => ({ family, rule, secret, text: template.split('$').join(secret) }));
 // A template holds its `$` exactly once, except where it also says `$ ls` (a shell prompt).
-for (const x of FAMILIES) if (x.family === 'PEM private key, no END line') x.text = `cat ~/.ssh/id_ed25519\n${x.secret}\n$ ls`;
+for (const x of TABLE_FAMILIES) if (x.family === 'PEM private key, no END line') x.text = `cat ~/.ssh/id_ed25519\n${x.secret}\n$ ls`;
+
+/** Every family: issue 13's and those people paste (issue 27, corpus/pasted.ts). */
+export const FAMILIES: Family[] = [...TABLE_FAMILIES, ...PASTED_FAMILIES];
 
 /** Credential member names the store must redact (issue 13 section 2), with a fake value each. */
 export const MEMBER_NAMES = [

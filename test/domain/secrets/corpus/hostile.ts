@@ -1,3 +1,6 @@
+import { expandExample, seededRandom } from '../../../../src/domain/secrets/rules/examples.js';
+import type { TokenRule } from '../../../../src/domain/secrets/rules/rule.js';
+
 /**
  * 1 MB inputs built against the rules (many keyword starts, long runs, no terminator): for the
  * correctness test (hostileRules.test.ts) and the timings of `npm run secrets:report`.
@@ -29,3 +32,13 @@ export const HOSTILE: Array<[string, string]> = [
   ['"%3D" repeated', fill('%3D')],
   ['"\\\\n" repeated', fill('\\n')],
 ];
+
+/**
+ * One 1 MB input per rule, built from the rule itself: its first keyword, an example token glued
+ * to a continuation (`_`, so the right boundary fails after a full-length scan) and the same
+ * token cut short, repeated with no blank. Every start is a candidate and none is a token.
+ */
+export function hostileFor(rule: TokenRule, index: number): string {
+  const ex = expandExample(rule.examples.redacted[0]!, seededRandom(index + 1));
+  return fill(`${rule.keywords[0]}${ex}_${ex.slice(0, Math.max(4, ex.length - 3))}`);
+}

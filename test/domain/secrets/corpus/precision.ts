@@ -1,4 +1,5 @@
 import { B64, B64URL, faker, HEX } from './fakes.js';
+import { LOOKALIKES } from './lookalikes.js';
 
 /**
  * False-positive corpus (issue 13 section 3): values that name credentials, or look like them,
@@ -132,4 +133,6 @@ export const PRECISION: PrecisionCase[] = [
   ...CODE.slice(0, 30).map((s) => [`tool arguments: ${s.slice(0, 50)}`, JSON.stringify({ command: s })] as PrecisionCase),
   ...PROSE.slice(0, 20).map((s) => [`tool result: ${s.slice(0, 50)}`, { role: 'tool', content: [{ type: 'text', text: s }] }] as PrecisionCase),
   ...RANDOM,
+  // Issue 27: secret names and references, word-like values, key ids, name patterns, hashes, images, URLs.
+  ...LOOKALIKES,
 ];
