@@ -1,6 +1,6 @@
-import { type EncodingRule, type Form, formsOf, type SecretForms } from './encodings.js';
-import { NeedleTable } from './scan.js';
-import { htmlEntityView, numberView, percentViews, unescapeJsonOnce } from './views.js';
+import { type EncodingRule, type Form, formsOf, NORMAL_SEPARATORS, normalizedForm, type SecretForms } from './encodings.js';
+import { MultiScan } from './scan.js';
+import { exponentHolds, exponentNumbers, FOLDED_SEPARATORS, htmlEntityView, NON_ASCII, percentViews, unescapeJsonOnce } from './views.js';
 
 /**
  * Whether a text holds a registered secret in any encoding the detector knows. Instead of one
@@ -34,38 +34,56 @@ import { htmlEntityView, numberView, percentViews, unescapeJsonOnce } from './vi
  * above (hex of base64, base64 of percent-encoding, triple percent-encoding, ...).
  */
 export class Detector {
-  private plain: Form[] = [];
-  private base64 = new NeedleTable<EncodingRule>([], 'base64');
-  private hex = new NeedleTable<EncodingRule>([], 'hex');
+  private raw: string[] = [];
+  private nul: Form[] = [];
+  private normalized: string[] = [];
+  /** Some normalized form holds a blank: ASCII text with folded separators needs the view. */
+  private normalizedBlanks = false;
+  private scan = new MultiScan<EncodingRule>({ base64: [], alnum: [], bytes: [] });
   private readonly forms: SecretForms[] = [];
-  private bytes: Array<{ bytes: Buffer; rule: EncodingRule }> = [];
+  private buffers: Array<{ bytes: Buffer; rule: EncodingRule }> = [];
+  private numeric: string[] = [];
   private maxNumericDigits = 0;
+  private exponent = exponentNumbers(0);
   private plusMatters = false;
   /** The longest span a form of a secret takes in a level's text. */
   private context = 64;
+  /** The longest text any form of a registered secret takes (windowed scans keep this much minus one). */
+  longestForm = 0;
 
-  add(secret: string): void {
-    this.merge(formsOf(secret), secret);
+  get size(): number {
+    return this.forms.length;
   }
 
-  private merge(f: SecretForms, secret: string): void {
+  add(secret: string): void {
+    const f = formsOf(secret);
     this.forms.push(f);
-    this.plain = this.plain.concat(f.plain).sort((a, b) => b.text.length - a.text.length);
-    this.base64 = new NeedleTable(this.forms.flatMap((x) => x.base64), 'base64');
-    this.hex = new NeedleTable(this.forms.flatMap((x) => x.hex.map((text) => ({ text, rule: 'hex' as const }))), 'hex');
-    this.bytes = this.bytes.concat(f.bytes);
-    if (f.numeric) this.maxNumericDigits = Math.max(this.maxNumericDigits, secret.length);
-    if (f.hasSpace) this.plusMatters = true;
-    // The widest form: each UTF-8 byte as `\xHH` in hex (8 characters for a 2-byte UTF-16 unit,
-    // up to 3 bytes per unit) or doubly percent-encoded (`%25HH`, 5 per byte); base64 and
-    // entities are narrower. Separators beyond one per byte, zeros and whitespace are crossed
-    // by the widening in searchLevel.
-    this.context = Math.max(this.context, 16 * secret.length + 64);
+    this.raw = [...new Set([...this.raw, ...f.raw.map((x) => x.text)])].sort((a, b) => b.length - a.length);
+    this.nul = this.nul.concat(f.nul);
+    if (f.normalized) this.normalized = [...new Set([...this.normalized, f.normalized.text])];
+    this.normalizedBlanks ||= f.normalized?.text.includes(' ') ?? false;
+    this.scan = new MultiScan({
+      base64: this.forms.flatMap((x) => x.base64),
+      alnum: this.forms.flatMap((x) => x.alnum),
+      bytes: this.forms.flatMap((x) => x.bytes),
+    });
+    this.buffers = this.buffers.concat(f.buffers);
+    if (f.numeric !== undefined) {
+      this.numeric.push(f.numeric);
+      this.maxNumericDigits = Math.max(this.maxNumericDigits, f.numeric.length);
+      // The mantissa of an exponent form holding a numeric secret has its digits, but those the
+      // exponent can add (its leading or trailing zeros).
+      const fewest = Math.min(...this.numeric.map((d) => d.length - Math.max(/^0*/.exec(d)![0].length, /0*$/.exec(d)![0].length)));
+      this.exponent = exponentNumbers(fewest);
+    }
+    if (/\s/.test(secret)) this.plusMatters = true;
+    this.context = Math.max(this.context, f.span);
+    this.longestForm = Math.max(this.longestForm, f.span);
   }
 
   /** The rule of the first form of a secret found in `text`, or undefined. */
   find(text: string): EncodingRule | undefined {
-    if (this.plain.length === 0) return undefined;
+    if (this.forms.length === 0) return undefined;
     const direct = this.searchLevel(text, false);
     if (direct) return direct;
     const maxLevels = MAX_LEVELS(text.length);
@@ -87,16 +105,15 @@ export class Detector {
 
   /** The final gate over bytes: the UTF-16 forms as bytes, then everything in the bytes read as UTF-8. */
   findInBytes(buf: Buffer): EncodingRule | undefined {
-    if (this.plain.length === 0) return undefined;
-    for (const n of this.bytes) if (buf.indexOf(n.bytes) !== -1) return n.rule;
+    if (this.forms.length === 0) return undefined;
+    for (const n of this.buffers) if (buf.indexOf(n.bytes) !== -1) return n.rule;
     return this.find(buf.toString('utf8'));
   }
 
   /** Every view of one level's text. `nested`: the raw form found here stands JSON-escaped in the original. */
   private searchLevel(text: string, nested: boolean): EncodingRule | undefined {
-    const plainRule = (rule: EncodingRule) => (nested && rule === 'raw' ? 'json-escape' : rule);
-    const hit = this.searchPlain(text) ?? this.searchEncoded(text);
-    if (hit) return plainRule(hit);
+    const hit = this.searchPlain(text) ?? this.scan.find(text);
+    if (hit) return nested && hit === 'raw' ? 'json-escape' : hit;
     const views = percentViews(text, this.plusMatters);
     for (const view of views) {
       const r = this.searchPlain(view);
@@ -104,15 +121,12 @@ export class Detector {
     }
     // Base64 in a URL has its `+` `/` `=` percent-encoded once; hex needs no escaping.
     if (views.length > 0) {
-      const e = this.base64.find(views[0] as string);
+      const e = this.scan.find(views[0] as string);
       if (e) return e;
     }
     const html = htmlEntityView(text);
     if (html !== undefined && this.searchPlain(html)) return 'html-entity';
-    if (this.maxNumericDigits > 0) {
-      const numbers = numberView(text, this.maxNumericDigits);
-      if (numbers !== undefined && this.searchPlain(numbers)) return 'number';
-    }
+    if (this.maxNumericDigits > 0 && exponentHolds(text, this.numeric, this.maxNumericDigits, this.exponent)) return 'number';
     return undefined;
   }
 
@@ -121,13 +135,27 @@ export class Detector {
     return r === 'raw' ? 'json-escape' : r;
   }
 
+  /** The secret as it is, its UTF-16 text (only where a NUL is), and its normalized form. */
   private searchPlain(text: string): EncodingRule | undefined {
-    for (const n of this.plain) if (text.includes(n.text)) return n.rule;
+    for (const n of this.raw) if (text.includes(n)) return 'raw';
+    if (this.nul.length > 0 && text.includes('\0')) for (const n of this.nul) if (text.includes(n.text)) return n.rule;
+    const view = this.normalizedView(text);
+    if (view !== undefined) for (const n of this.normalized) if (view.includes(n)) return 'normalized';
     return undefined;
   }
 
-  private searchEncoded(text: string): EncodingRule | undefined {
-    return this.base64.find(text) ?? this.hex.find(text);
+  /**
+   * The text normalized as the secrets' normalized forms are (encodings.ts normalizedForm), or
+   * undefined when that cannot differ from the text for any of them: ASCII text is its own NFKC
+   * and holds no ignorable character, so only folded separators matter, and only to a form
+   * that holds a blank.
+   */
+  private normalizedView(text: string): string | undefined {
+    if (this.normalized.length === 0) return undefined;
+    if (!NON_ASCII.test(text)) {
+      return this.normalizedBlanks && FOLDED_SEPARATORS.test(text) ? text.replace(NORMAL_SEPARATORS, ' ') : undefined;
+    }
+    return normalizedForm(text);
   }
 }
 

@@ -1,122 +1,283 @@
 /**
- * One linear scan of a text for many needles at once (Rabin-Karp over the needles' first `m`
- * characters), through a normalisation applied on the fly, so the normalised view is never
- * built: the cost is one pass over the text whatever the number of needles, and a check of the
- * full needle only where a window's hash is one of theirs (a 16-bit filter first, then the map).
+ * One linear scan of a text for the needles of three folds at once, each fold applied on the
+ * fly (the folded views are never built): the cost is one pass over the text whatever the number
+ * of needles.
+ *
+ *   base64   base64 / base64url characters kept, whitespace skipped (wrapped or spaced base64).
+ *   alnum    letters and digits kept, A-Z lower-cased; whitespace, `:` `-` `,` `_` `=` `'`,
+ *            NBSP and thin spaces skipped, and `\x` and `0x` before a hex digit (xxd, C
+ *            arrays): hex in either case with any of those separators, digits grouped or with
+ *            thousands separators, base32 in either case, grouped, padded.
+ *   bytes    decimal numbers 0-255 separated by `,` (whitespace around them): the elements of
+ *            a JSON byte array or of Node's Buffer JSON, each read as one byte.
+ *
+ * Each fold keeps a running polynomial hash of its folded characters (a ring of prefix hashes as
+ * long as the longest needle), so the hash of any window ending at the current character costs
+ * one multiplication. A window of the last `m` characters is looked up in a 16-bit filter, then
+ * in a map of the needles ending with those `m` characters; a needle is compared character by
+ * character only when the hash of the whole window of its length equals its own hash. So a
+ * hostile text that repeats the end of a needle costs no comparison: linear in the text (and
+ * an exact comparison per true match, which ends the scan).
  */
 
-/** How a scan folds the text: whitespace skipped (base64 wrapped by lines or spaced), or for hex also `:` and `\x` skipped and A-Z lower-cased. */
-export type Fold = 'base64' | 'hex';
-
-const B = 0x01000193;
-
-const BREAK = 0;
-const KEEP = 1;
-const SKIP = 2;
-function charClass(keep: string, skip: string): Uint8Array {
-  const t = new Uint8Array(128);
-  for (const c of keep) t[c.charCodeAt(0)] = KEEP;
-  for (const c of skip) t[c.charCodeAt(0)] = SKIP;
-  return t;
-}
-const WS = ' \t\n\v\f\r';
-const BASE64_CLASS = charClass('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_', WS);
-/** Hex digits kept (A-F lower-cased in the scan), whitespace and `:` skipped, `\x` skipped in the scan. */
-const HEX_CLASS = charClass('0123456789ABCDEFabcdef', `${WS}:`);
-
 export interface Entry<R> {
+  /** The needle as the fold writes it. */
   text: string;
   rule: R;
 }
 
-export class NeedleTable<R> {
-  private readonly m: number;
-  /** B^m: the weight of the character leaving the window. */
-  private readonly powM: number;
-  private readonly filter = new Uint8Array(1 << 16);
-  private readonly byHash = new Map<number, Array<Entry<R>>>();
-  readonly size: number;
-  /** Per ASCII code: BREAK (no needle spans it), SKIP (folded away) or KEEP. */
-  private readonly alphabet: Uint8Array;
+export type FoldName = 'base64' | 'alnum' | 'bytes';
 
-  constructor(needles: ReadonlyArray<Entry<R>>, private readonly fold: Fold) {
-    this.size = needles.length;
-    this.m = Math.max(1, Math.min(32, ...needles.map((n) => n.text.length)));
-    let p = 1;
-    for (let i = 0; i < this.m; i++) p = Math.imul(p, B);
-    this.powM = p;
-    this.alphabet = fold === 'hex' ? HEX_CLASS : BASE64_CLASS;
-    for (const n of needles) {
-      let h = 0;
-      for (let i = 0; i < this.m; i++) h = (Math.imul(h, B) + n.text.charCodeAt(i)) | 0;
-      this.filter[(h ^ (h >>> 16)) & 0xffff] = 1;
-      const list = this.byHash.get(h);
-      if (list) list.push(n);
-      else this.byHash.set(h, [n]);
+const B = 0x01000193;
+
+const B64K = 1;
+const B64S = 2;
+const ANK = 4;
+const ANS = 8;
+const DIG = 16;
+const WS = 32;
+
+const CLASS = new Uint8Array(128);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789') CLASS[c.charCodeAt(0)]! |= B64K | ANK;
+for (const c of '+/-_') CLASS[c.charCodeAt(0)]! |= B64K;
+for (const c of ' \t\n\v\f\r') CLASS[c.charCodeAt(0)]! |= B64S | ANS | WS;
+for (const c of ':-,_=\'') CLASS[c.charCodeAt(0)]! |= ANS;
+for (const c of '0123456789') CLASS[c.charCodeAt(0)]! |= DIG;
+
+/** NBSP, thin space, narrow NBSP: thousands separators; skipped by the alnum fold. */
+const nonAscii = (c: number): number => (c === 0xa0 || c === 0x2009 || c === 0x202f ? ANS : 0);
+const isHexDigit = (c: number): boolean => (c >= 48 && c <= 57) || ((c | 32) >= 97 && (c | 32) <= 102);
+const isAlnum = (c: number): boolean => c < 128 && (CLASS[c]! & ANK) !== 0;
+/** `0x` / `0X` before a hex digit, not inside a run of letters and digits: a C / xxd byte prefix. */
+const hexPrefixAt = (text: string, i: number): boolean =>
+  text.charCodeAt(i) === 48 && (text.charCodeAt(i + 1) | 32) === 120 && isHexDigit(text.charCodeAt(i + 2)) && !(i > 0 && isAlnum(text.charCodeAt(i - 1)));
+
+function hashOf(s: string, from = 0): number {
+  let h = 0;
+  for (let i = from; i < s.length; i++) h = (Math.imul(h, B) + s.charCodeAt(i)) | 0;
+  return h;
+}
+
+/** The needles of one fold, keyed by the hash of their last `m` characters. */
+class FoldTable<R> {
+  readonly m: number;
+  readonly powM: number;
+  readonly filter = new Uint8Array(1 << 16);
+  readonly byTail = new Map<number, Array<Entry<R> & { length: number; hash: number; pow: number }>>();
+  readonly size: number;
+  /** Ring of prefix hashes and of where each folded character starts in the text (length: a power of two above the longest needle). */
+  readonly hashes: Int32Array;
+  readonly origins: Int32Array;
+  readonly mask: number;
+
+  constructor(needles: ReadonlyArray<Entry<R>>) {
+    const list = needles.filter((n) => n.text.length > 0);
+    this.size = list.length;
+    this.m = Math.max(1, Math.min(32, ...list.map((n) => n.text.length)));
+    this.powM = powOf(this.m);
+    const longest = Math.max(1, ...list.map((n) => n.text.length));
+    let ring = 64;
+    while (ring <= longest) ring *= 2;
+    this.hashes = new Int32Array(ring);
+    this.origins = new Int32Array(ring);
+    this.mask = ring - 1;
+    for (const n of list) {
+      const tail = hashOf(n.text, n.text.length - this.m);
+      this.filter[(tail ^ (tail >>> 16)) & 0xffff] = 1;
+      const e = { ...n, length: n.text.length, hash: hashOf(n.text), pow: powOf(n.text.length) };
+      const at = this.byTail.get(tail);
+      if (at) at.push(e);
+      else this.byTail.set(tail, [e]);
     }
   }
+}
 
-  /** The rule of the first needle found in the folded view of `text`, or undefined. */
+function powOf(n: number): number {
+  let p = 1;
+  for (let i = 0; i < n; i++) p = Math.imul(p, B);
+  return p;
+}
+
+export class MultiScan<R> {
+  private readonly b64: FoldTable<R>;
+  private readonly an: FoldTable<R>;
+  private readonly by: FoldTable<R>;
+
+  constructor(needles: Record<FoldName, ReadonlyArray<Entry<R>>>) {
+    this.b64 = new FoldTable(needles.base64);
+    this.an = new FoldTable(needles.alnum);
+    this.by = new FoldTable(needles.bytes);
+  }
+
+  get size(): number {
+    return this.b64.size + this.an.size + this.by.size;
+  }
+
+  /** The rule of the first needle found in any fold of `text`, or undefined. */
   find(text: string): R | undefined {
-    if (this.size === 0) return undefined;
-    const { m, powM, filter } = this;
-    const hex = this.fold === 'hex';
-    // Rings of the last 32 (>= m) characters of the folded view and where each starts in `text`.
-    const chars = new Int32Array(32);
-    const origin = new Int32Array(32);
-    let count = 0;
-    let h = 0;
+    const { b64, an, by } = this;
+    const useB64 = b64.size > 0;
+    const useAn = an.size > 0;
+    const useBy = by.size > 0;
+    let bc = 0;
+    let bh = 0;
+    let ac = 0;
+    let ah = 0;
+    let anSkip = false;
+    let yc = 0;
+    let yh = 0;
+    /** The byte array's number being read: its value (-1: none), digits, start; `ended`: whitespace after it. */
+    let num = -1;
+    let digits = 0;
+    let numAt = 0;
+    let ended = false;
+    const bH = b64.hashes;
+    const bO = b64.origins;
+    const bMask = b64.mask;
+    const aH = an.hashes;
+    const aO = an.origins;
+    const aMask = an.mask;
+    bH[0] = 0;
+    aH[0] = 0;
+    by.hashes[0] = 0;
     const n = text.length;
-    const alphabet = this.alphabet;
     for (let i = 0; i < n; i++) {
-      let c = text.charCodeAt(i);
-      const cls = c < 128 ? (alphabet[c] as number) : BREAK;
-      if (cls !== KEEP) {
-        if (cls === SKIP) continue;
-        if (hex && c === 92 && (text.charCodeAt(i + 1) | 32) === 120) { // '\x' or '\X'
-          i++;
-          continue;
+      const c = text.charCodeAt(i);
+      const f = c < 128 ? (CLASS[c] as number) : nonAscii(c);
+      if (useB64) {
+        if ((f & B64K) !== 0) {
+          bh = (Math.imul(bh, B) + c) | 0;
+          bc++;
+          bH[bc & bMask] = bh;
+          bO[bc & bMask] = i;
+          if (bc >= b64.m) {
+            const w = (bh - Math.imul(bH[(bc - b64.m) & bMask] as number, b64.powM)) | 0;
+            if (b64.filter[(w ^ (w >>> 16)) & 0xffff] === 1) {
+              const r = this.hit(b64, w, bh, bc, text, 'base64');
+              if (r !== undefined) return r;
+            }
+          }
+        } else if ((f & B64S) === 0 && bc > 0) {
+          bc = 0;
+          bh = 0;
+          bH[0] = 0;
         }
-        count = 0; // no needle spans this character: start over after it
-        h = 0;
-        continue;
       }
-      const at = i;
-      if (hex && c >= 65 && c <= 90) c += 32;
-      // The hash of the last m kept characters (Rabin-Karp: the one leaving the window taken out).
-      h = count >= m ? (Math.imul(h, B) + c - Math.imul(chars[(count - m) & 31] as number, powM)) | 0 : (Math.imul(h, B) + c) | 0;
-      chars[count & 31] = c;
-      origin[count & 31] = at;
-      count++;
-      if (count >= m && filter[(h ^ (h >>> 16)) & 0xffff] === 1) {
-        const list = this.byHash.get(h);
-        if (list) {
-          const start = origin[(count - m) & 31] as number;
-          for (const e of list) if (this.matchAt(text, start, e.text)) return e.rule;
+      if (useAn) {
+        if (anSkip) anSkip = false;
+        else if ((f & ANK) !== 0 && !(c === 48 && hexPrefixAt(text, i))) {
+          ah = (Math.imul(ah, B) + (c >= 65 && c <= 90 ? c + 32 : c)) | 0;
+          ac++;
+          aH[ac & aMask] = ah;
+          aO[ac & aMask] = i;
+          if (ac >= an.m) {
+            const w = (ah - Math.imul(aH[(ac - an.m) & aMask] as number, an.powM)) | 0;
+            if (an.filter[(w ^ (w >>> 16)) & 0xffff] === 1) {
+              const r = this.hit(an, w, ah, ac, text, 'alnum');
+              if (r !== undefined) return r;
+            }
+          }
+        } else if ((f & ANK) !== 0 || (c === 92 && (text.charCodeAt(i + 1) | 32) === 120)) {
+          anSkip = true; // `0x` before a hex digit, `\x`: both characters skipped
+        } else if ((f & ANS) === 0 && ac > 0) {
+          ac = 0;
+          ah = 0;
+          aH[0] = 0;
         }
+      }
+      if (useBy) {
+        if ((f & DIG) !== 0) {
+          if (num < 0) {
+            num = c - 48;
+            digits = 1;
+            numAt = i;
+            ended = false;
+          } else if (ended || ++digits > 3) num = 256; // not a byte: the run ends at the next separator
+          else num = num * 10 + c - 48;
+        } else if (c === 44 || (f & WS) === 0) {
+          // `,` ends an element; anything else but whitespace ends the array (`]`, `}`) or breaks it.
+          if (num >= 0 && num <= 255) {
+            yh = (Math.imul(yh, B) + num) | 0;
+            yc++;
+            by.hashes[yc & by.mask] = yh;
+            by.origins[yc & by.mask] = numAt;
+            if (yc >= by.m) {
+              const w = (yh - Math.imul(by.hashes[(yc - by.m) & by.mask] as number, by.powM)) | 0;
+              if (by.filter[(w ^ (w >>> 16)) & 0xffff] === 1) {
+                const r = this.hit(by, w, yh, yc, text, 'bytes');
+                if (r !== undefined) return r;
+              }
+            }
+          } else if (num > 255 && yc > 0) {
+            yc = 0;
+            yh = 0;
+            by.hashes[0] = 0;
+          }
+          num = -1;
+          if (c !== 44 && yc > 0) {
+            yc = 0;
+            yh = 0;
+            by.hashes[0] = 0;
+          }
+        } else if (num >= 0) ended = true;
       }
     }
     return undefined;
   }
 
-  /** Whether the folded view of `text` from `start` begins with `needle`. */
-  private matchAt(text: string, start: number, needle: string): boolean {
-    const hex = this.fold === 'hex';
-    let j = 0;
-    for (let i = start; i < text.length && j < needle.length; i++) {
-      let c = text.charCodeAt(i);
-      if (c <= 32 && (c === 32 || (c >= 9 && c <= 13))) continue;
-      if (hex) {
-        if (c === 58) continue;
-        if (c === 92 && (text.charCodeAt(i + 1) | 32) === 120) {
+  /** A window whose last `m` characters end some needle: the needles whose whole window hashes equal, compared exactly. */
+  private hit(t: FoldTable<R>, tail: number, h: number, count: number, text: string, fold: FoldName): R | undefined {
+    const list = t.byTail.get(tail);
+    if (!list) return undefined;
+    for (const e of list) {
+      if (e.length > count) continue;
+      const whole = (h - Math.imul(t.hashes[(count - e.length) & t.mask] as number, e.pow)) | 0;
+      if (whole !== e.hash) continue;
+      const start = t.origins[(count - e.length + 1) & t.mask] as number;
+      if (matchesAt(text, start, e.text, fold)) return e.rule;
+    }
+    return undefined;
+  }
+}
+
+/** Whether the `fold` view of `text` from `start` begins with `needle` (the exact check after a hash match). */
+function matchesAt(text: string, start: number, needle: string, fold: FoldName): boolean {
+  let j = 0;
+  if (fold === 'bytes') {
+    let i = start;
+    while (j < needle.length) {
+      while (i < text.length && (CLASS[text.charCodeAt(i)]! & WS) !== 0) i++;
+      let v = 0;
+      let d = 0;
+      while (i < text.length && (CLASS[text.charCodeAt(i)]! & DIG) !== 0 && d <= 3) v = v * 10 + text.charCodeAt(i++) - 48, d++;
+      if (d === 0 || d > 3 || v !== needle.charCodeAt(j)) return false;
+      j++;
+      while (i < text.length && (CLASS[text.charCodeAt(i)]! & WS) !== 0) i++;
+      if (j < needle.length && text.charCodeAt(i++) !== 44) return false;
+    }
+    return true;
+  }
+  for (let i = start; i < text.length && j < needle.length; i++) {
+    let c = text.charCodeAt(i);
+    const f = c < 128 ? (CLASS[c] as number) : nonAscii(c);
+    if (fold === 'base64') {
+      if ((f & B64K) === 0) {
+        if ((f & B64S) !== 0) continue;
+        return false;
+      }
+    } else {
+      if ((f & ANK) === 0 || (c === 48 && hexPrefixAt(text, i))) {
+        if ((f & ANK) !== 0 || (c === 92 && (text.charCodeAt(i + 1) | 32) === 120)) {
           i++;
           continue;
         }
-        if (c >= 65 && c <= 90) c += 32;
+        if ((f & ANS) !== 0) continue;
+        return false;
       }
-      if (c !== needle.charCodeAt(j)) return false;
-      j++;
+      if (c >= 65 && c <= 90) c += 32;
     }
-    return j === needle.length;
+    if (c !== needle.charCodeAt(j)) return false;
+    j++;
   }
+  return j === needle.length;
 }

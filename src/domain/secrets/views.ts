@@ -106,17 +106,15 @@ const hexValue = (c: number): number => (c <= 57 ? c - 48 : (c | 32) - 87);
  * each of up to PERCENT_PASSES passes (double and triple encoding; a pass can also decode what
  * only looks like an escape, so every pass is kept), once keeping `+` and once reading `+` as
  * a space first at every pass (application/x-www-form-urlencoded; `%2B` of a doubly form-encoded
- * space turns into `+` at the first pass). Empty when `text` holds no %XX and no `+`.
+ * space turns into `+` at the first pass). Empty when `text` holds no %XX.
  */
 export function percentViews(text: string, plusMatters: boolean): string[] {
   const out: string[] = [];
-  const hasPercent = PERCENT_TEST.test(text);
-  if (hasPercent) {
-    let t = text;
-    for (let i = 0; i < PERCENT_PASSES && PERCENT_TEST.test(t); i++) out.push((t = decodePercentOnce(t, false)));
-  }
-  if (plusMatters && (hasPercent || text.includes('+'))) {
-    let t = text;
+  if (!PERCENT_TEST.test(text)) return out; // `+` alone: the normalized view folds it (detect.ts)
+  let t = text;
+  for (let i = 0; i < PERCENT_PASSES && PERCENT_TEST.test(t); i++) out.push((t = decodePercentOnce(t, false)));
+  if (plusMatters) {
+    t = text;
     for (let i = 0; i < PERCENT_PASSES && (t.includes('+') || PERCENT_TEST.test(t)); i++) out.push((t = decodePercentOnce(t, true)));
   }
   return out;
@@ -171,29 +169,40 @@ export function htmlEntityView(text: string): string | undefined {
 
 /**
  * A number in exponent form (`5.64629869386547e14`, `5646E+11`), as JSON serializers write large
- * integers and floats, starting where no digit precedes it (one attempt per digit run: linear).
+ * integers and floats, starting where no digit or point precedes it (one attempt per digit run:
+ * linear), with at least `minDigits` digits in its mantissa (a lookahead the regular expression
+ * engine checks natively: `1e5` repeated costs no more than any other short token).
  */
-const EXPONENT_NUMBER = /(?<![0-9])([0-9]+)(?:\.([0-9]+))?[eE]([+-]?[0-9]+)/g;
+export function exponentNumbers(minDigits: number): RegExp {
+  const ahead = minDigits > 1 ? `(?=(?:[0-9]\\.?){${minDigits}})` : '';
+  return new RegExp(`(?<![0-9.])${ahead}([0-9]+)(?:\\.([0-9]+))?[eE]([+-]?[0-9]+)`, 'g');
+}
 const EXPONENT_TEST = /[0-9][eE][+-]?[0-9]/;
 
 /**
- * `text` with every number in exponent form written out in positional digits (`5.64629869386547e14`
- * as `564629869386547`, `1.5e-3` as `0.0015`), exactly, from the digits (no float rounding). The
- * zeros added are capped at `maxDigits` (the longest numeric secret): more cannot change whether
- * a run of `maxDigits` digits occurs. Undefined when there is no such number.
+ * Whether a number in exponent form written out in positional digits (`5.64629869386547e14` as
+ * `564629869386547`, `1.5e-3` as `0.0015`, exactly, from the digits: no float rounding) holds
+ * one of `numeric` (digit strings, the longest `maxDigits` long). Only numbers `pattern` finds
+ * (exponentNumbers) are written out, each into a text of at most its digits plus `maxDigits`
+ * zeros: more zeros cannot change whether a run of `maxDigits` digits occurs.
  */
-export function numberView(text: string, maxDigits: number): string | undefined {
-  if (!EXPONENT_TEST.test(text)) return undefined;
-  let changed = false;
-  const out = text.replace(EXPONENT_NUMBER, (m, int: string, frac: string | undefined, exp: string) => {
-    const digits = int + (frac ?? '');
-    const e = Number(exp);
-    if (!Number.isFinite(e)) return m;
+export function exponentHolds(text: string, numeric: readonly string[], maxDigits: number, pattern: RegExp): boolean {
+  if (!EXPONENT_TEST.test(text)) return false;
+  pattern.lastIndex = 0;
+  for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
+    const int = m[1] as string;
+    const digits = int + (m[2] ?? '');
+    const e = Number(m[3]);
+    if (!Number.isFinite(e)) continue;
     const point = int.length + Math.max(-(maxDigits + digits.length), Math.min(e, maxDigits + digits.length));
-    changed = true;
-    if (point >= digits.length) return digits + '0'.repeat(Math.min(point - digits.length, maxDigits));
-    if (point <= 0) return `0.${'0'.repeat(Math.min(-point, maxDigits))}${digits}`;
-    return `${digits.slice(0, point)}.${digits.slice(point)}`;
-  });
-  return changed ? out : undefined;
+    const written = point >= digits.length
+      ? digits + '0'.repeat(Math.min(point - digits.length, maxDigits))
+      : point <= 0 ? `0.${'0'.repeat(Math.min(-point, maxDigits))}${digits}` : `${digits.slice(0, point)}.${digits.slice(point)}`;
+    for (const s of numeric) if (written.includes(s)) return true;
+  }
+  return false;
 }
+
+/** Whether the text needs the normalized view at all: non-ASCII, or a separator the view folds. */
+export const NON_ASCII = /[^\x00-\x7f]/;
+export const FOLDED_SEPARATORS = /[\t\n\v\f\r_+]| {2}/;
