@@ -39,9 +39,12 @@ export class Detector {
   private normalized: string[] = [];
   /** Some normalized form holds a blank: ASCII text with folded separators needs the view. */
   private normalizedBlanks = false;
+  /** The longest word of each normalized form that holds a blank. */
+  private longestWords: string[] = [];
   private scan = new MultiScan<EncodingRule>({ base64: [], alnum: [], bytes: [] });
   private readonly forms: SecretForms[] = [];
   private buffers: Array<{ bytes: Buffer; rule: EncodingRule }> = [];
+  private wideBuffers: Array<{ bytes: Buffer; rule: EncodingRule }> = [];
   private numeric: string[] = [];
   private maxNumericDigits = 0;
   private exponent = exponentNumbers(0);
@@ -61,13 +64,18 @@ export class Detector {
     this.raw = [...new Set([...this.raw, ...f.raw.map((x) => x.text)])].sort((a, b) => b.length - a.length);
     this.nul = this.nul.concat(f.nul);
     if (f.normalized) this.normalized = [...new Set([...this.normalized, f.normalized.text])];
-    this.normalizedBlanks ||= f.normalized?.text.includes(' ') ?? false;
+    if (f.normalized?.text.includes(' ')) {
+      this.normalizedBlanks = true;
+      this.longestWords.push(f.normalized.text.split(' ').reduce((a, b) => (b.length > a.length ? b : a)));
+    }
     this.scan = new MultiScan({
       base64: this.forms.flatMap((x) => x.base64),
       alnum: this.forms.flatMap((x) => x.alnum),
       bytes: this.forms.flatMap((x) => x.bytes),
     });
     this.buffers = this.buffers.concat(f.buffers);
+    // An ASCII secret's UTF-16 bytes are ASCII and NULs: the text forms (nul) find them.
+    if (NON_ASCII.test(secret)) this.wideBuffers = this.wideBuffers.concat(f.buffers);
     if (f.numeric !== undefined) {
       this.numeric.push(f.numeric);
       this.maxNumericDigits = Math.max(this.maxNumericDigits, f.numeric.length);
@@ -77,8 +85,8 @@ export class Detector {
       this.exponent = exponentNumbers(fewest);
     }
     if (/\s/.test(secret)) this.plusMatters = true;
-    this.context = Math.max(this.context, f.span);
-    this.longestForm = Math.max(this.longestForm, f.span);
+    this.context = Math.max(this.context, f.longest + 64);
+    this.longestForm = Math.max(this.longestForm, f.longest);
   }
 
   /** The rule of the first form of a secret found in `text`, or undefined. */
@@ -103,11 +111,34 @@ export class Detector {
     return unescapeJsonOnce(level) === undefined ? undefined : 'json-escape';
   }
 
+  /**
+   * What findInBytes finds in the UTF-8 bytes of `text` beyond what find finds in `text`: the
+   * UTF-16 forms of a non-ASCII secret as raw bytes (only a non-ASCII text can hold them).
+   */
+  findInUtf8Of(text: string): EncodingRule | undefined {
+    if (this.wideBuffers.length === 0 || !NON_ASCII.test(text)) return undefined;
+    const buf = Buffer.from(text, 'utf8');
+    for (const n of this.wideBuffers) if (buf.indexOf(n.bytes) !== -1) return n.rule;
+    return undefined;
+  }
+
+  /** The end of `text` a scan of what follows must carry over: `longestForm - 1` characters besides padding. */
+  tailOf(text: string): string {
+    if (this.forms.length === 0 || text.length === 0) return '';
+    const from = widen(text, text.length, -1, Math.max(0, this.longestForm - 1));
+    return text.slice(from);
+  }
+
   /** The final gate over bytes: the UTF-16 forms as bytes, then everything in the bytes read as UTF-8. */
   findInBytes(buf: Buffer): EncodingRule | undefined {
     if (this.forms.length === 0) return undefined;
+    return this.findInBuffer(buf) ?? this.find(buf.toString('utf8'));
+  }
+
+  /** The UTF-16 forms as raw bytes (text with NULs for an ASCII secret; not valid UTF-8 for a non-ASCII one). */
+  findInBuffer(buf: Buffer): EncodingRule | undefined {
     for (const n of this.buffers) if (buf.indexOf(n.bytes) !== -1) return n.rule;
-    return this.find(buf.toString('utf8'));
+    return undefined;
   }
 
   /** Every view of one level's text. `nested`: the raw form found here stands JSON-escaped in the original. */
@@ -153,7 +184,9 @@ export class Detector {
   private normalizedView(text: string): string | undefined {
     if (this.normalized.length === 0) return undefined;
     if (!NON_ASCII.test(text)) {
-      return this.normalizedBlanks && FOLDED_SEPARATORS.test(text) ? text.replace(NORMAL_SEPARATORS, ' ') : undefined;
+      // ASCII text: the fold leaves words as they are, so a form whose longest word is absent cannot match.
+      if (!this.normalizedBlanks || !FOLDED_SEPARATORS.test(text) || !this.longestWords.some((w) => text.includes(w))) return undefined;
+      return text.replace(NORMAL_SEPARATORS, ' ');
     }
     return normalizedForm(text);
   }
@@ -163,9 +196,9 @@ export class Detector {
 export const MAX_LEVELS = (n: number): number => Math.floor(Math.log2(n + 1)) + 2;
 
 /**
- * From `at` in direction `dir`, until `context` characters other than whitespace and zeros are
- * taken: those are the padding an encoding may carry without bound (wrapped or spaced base64 and
- * hex, `&#x0000041;`, `5.6400000e14`), so they do not count. Returns a slice bound: inclusive
+ * From `at` in direction `dir`, until `context` characters other than padding are taken:
+ * whitespace, zeros and separators an encoding may carry without bound (wrapped or spaced base64
+ * and hex, `&#x0000041;`, `5.6400000e14`, `de--ad`), so they do not count. Returns a slice bound: inclusive
  * start when dir < 0, exclusive end when dir > 0.
  */
 function widen(text: string, at: number, dir: -1 | 1, context: number): number {
@@ -180,4 +213,7 @@ function widen(text: string, at: number, dir: -1 | 1, context: number): number {
   return i;
 }
 
-const isPadding = (c: number): boolean => c === 48 || c === 32 || (c >= 9 && c <= 13);
+/** Whitespace, zeros and the separators folds skip (`:` `,` `-` `_` `=` `'` `+` `/`): a form may hold any number of them. */
+const PADDING = new Uint8Array(128);
+for (const c of '0 \t\n\v\f\r:,-_=\'+/') PADDING[c.charCodeAt(0)] = 1;
+const isPadding = (c: number): boolean => c < 128 && PADDING[c] === 1;

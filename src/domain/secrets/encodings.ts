@@ -85,8 +85,11 @@ export interface SecretForms {
   buffers: Array<{ bytes: Buffer; rule: EncodingRule }>;
   /** The secret's digits when it is numeric: its exponent forms are written out by the number view. */
   numeric: string | undefined;
-  /** The longest text a form of the secret takes, padding aside. */
-  span: number;
+  /**
+   * The longest text a form of the secret takes, padding (whitespace, zeros) aside: `0xHH, ` per
+   * UTF-8 byte, `\xHH` per UTF-16 byte, `&#x10FFFF;` per code point, `%25HH` per byte.
+   */
+  longest: number;
 }
 
 /** The fewest characters a folded form may have: shorter ones would match too much. */
@@ -124,11 +127,16 @@ export function formsOf(secret: string): SecretForms {
   const alnum: Form[] = alphabetForms(secret);
   for (const bytes of [utf8, utf16le, utf16be]) {
     for (let shift = 0; shift < 3; shift++) {
-      const b64 = alignedBase64(bytes, shift);
+      // Cut to its letters and digits at both ends: the alnum fold filters base64 (scan.ts).
+      const b64 = alignedBase64(bytes, shift).replace(/^[+/]+|[+/]+$/g, '');
       base64.push({ text: b64, rule: 'base64' }, { text: b64.replace(/\+/g, '-').replace(/\//g, '_'), rule: 'base64url' });
     }
     alnum.push({ text: bytes.toString('hex'), rule: 'hex' });
   }
+  const bytes: Form[] = [{ text: utf8.toString('latin1'), rule: 'byte-array' }];
+  // A hex secret stands for bytes: those bytes as an array (xxd -i, Buffer JSON) are a form of it.
+  const hexForm = alnum.find((f) => f.rule === 'hex' && f.text !== utf8.toString('hex'));
+  if (hexForm && hexForm.text.length % 2 === 0) bytes.push({ text: Buffer.from(hexForm.text, 'hex').toString('latin1'), rule: 'byte-array' });
   const normal = normalizedForm(secret);
   const numeric = alnum.find((f) => f.rule === 'number' && f.text === secret)?.text;
   return {
@@ -136,13 +144,13 @@ export function formsOf(secret: string): SecretForms {
     nul: uniqueForms([{ text: utf16le.toString('latin1'), rule: 'utf16' }, { text: utf16be.toString('latin1'), rule: 'utf16' }]),
     base64: uniqueForms(base64),
     alnum: uniqueForms(alnum),
-    bytes: [{ text: utf8.toString('latin1'), rule: 'byte-array' }],
+    bytes,
     normalized: normal.length >= MIN_FORM_CHARS || normal === secret ? { text: normal, rule: 'normalized' } : undefined,
     buffers: [{ bytes: utf16le, rule: 'utf16' }, { bytes: utf16be, rule: 'utf16' }],
     numeric,
     // The widest form: each UTF-8 byte as `0xHH, ` (6 characters; up to 3 bytes per UTF-16 unit),
     // `\xHH` or doubly percent-encoded (`%25HH`); base64, entities and arrays are narrower.
-    span: 18 * secret.length + 64,
+    longest: Math.max(6 * utf8.length, 8 * secret.length, 10 * [...secret].length),
   };
 }
 

@@ -1,7 +1,7 @@
 import { visit } from 'jsonc-parser';
 import { type CredentialStrength, credentialStrength, isKeptKey } from './credentialKeys.js';
 import { indexPath, memberPath } from './paths.js';
-import { redactTokens } from './tokenRules.js';
+import { hasTokenKeyword, redactTokens } from './tokenRules.js';
 
 /**
  * Redaction inside JSON held in a string, by splicing: the credential's bytes in the original
@@ -145,7 +145,7 @@ export function jsonEdits(text: string, base: string, jsonLevel: number, strings
         return;
       }
       const hits: string[] = [];
-      const newKey = redactTokens(key, (rule) => hits.push(rule));
+      const newKey = hasTokenKeyword(key) ? redactTokens(key, (rule) => hits.push(rule)) : key;
       const p = memberPath(top.path, newKey); // paths name keys as stored: never a credential
       for (const rule of hits) onKeyHit(p, rule);
       if (newKey !== key) edits.push(...mapped(markerEdits(key, newKey), text.slice(offset + 1, offset + length - 1), offset + 1, key));

@@ -3,6 +3,9 @@ import { type EncodingRule, type Needle, needlesOf } from './encodings.js';
 import { indexPath, memberPath, parseNestedJson } from './paths.js';
 
 export const MIN_SECRET_CHARS = 8;
+/** At most this many texts, of at most this many characters in all, are vouched for as clean. */
+const MAX_VOUCHED = 1024;
+const MAX_VOUCHED_CHARS = 16 << 20;
 const MAX_SECRET_CHARS = 4096;
 
 /** The protocol's vocabulary, or how to get it when first needed (it is built from every schema). */
@@ -34,6 +37,15 @@ export class SecretSet {
   private readonly values = new Set<string>();
   private needles: Needle[] = [];
   private readonly detector = new Detector();
+  /** Bumped by every registration: a text found clean under an older version is checked again. */
+  private version = 0;
+  /**
+   * Texts checked clean under `version` (by value: the walk, the core's final gate and a
+   * backend's second net see the same text, and only the first pays for the scan). Bounded:
+   * emptied when it holds too many texts or characters.
+   */
+  private readonly clean = new Map<string, number>();
+  private cleanChars = 0;
 
   get size(): number {
     return this.values.size;
@@ -44,15 +56,54 @@ export class SecretSet {
     this.values.add(value);
     this.needles = this.needles.concat(needlesOf(value)).sort((a, b) => b.text.length - a.text.length);
     this.detector.add(value);
+    this.version++;
+    this.clean.clear();
+    this.cleanChars = 0;
   }
 
   addAll(other: SecretSet): void {
     for (const v of other.values) this.add(v);
   }
 
-  /** The rule of the first secret form found in `text` (see Detector for the forms). */
+  /**
+   * The rule of the first secret form found in `text` (see Detector for the forms), exactly as
+   * findInBytes finds it in the text's UTF-8 bytes. A text found clean is vouched for until the
+   * next registration: checking it again costs a map lookup.
+   */
   findInText(text: string): EncodingRule | undefined {
-    return this.detector.find(text);
+    if (this.values.size === 0 || this.clean.get(text) === this.version) return undefined;
+    const rule = this.detector.find(text) ?? this.detector.findInUtf8Of(text);
+    if (rule === undefined) this.vouch(text);
+    return rule;
+  }
+
+  private vouch(text: string): void {
+    if (this.clean.size >= MAX_VOUCHED || this.cleanChars + text.length > MAX_VOUCHED_CHARS) {
+      this.clean.clear();
+      this.cleanChars = 0;
+    }
+    if (text.length > MAX_VOUCHED_CHARS) return;
+    this.clean.set(text, this.version);
+    this.cleanChars += text.length;
+  }
+
+  /**
+   * How much of the end of a text already checked a scan of what follows it must carry over
+   * (findAcross): the longest registered form less one character, counted in characters other
+   * than the padding (whitespace, zeros) forms may hold without bound.
+   */
+  tailOf(text: string): string {
+    return this.detector.tailOf(text);
+  }
+
+  /**
+   * A secret that completes in `next`, given `tail` (tailOf the text before it, which was
+   * checked): the rule, or undefined. A secret wholly inside the text before is not reported
+   * again (that text was checked); one that starts in the tail and ends in `next` is.
+   */
+  findAcross(tail: string, next: string): EncodingRule | undefined {
+    if (this.values.size === 0) return undefined;
+    return this.detector.find(tail + next) ?? this.detector.findInUtf8Of(tail + next);
   }
 
   /**
@@ -72,7 +123,8 @@ export class SecretSet {
    * over the bytes read as UTF-8, and the UTF-16 forms as bytes.
    */
   findInBytes(buf: Buffer): EncodingRule | undefined {
-    return this.detector.findInBytes(buf);
+    if (this.values.size === 0) return undefined;
+    return this.detector.findInBuffer(buf) ?? this.findInText(buf.toString('utf8'));
   }
 
   /**

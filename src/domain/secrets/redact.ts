@@ -48,7 +48,7 @@ function walk(v: unknown, path: string, credential: CredentialStrength | undefin
   const entries: Array<[string, unknown]> = [];
   for (const [key, item] of Object.entries(v)) {
     const hits: string[] = [];
-    const newKey = redactTokens(key, (rule) => hits.push(rule));
+    const newKey = hasTokenKeyword(key) ? redactTokens(key, (rule) => hits.push(rule)) : key;
     const p = memberPath(path, newKey); // paths name keys as stored: never a credential
     for (const rule of hits) out.push({ path: p, rule });
     // The member's own name decides for its strings; an enclosing credential name does not
@@ -80,5 +80,6 @@ function stringEdits(s: string, path: string, credential: CredentialStrength | u
     const strings: StringEdits = (value, p, cred, level) => stringEdits(value, p, cred, level, out);
     return jsonEdits(s, `${path}<json>`, jsonLevel + 1, strings, (p, rule) => out.push({ path: p, rule }));
   }
+  if (!hasTokenKeyword(s)) return []; // no rule can match: the rules' own set-up costs more than this test
   return markerEdits(s, redactTokens(s, (rule) => out.push({ path, rule })));
 }
