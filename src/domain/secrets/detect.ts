@@ -1,4 +1,4 @@
-import { type EncodingRule, type Form, formsOf, NORMAL_SEPARATORS, normalizedForm, type SecretForms } from './encodings.js';
+import { binaryForms, type EncodingRule, type Form, formsOf, NORMAL_SEPARATORS, normalizedForm, type SecretForms } from './encodings.js';
 import { MultiScan } from './scan.js';
 import { exponentHolds, exponentNumbers, FOLDED_SEPARATORS, htmlEntityView, NON_ASCII, percentViews, unescapeJsonOnce } from './views.js';
 
@@ -59,7 +59,15 @@ export class Detector {
   }
 
   add(secret: string): void {
-    const f = formsOf(secret);
+    this.merge(formsOf(secret), secret);
+  }
+
+  /** A binary secret: every run of `run` of its bytes, in its binary encodings (encodings.ts binaryForms). */
+  addBytes(bytes: Buffer, run: number): void {
+    this.merge(binaryForms(bytes, run), '');
+  }
+
+  private merge(f: SecretForms, secret: string): void {
     this.forms.push(f);
     this.raw = [...new Set([...this.raw, ...f.raw.map((x) => x.text)])].sort((a, b) => b.length - a.length);
     this.nul = this.nul.concat(f.nul);
@@ -75,7 +83,8 @@ export class Detector {
     });
     this.buffers = this.buffers.concat(f.buffers);
     // An ASCII secret's UTF-16 bytes are ASCII and NULs: the text forms (nul) find them.
-    if (NON_ASCII.test(secret)) this.wideBuffers = this.wideBuffers.concat(f.buffers);
+    // An ASCII secret's UTF-16 bytes are ASCII and NULs: the text forms (nul) find them.
+    if (NON_ASCII.test(secret) || secret === '') this.wideBuffers = this.wideBuffers.concat(f.buffers);
     if (f.numeric !== undefined) {
       this.numeric.push(f.numeric);
       this.maxNumericDigits = Math.max(this.maxNumericDigits, f.numeric.length);

@@ -154,6 +154,33 @@ export function formsOf(secret: string): SecretForms {
   };
 }
 
+/**
+ * The forms of a binary secret (the store's key): every run of `run` of its bytes — base64 and
+ * base64url at the three alignments, hex (any case, separators), the bytes as an array, the raw
+ * bytes — so a prefix, a piece or the whole of it is found in any of those encodings.
+ */
+export function binaryForms(bytes: Buffer, run: number): SecretForms {
+  const base64: Form[] = [];
+  const alnum: Form[] = [];
+  const arrays: Form[] = [];
+  const buffers: Array<{ bytes: Buffer; rule: EncodingRule }> = [];
+  const n = Math.min(run, bytes.length);
+  for (let o = 0; o + n <= bytes.length; o++) {
+    const piece = bytes.subarray(o, o + n);
+    for (let shift = 0; shift < 3; shift++) {
+      const b64 = alignedBase64(piece, shift).replace(/^[+/]+|[+/]+$/g, '');
+      base64.push({ text: b64, rule: 'base64' }, { text: b64.replace(/\+/g, '-').replace(/\//g, '_'), rule: 'base64url' });
+    }
+    alnum.push({ text: piece.toString('hex'), rule: 'hex' });
+    arrays.push({ text: piece.toString('latin1'), rule: 'byte-array' });
+    buffers.push({ bytes: Buffer.from(piece), rule: 'raw' });
+  }
+  return {
+    raw: [], nul: [], base64: uniqueForms(base64), alnum: uniqueForms(alnum), bytes: uniqueForms(arrays),
+    normalized: undefined, buffers, numeric: undefined, longest: 6 * n,
+  };
+}
+
 /** Separators folded to one blank by the normalized view: whitespace (any), `_` and `+` (form encoding). */
 export const NORMAL_SEPARATORS = /[\s_+]+/g;
 /** Characters that render as nothing (zero-width spaces and joiners, soft hyphens, BOM, variation selectors, ...). */

@@ -6,6 +6,8 @@ export const MIN_SECRET_CHARS = 8;
 /** At most this many texts, of at most this many characters in all, are vouched for as clean. */
 const MAX_VOUCHED = 1024;
 const MAX_VOUCHED_CHARS = 16 << 20;
+/** A binary secret's runs of this many bytes or more are refused (16 bytes: 128 bits, past any search). */
+export const MIN_BINARY_RUN = 16;
 const MAX_SECRET_CHARS = 4096;
 
 /** The protocol's vocabulary, or how to get it when first needed (it is built from every schema). */
@@ -35,6 +37,7 @@ export interface SecretHit {
  */
 export class SecretSet {
   private readonly values = new Set<string>();
+  private readonly binaries = new Map<string, { bytes: Buffer; run: number }>();
   private needles: Needle[] = [];
   private readonly detector = new Detector();
   /** Bumped by every registration: a text found clean under an older version is checked again. */
@@ -48,7 +51,7 @@ export class SecretSet {
   private cleanChars = 0;
 
   get size(): number {
-    return this.values.size;
+    return this.values.size + this.binaries.size;
   }
 
   add(value: string): void {
@@ -61,8 +64,24 @@ export class SecretSet {
     this.cleanChars = 0;
   }
 
+  /**
+   * A binary secret (the store's key): every run of `run` or more of its bytes is refused in
+   * its binary encodings (base64, base64url, hex, byte arrays, raw bytes). Its text forms are
+   * registered with add.
+   */
+  addBytes(bytes: Buffer, run = MIN_BINARY_RUN): void {
+    const id = `${run}:${bytes.toString('base64')}`;
+    if (this.binaries.has(id)) return;
+    this.binaries.set(id, { bytes: Buffer.from(bytes), run });
+    this.detector.addBytes(bytes, run);
+    this.version++;
+    this.clean.clear();
+    this.cleanChars = 0;
+  }
+
   addAll(other: SecretSet): void {
     for (const v of other.values) this.add(v);
+    for (const b of other.binaries.values()) this.addBytes(b.bytes, b.run);
   }
 
   /**
@@ -71,7 +90,7 @@ export class SecretSet {
    * next registration: checking it again costs a map lookup.
    */
   findInText(text: string): EncodingRule | undefined {
-    if (this.values.size === 0 || this.clean.get(text) === this.version) return undefined;
+    if (this.size === 0 || this.clean.get(text) === this.version) return undefined;
     const rule = this.detector.find(text) ?? this.detector.findInUtf8Of(text);
     if (rule === undefined) this.vouch(text);
     return rule;
@@ -102,7 +121,7 @@ export class SecretSet {
    * again (that text was checked); one that starts in the tail and ends in `next` is.
    */
   findAcross(tail: string, next: string): EncodingRule | undefined {
-    if (this.values.size === 0) return undefined;
+    if (this.size === 0) return undefined;
     return this.detector.find(tail + next) ?? this.detector.findInUtf8Of(tail + next);
   }
 
@@ -123,7 +142,7 @@ export class SecretSet {
    * over the bytes read as UTF-8, and the UTF-16 forms as bytes.
    */
   findInBytes(buf: Buffer): EncodingRule | undefined {
-    if (this.values.size === 0) return undefined;
+    if (this.size === 0) return undefined;
     return this.detector.findInBuffer(buf) ?? this.findInText(buf.toString('utf8'));
   }
 
@@ -134,7 +153,7 @@ export class SecretSet {
    * text: when the secret is not in it at all, the walk is skipped.
    */
   locate(value: unknown, json: string): SecretHit | undefined {
-    if (this.values.size === 0 || this.findInText(json) === undefined) return undefined;
+    if (this.size === 0 || this.findInText(json) === undefined) return undefined;
     return this.walk(value, '') ?? { path: '', rule: this.findInText(json) as EncodingRule };
   }
 
@@ -174,7 +193,7 @@ export class SecretSet {
 
   /** Replaces every form of every secret in `text` (for error messages and log lines). */
   scrub(text: string): string {
-    if (this.values.size === 0) return text;
+    if (this.size === 0) return text;
     let out = text;
     for (const n of this.needles) if (out.includes(n.text)) out = out.split(n.text).join('<redacted:secret>');
     // A form that is only found decoded cannot be cut out: the whole text goes.
