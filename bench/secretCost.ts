@@ -111,11 +111,13 @@ export function secretCostBench(quick = false): SecretCostRow[] {
     let k = 0;
     return best(rounds, () => cpuUs(1, () => five.findInBytes(bufs[k++]!)));
   };
-  const reference = timeOf(classes[0]!.text);
+  const times = classes.map((k) => timeOf(k.text));
+  // The reference measured again last (the first measure also pays for warming up), the better one kept.
+  const reference = Math.min(times[0]!, timeOf(classes[0]!.text));
   let worst = 0;
   let worstName = '';
-  for (const k of classes) {
-    const us = timeOf(k.text);
+  for (const [i, k] of classes.entries()) {
+    const us = times[i]!;
     const ratio = us / reference;
     if (ratio > worst && k !== classes[0]) [worst, worstName] = [ratio, k.name];
     rows.push({ scenario: `detector, hostile ${size >> 10} KB: ${k.name}`, value: `${(us / 1000).toFixed(1)} ms = ${ratio.toFixed(1)} × "x" (budget 10 ×)` });

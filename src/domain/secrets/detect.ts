@@ -41,7 +41,8 @@ export class Detector {
   private normalizedBlanks = false;
   /** The longest word of each normalized form that holds a blank. */
   private longestWords: string[] = [];
-  private scan = new MultiScan<EncodingRule>({ base64: [], alnum: [], bytes: [] });
+  private scanTable = new MultiScan<EncodingRule>({ base64: [], alnum: [], bytes: [] });
+  private scanStale = false;
   private readonly forms: SecretForms[] = [];
   private buffers: Array<{ bytes: Buffer; rule: EncodingRule }> = [];
   private wideBuffers: Array<{ bytes: Buffer; rule: EncodingRule }> = [];
@@ -76,11 +77,7 @@ export class Detector {
       this.normalizedBlanks = true;
       this.longestWords.push(f.normalized.text.split(' ').reduce((a, b) => (b.length > a.length ? b : a)));
     }
-    this.scan = new MultiScan({
-      base64: this.forms.flatMap((x) => x.base64),
-      alnum: this.forms.flatMap((x) => x.alnum),
-      bytes: this.forms.flatMap((x) => x.bytes),
-    });
+    this.scanStale = true; // rebuilt once, by the next search (registrations come in bursts)
     this.buffers = this.buffers.concat(f.buffers);
     // An ASCII secret's UTF-16 bytes are ASCII and NULs: the text forms (nul) find them.
     // An ASCII secret's UTF-16 bytes are ASCII and NULs: the text forms (nul) find them.
@@ -96,6 +93,19 @@ export class Detector {
     if (/\s/.test(secret)) this.plusMatters = true;
     this.context = Math.max(this.context, f.longest + 64);
     this.longestForm = Math.max(this.longestForm, f.longest);
+  }
+
+  /** The one scan of every fold for every secret's needles (scan.ts). */
+  private get scan(): MultiScan<EncodingRule> {
+    if (this.scanStale) {
+      this.scanTable = new MultiScan({
+        base64: this.forms.flatMap((x) => x.base64),
+        alnum: this.forms.flatMap((x) => x.alnum),
+        bytes: this.forms.flatMap((x) => x.bytes),
+      });
+      this.scanStale = false;
+    }
+    return this.scanTable;
   }
 
   /** The rule of the first form of a secret found in `text`, or undefined. */
