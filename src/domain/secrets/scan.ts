@@ -130,7 +130,12 @@ export class MultiScan<R> {
       ...needles.base64.map((n) => ({ key: alnumKey(n.text), fold: 'base64' as const, text: n.text, rule: n.rule })),
     ]);
     this.by = new FoldTable(needles.bytes.map((n) => ({ key: n.text, fold: 'bytes' as const, text: n.text, rule: n.rule })));
+    const element = '(?:0[xX][0-9a-fA-F]{1,2}|[0-9]{1,3})';
+    this.arrays = new RegExp(`(?:${element}[\\s,]+){${this.by.m - 1}}${element}`);
   }
+
+  /** `m` array elements in a row (a superset of what the byte-array fold reads as `m` bytes). */
+  private readonly arrays: RegExp;
 
   get size(): number {
     return this.an.size + this.by.size;
@@ -140,7 +145,8 @@ export class MultiScan<R> {
   find(text: string): R | undefined {
     const { an, by } = this;
     const useAn = an.size > 0;
-    const useBy = by.size > 0;
+    // The byte-array fold runs only where `m` elements stand in a row (a native test: most text has none).
+    const useBy = by.size > 0 && this.arrays.test(text);
     let ac = 0;
     let ah = 0;
     let anSkip = false;
