@@ -41,8 +41,8 @@ export class Detector {
   private normalizedBlanks = false;
   /** The longest word of each normalized form that holds a blank. */
   private longestWords: string[] = [];
-  private scanTable = new MultiScan<EncodingRule>({ base64: [], alnum: [], bytes: [] });
-  private scanStale = false;
+  private scanTable: MultiScan<EncodingRule> | undefined;
+  private scanStale = true;
   private readonly forms: SecretForms[] = [];
   private buffers: Array<{ bytes: Buffer; rule: EncodingRule }> = [];
   private wideBuffers: Array<{ bytes: Buffer; rule: EncodingRule }> = [];
@@ -105,7 +105,7 @@ export class Detector {
       });
       this.scanStale = false;
     }
-    return this.scanTable;
+    return this.scanTable as MultiScan<EncodingRule>;
   }
 
   /** The rule of the first form of a secret found in `text`, or undefined. */
