@@ -16,7 +16,9 @@
  *   --dir DIR            where the data goes (default: a temp dir under ./bench/out, removed at the end)
  *   --only A,B           run only the scenarios whose step name starts with one of these (the
  *                        limit row always runs: ratios need it), e.g. `--only backends`;
- *                        `secrets` names the secret-safety table. The table then holds only
+ *                        `secrets` names the secret-safety table (with its cost rows:
+ *                        bench/secretCost.ts, secret work per record over JSON.parse +
+ *                        JSON.stringify, hostile inputs over `"x"` repeated). The table then holds only
  *                        those rows, and bench/results.json (a full run's) is left alone.
  *
  * The appends-beside-a-compaction row also runs for a 500 MB session (about 20 s more, most of it
@@ -38,6 +40,7 @@ import { listAll } from './list.js';
 import { openTimes } from './open.js';
 import { replay } from './replay.js';
 import { secretGateBench } from './secretGate.js';
+import { secretCostBench } from './secretCost.js';
 import { secretBench } from './secrets.js';
 import { sqliteInserts } from './sqlite.js';
 import { type StageRow, stageBench } from './stages.js';
@@ -128,6 +131,10 @@ try {
     secretRows = await secretBench(work);
     await step('secrets: gate', () => {
       secretRows.push(...secretGateBench());
+      return [];
+    });
+    await step('secrets: cost', () => {
+      secretRows.push(...secretCostBench(quick));
       return [];
     });
   }

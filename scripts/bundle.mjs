@@ -50,6 +50,9 @@ await build({
   target: 'node20',
   external: ['pg', 'pg-native'],
   plugins: [leanSchemas],
+  // jsonc-parser's `main` is a UMD build whose factory requires its own files at run time (which
+  // a bundle cannot follow); its ES module build is the same code as plain imports.
+  alias: { 'jsonc-parser': './node_modules/jsonc-parser/lib/esm/main.js' },
   allowOverwrite: true,
   sourcemap: true,
   logLevel: 'warning',

@@ -36,9 +36,21 @@ function reached(rule: string, path: string): StoreError {
 export class FinalGate {
   constructor(private readonly secrets: SecretSet) {}
 
-  /** The rule a registered secret matches in `text`'s UTF-8 bytes, if any. */
+  /**
+   * The rule a registered secret matches in `text`'s UTF-8 bytes, if any (findInText finds
+   * exactly that, and vouches for a text it found clean: the walk already checked most texts).
+   */
   private find(text: string): string | undefined {
-    return this.secrets.size === 0 ? undefined : this.secrets.findInBytes(Buffer.from(text, 'utf8'));
+    return this.secrets.size === 0 ? undefined : this.secrets.findInText(text);
+  }
+
+  /** The first rule any of `texts` matches (each checked alone: a secret split across records is out of scope). */
+  private findAny(texts: readonly string[]): string | undefined {
+    for (const t of texts) {
+      const rule = this.find(t);
+      if (rule !== undefined) return rule;
+    }
+    return undefined;
   }
 
   /**
@@ -46,7 +58,7 @@ export class FinalGate {
    * the whole request (the commit queue refuses it alone: finalGateError).
    */
   records(texts: readonly string[], kinds: readonly string[], firstSeq: number, ts: string): { sealed: Array<Gated<SealedRecord>> } | { rule: string } {
-    const rule = this.find(texts.join('\n'));
+    const rule = this.findAny(texts);
     if (rule !== undefined) return { rule };
     return { sealed: texts.map((text, i) => passed({ seq: firstSeq + i, ts, kind: kinds[i] as string, text })) };
   }
@@ -60,7 +72,7 @@ export class FinalGate {
 
   /** The records a fork copies into its new session, as stored in the parent. */
   copies(records: readonly SealedRecord[]): Array<Gated<SealedRecord>> {
-    const rule = records.length === 0 ? undefined : this.find(records.map((r) => r.text).join('\n'));
+    const rule = this.findAny(records.map((r) => r.text));
     if (rule !== undefined) {
       throw new StoreError('SecretRejected', `the records to fork hold a registered secret (rule: ${rule}); nothing was written`, { path: 'records', rule });
     }

@@ -90,8 +90,8 @@ describe.each(FRAMINGS)('registered secrets in every encoding and position are r
     }
     await expectRefused('numeric secret in exponent form, rebuilt by redaction', c.setState(sessionId, 'n', { v: '{"n":5.64629869386547e14,"api_key":"zzzzzzzzzzzz"}' }));
     await expectRefused('numeric secret as a number', c.append({ sessionId, records: [{ kind: 'event', type: 't', payload: { n: 564629869386547 } }] }));
-    // Whitespace folded into an index summary: stored as sent, summarized without the secret.
-    await c.append({ sessionId, records: [{ kind: 'message', message: { role: 'user', content: SECRET.replace(/ /g, '\n') } }] });
+    // Its blanks written as line breaks: a lossless form of the secret, refused like the others.
+    await expectRefused('the secret with its blanks as line breaks', c.append({ sessionId, records: [{ kind: 'message', message: { role: 'user', content: SECRET.replace(/ /g, '\n') } }] }));
     const listed = await c.list({});
     await c.shutdown();
     const cli = await runCli(['list', '--json', '--store', store]);

@@ -9,17 +9,23 @@ import type { StoreLayout } from './layout.js';
 
 /**
  * The store-level encryption marker, `encryption.json` at the store root (STORAGE.md,
- * "Encryption at rest"): `{"format":"session-sidecar/encryption","version":1,"keyId":"<id>"}`,
- * `keyId` the key check value (storeKey.ts), never the key. During a rekey it also holds
+ * "Encryption at rest"): `{"format":"session-sidecar/encryption","version":2,"keyId":"<id>"}`,
+ * `keyId` the key's id (storeKey.ts: a slow KDF of the key), never the key. Version 1 (written
+ * before) held the fast HMAC check value: still read, and rewritten as version 2 by the first
+ * open for writing. During a rekey it also holds
  * `"fromKeyId"` (null: the store was plaintext), `"toKeyId"` (null: it is being decrypted) and
  * `keyId` is then absent: the store is served by no key until the rekey that wrote it finishes.
  * No marker: a plaintext store.
  */
 export const MARKER_FORMAT = 'session-sidecar/encryption';
+/** The marker version written; 1 is still read. */
+export const MARKER_VERSION = 2;
 
 export interface EncryptionMarker {
   keyId?: string;
   rekey?: { fromKeyId: string | null; toKeyId: string | null };
+  /** Read from a version 1 marker (key check values of storeKey.ts's version 1). */
+  legacy?: boolean;
 }
 
 export function markerPath(layout: StoreLayout): string {
@@ -41,11 +47,11 @@ export function readMarker(fsl: FsLayer, layout: StoreLayout): EncryptionMarker 
   } catch {
     throw new StoreError('Corrupt', 'the store\'s encryption.json is damaged', { reason: 'marker' });
   }
-  if (v === null || typeof v !== 'object' || v.format !== MARKER_FORMAT || v.version !== 1) {
+  if (v === null || typeof v !== 'object' || v.format !== MARKER_FORMAT || (v.version !== 1 && v.version !== MARKER_VERSION)) {
     throw new StoreError('Corrupt', 'the store\'s encryption.json is not a session-sidecar encryption marker', { reason: 'marker' });
   }
   const rekey = v.rekey as EncryptionMarker['rekey'] | undefined;
-  return { ...(typeof v.keyId === 'string' ? { keyId: v.keyId } : {}), ...(rekey ? { rekey } : {}) };
+  return { ...(typeof v.keyId === 'string' ? { keyId: v.keyId } : {}), ...(rekey ? { rekey } : {}), ...(v.version === 1 ? { legacy: true } : {}) };
 }
 
 /** Writes the marker durably (temp, fsync, rename, fsync of the root); `undefined` removes it. */
@@ -60,7 +66,8 @@ export function writeMarker(fsl: FsLayer, layout: StoreLayout, marker: Encryptio
     fsyncDir(fsl, layout.root);
     return;
   }
-  replaceAtomicallySync(fsl, file, `${JSON.stringify({ format: MARKER_FORMAT, version: 1, ...marker })}\n`);
+  const { legacy: _legacy, ...fields } = marker;
+  replaceAtomicallySync(fsl, file, `${JSON.stringify({ format: MARKER_FORMAT, version: MARKER_VERSION, ...fields })}\n`);
 }
 
 /**
@@ -80,7 +87,8 @@ export function checkMarker(fsl: FsLayer, layout: StoreLayout, key: StoreKey | u
     return;
   }
   if (marker) {
-    if (marker.keyId !== key.id) throw keyMismatch('the encryption key given is not the store\'s key', 'wrongKey');
+    if (!key.names(marker.keyId)) throw keyMismatch('the encryption key given is not the store\'s key', 'wrongKey');
+    if (marker.legacy && !readOnly) writeMarker(fsl, layout, { keyId: key.id }); // version 1: the fast check value goes
     return;
   }
   if (hasSessions(fsl, layout)) {

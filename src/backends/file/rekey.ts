@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { openPrivate, readPrivateSmallBytes } from '../../durable/durableFile.js';
 import type { FsLayer } from '../../durable/fsLayer.js';
-import type { StoreKey } from '../../durable/storeKey.js';
+import { sameKey, type StoreKey } from '../../durable/storeKey.js';
 import { StoreError } from '../../domain/errors.js';
 import { checkBytes } from '../../domain/secrets/finalGate.js';
 import { SecretSet } from '../../domain/secrets/knownSecrets.js';
@@ -62,13 +62,13 @@ export async function rekeyStore(layout: StoreLayout, opts: RekeyOptions): Promi
   const wanted = { fromKeyId: from?.id ?? null, toKeyId: to?.id ?? null };
   const marker = readMarker(fsl, layout);
   if (marker?.rekey) {
-    if (marker.rekey.fromKeyId !== wanted.fromKeyId || marker.rekey.toKeyId !== wanted.toKeyId) {
+    if (!sameKey(marker.rekey.fromKeyId, from) || !sameKey(marker.rekey.toKeyId, to)) {
       throw keyMismatch('an interrupted rekey of this store used other keys: run it again with the same --from and --to keys', 'rekeyUnfinished');
     }
-  } else if ((marker?.keyId ?? null) === wanted.toKeyId) {
+  } else if (sameKey(marker?.keyId ?? null, to)) {
     // Finished already (a repeated command after a crash at its very last step): nothing to do.
     return { sessions: sessionIds(fsl, layout).length, rewritten: 0, skipped: 0 };
-  } else if ((marker?.keyId ?? null) !== wanted.fromKeyId) {
+  } else if (!sameKey(marker?.keyId ?? null, from)) {
     throw keyMismatch(marker ? 'the --from key is not the store\'s key' : 'the store is not encrypted: give no --from key', marker ? 'wrongKey' : 'notEncrypted');
   }
   // The keys are secrets of this process: no plaintext holding one is ever sealed (finalGate.ts).
@@ -199,8 +199,8 @@ function rekeyFile(fsl: FsLayer, file: string, aad: string, c: Ciphers, what: st
   const stored = readPrivateSmallBytes(fsl, file, Number.MAX_SAFE_INTEGER);
   if (stored === undefined) return false;
   const keyId = sealedKeyId(stored);
-  if (keyId === (c.to?.key.id ?? null)) return false;
-  if (keyId !== (c.from?.key.id ?? null)) throw keyMismatch(`${what} is sealed with neither key`, 'wrongKey');
+  if (sameKey(keyId, c.to?.key)) return false;
+  if (!sameKey(keyId, c.from?.key)) throw keyMismatch(`${what} is sealed with neither key`, 'wrongKey');
   const plain = openWith(c.from, aad, stored);
   if (!plain) throw new StoreError('Corrupt', `${what} is damaged (it does not authenticate); nothing more was rewritten`, { reason: 'authentication' });
   replaceFile(fsl, file, [sealWith(c.to, aad, plain)]);
@@ -223,7 +223,7 @@ function headerLinesUnder(fsl: FsLayer, files: string[], c: Ciphers): HeaderLine
     const fd = openPrivate(fsl, file, false);
     try {
       const head = headerOf(fsl, fd, fsl.fstatSync(fd).size);
-      if (head.keyId !== (c.to?.key.id ?? null)) continue;
+      if (!sameKey(head.keyId, c.to?.key)) continue;
       const opened = openHeader(head.raw, c.to);
       if (opened.ok) lines.set(JSON.stringify(opened.value), Buffer.concat([head.line, NEWLINE]));
     } catch {
@@ -258,8 +258,8 @@ function rekeyJournal(fsl: FsLayer, layout: StoreLayout, id: string, file: strin
     const size = fsl.fstatSync(fd).size;
     const head = headerOf(fsl, fd, size);
     const { keyId } = head;
-    if (keyId === (c.to?.key.id ?? null)) return false;
-    if (keyId !== (c.from?.key.id ?? null)) throw keyMismatch(`session ${id}: ${path.basename(file)} is sealed with neither key`, 'wrongKey', { sessionId: id });
+    if (sameKey(keyId, c.to?.key)) return false;
+    if (!sameKey(keyId, c.from?.key)) throw keyMismatch(`session ${id}: ${path.basename(file)} is sealed with neither key`, 'wrongKey', { sessionId: id });
     const opened = openHeader(head.raw, c.from);
     if (!opened.ok) throw corrupt(1, `header ${opened.reason}`);
     if (opened.value.sessionId !== id) throw corrupt(1, 'header names another session');

@@ -61,7 +61,7 @@ export function openWith(cipher: StoreCipher | undefined, aad: string, stored: B
     return undefined;
   }
   if (typeof v.enc !== 'string') return undefined;
-  if (v.key !== cipher.key.id) throw keyMismatch('a file of the store is encrypted with another key', 'wrongKey');
+  if (!cipher.key.names(v.key)) throw keyMismatch('a file of the store is encrypted with another key', 'wrongKey');
   return cipher.key.open(aad, v.enc);
 }
 

@@ -1,6 +1,6 @@
-import { type EncodingRule, type Form, formsOf, type SecretForms } from './encodings.js';
-import { NeedleTable } from './scan.js';
-import { htmlEntityView, numberView, percentViews, unescapeJsonOnce } from './views.js';
+import { binaryForms, type EncodingRule, type Form, formsOf, NORMAL_SEPARATORS, normalizedForm, type SecretForms } from './encodings.js';
+import { MultiScan } from './scan.js';
+import { exponentHolds, exponentNumbers, FOLDED_SEPARATORS, htmlEntityView, NON_ASCII, percentViews, unescapeJsonOnce } from './views.js';
 
 /**
  * Whether a text holds a registered secret in any encoding the detector knows. Instead of one
@@ -34,38 +34,83 @@ import { htmlEntityView, numberView, percentViews, unescapeJsonOnce } from './vi
  * above (hex of base64, base64 of percent-encoding, triple percent-encoding, ...).
  */
 export class Detector {
-  private plain: Form[] = [];
-  private base64 = new NeedleTable<EncodingRule>([], 'base64');
-  private hex = new NeedleTable<EncodingRule>([], 'hex');
+  private raw: string[] = [];
+  private nul: Form[] = [];
+  private normalized: string[] = [];
+  /** Some normalized form holds a blank: ASCII text with folded separators needs the view. */
+  private normalizedBlanks = false;
+  /** The longest word of each normalized form that holds a blank. */
+  private longestWords: string[] = [];
+  private scanTable: MultiScan<EncodingRule> | undefined;
+  private scanStale = true;
   private readonly forms: SecretForms[] = [];
-  private bytes: Array<{ bytes: Buffer; rule: EncodingRule }> = [];
+  private buffers: Array<{ bytes: Buffer; rule: EncodingRule }> = [];
+  private wideBuffers: Array<{ bytes: Buffer; rule: EncodingRule }> = [];
+  private numeric: string[] = [];
   private maxNumericDigits = 0;
+  private exponent = exponentNumbers(0);
   private plusMatters = false;
   /** The longest span a form of a secret takes in a level's text. */
   private context = 64;
+  /** The longest text any form of a registered secret takes (windowed scans keep this much minus one). */
+  longestForm = 0;
+
+  get size(): number {
+    return this.forms.length;
+  }
 
   add(secret: string): void {
     this.merge(formsOf(secret), secret);
   }
 
+  /** A binary secret: every run of `run` of its bytes, in its binary encodings (encodings.ts binaryForms). */
+  addBytes(bytes: Buffer, run: number): void {
+    this.merge(binaryForms(bytes, run), '');
+  }
+
   private merge(f: SecretForms, secret: string): void {
     this.forms.push(f);
-    this.plain = this.plain.concat(f.plain).sort((a, b) => b.text.length - a.text.length);
-    this.base64 = new NeedleTable(this.forms.flatMap((x) => x.base64), 'base64');
-    this.hex = new NeedleTable(this.forms.flatMap((x) => x.hex.map((text) => ({ text, rule: 'hex' as const }))), 'hex');
-    this.bytes = this.bytes.concat(f.bytes);
-    if (f.numeric) this.maxNumericDigits = Math.max(this.maxNumericDigits, secret.length);
-    if (f.hasSpace) this.plusMatters = true;
-    // The widest form: each UTF-8 byte as `\xHH` in hex (8 characters for a 2-byte UTF-16 unit,
-    // up to 3 bytes per unit) or doubly percent-encoded (`%25HH`, 5 per byte); base64 and
-    // entities are narrower. Separators beyond one per byte, zeros and whitespace are crossed
-    // by the widening in searchLevel.
-    this.context = Math.max(this.context, 16 * secret.length + 64);
+    this.raw = [...new Set([...this.raw, ...f.raw.map((x) => x.text)])].sort((a, b) => b.length - a.length);
+    this.nul = this.nul.concat(f.nul);
+    if (f.normalized) this.normalized = [...new Set([...this.normalized, f.normalized.text])];
+    if (f.normalized?.text.includes(' ')) {
+      this.normalizedBlanks = true;
+      this.longestWords.push(f.normalized.text.split(' ').reduce((a, b) => (b.length > a.length ? b : a)));
+    }
+    this.scanStale = true; // rebuilt once, by the next search (registrations come in bursts)
+    this.buffers = this.buffers.concat(f.buffers);
+    // An ASCII secret's UTF-16 bytes are ASCII and NULs: the text forms (nul) find them.
+    // An ASCII secret's UTF-16 bytes are ASCII and NULs: the text forms (nul) find them.
+    if (NON_ASCII.test(secret) || secret === '') this.wideBuffers = this.wideBuffers.concat(f.buffers);
+    if (f.numeric !== undefined) {
+      this.numeric.push(f.numeric);
+      this.maxNumericDigits = Math.max(this.maxNumericDigits, f.numeric.length);
+      // The mantissa of an exponent form holding a numeric secret has its digits, but those the
+      // exponent can add (its leading or trailing zeros).
+      const fewest = Math.min(...this.numeric.map((d) => d.length - Math.max(/^0*/.exec(d)![0].length, /0*$/.exec(d)![0].length)));
+      this.exponent = exponentNumbers(fewest);
+    }
+    if (/\s/.test(secret)) this.plusMatters = true;
+    this.context = Math.max(this.context, f.longest + 64);
+    this.longestForm = Math.max(this.longestForm, f.longest);
+  }
+
+  /** The one scan of every fold for every secret's needles (scan.ts). */
+  private get scan(): MultiScan<EncodingRule> {
+    if (this.scanStale) {
+      this.scanTable = new MultiScan({
+        base64: this.forms.flatMap((x) => x.base64),
+        alnum: this.forms.flatMap((x) => x.alnum),
+        bytes: this.forms.flatMap((x) => x.bytes),
+      });
+      this.scanStale = false;
+    }
+    return this.scanTable as MultiScan<EncodingRule>;
   }
 
   /** The rule of the first form of a secret found in `text`, or undefined. */
   find(text: string): EncodingRule | undefined {
-    if (this.plain.length === 0) return undefined;
+    if (this.forms.length === 0) return undefined;
     const direct = this.searchLevel(text, false);
     if (direct) return direct;
     const maxLevels = MAX_LEVELS(text.length);
@@ -85,18 +130,40 @@ export class Detector {
     return unescapeJsonOnce(level) === undefined ? undefined : 'json-escape';
   }
 
+  /**
+   * What findInBytes finds in the UTF-8 bytes of `text` beyond what find finds in `text`: the
+   * UTF-16 forms of a non-ASCII secret as raw bytes (only a non-ASCII text can hold them).
+   */
+  findInUtf8Of(text: string): EncodingRule | undefined {
+    if (this.wideBuffers.length === 0 || !NON_ASCII.test(text)) return undefined;
+    const buf = Buffer.from(text, 'utf8');
+    for (const n of this.wideBuffers) if (buf.indexOf(n.bytes) !== -1) return n.rule;
+    return undefined;
+  }
+
+  /** The end of `text` a scan of what follows must carry over: `longestForm - 1` characters besides padding. */
+  tailOf(text: string): string {
+    if (this.forms.length === 0 || text.length === 0) return '';
+    const from = widen(text, text.length, -1, Math.max(0, this.longestForm - 1));
+    return text.slice(from);
+  }
+
   /** The final gate over bytes: the UTF-16 forms as bytes, then everything in the bytes read as UTF-8. */
   findInBytes(buf: Buffer): EncodingRule | undefined {
-    if (this.plain.length === 0) return undefined;
-    for (const n of this.bytes) if (buf.indexOf(n.bytes) !== -1) return n.rule;
-    return this.find(buf.toString('utf8'));
+    if (this.forms.length === 0) return undefined;
+    return this.findInBuffer(buf) ?? this.find(buf.toString('utf8'));
+  }
+
+  /** The UTF-16 forms as raw bytes (text with NULs for an ASCII secret; not valid UTF-8 for a non-ASCII one). */
+  findInBuffer(buf: Buffer): EncodingRule | undefined {
+    for (const n of this.buffers) if (buf.indexOf(n.bytes) !== -1) return n.rule;
+    return undefined;
   }
 
   /** Every view of one level's text. `nested`: the raw form found here stands JSON-escaped in the original. */
   private searchLevel(text: string, nested: boolean): EncodingRule | undefined {
-    const plainRule = (rule: EncodingRule) => (nested && rule === 'raw' ? 'json-escape' : rule);
-    const hit = this.searchPlain(text) ?? this.searchEncoded(text);
-    if (hit) return plainRule(hit);
+    const hit = this.searchPlain(text) ?? this.scan.find(text);
+    if (hit) return nested && hit === 'raw' ? 'json-escape' : hit;
     const views = percentViews(text, this.plusMatters);
     for (const view of views) {
       const r = this.searchPlain(view);
@@ -104,15 +171,12 @@ export class Detector {
     }
     // Base64 in a URL has its `+` `/` `=` percent-encoded once; hex needs no escaping.
     if (views.length > 0) {
-      const e = this.base64.find(views[0] as string);
+      const e = this.scan.find(views[0] as string);
       if (e) return e;
     }
     const html = htmlEntityView(text);
     if (html !== undefined && this.searchPlain(html)) return 'html-entity';
-    if (this.maxNumericDigits > 0) {
-      const numbers = numberView(text, this.maxNumericDigits);
-      if (numbers !== undefined && this.searchPlain(numbers)) return 'number';
-    }
+    if (this.maxNumericDigits > 0 && exponentHolds(text, this.numeric, this.maxNumericDigits, this.exponent)) return 'number';
     return undefined;
   }
 
@@ -121,13 +185,29 @@ export class Detector {
     return r === 'raw' ? 'json-escape' : r;
   }
 
+  /** The secret as it is, its UTF-16 text (only where a NUL is), and its normalized form. */
   private searchPlain(text: string): EncodingRule | undefined {
-    for (const n of this.plain) if (text.includes(n.text)) return n.rule;
+    for (const n of this.raw) if (text.includes(n)) return 'raw';
+    if (this.nul.length > 0 && text.includes('\0')) for (const n of this.nul) if (text.includes(n.text)) return n.rule;
+    const view = this.normalizedView(text);
+    if (view !== undefined) for (const n of this.normalized) if (view.includes(n)) return 'normalized';
     return undefined;
   }
 
-  private searchEncoded(text: string): EncodingRule | undefined {
-    return this.base64.find(text) ?? this.hex.find(text);
+  /**
+   * The text normalized as the secrets' normalized forms are (encodings.ts normalizedForm), or
+   * undefined when that cannot differ from the text for any of them: ASCII text is its own NFKC
+   * and holds no ignorable character, so only folded separators matter, and only to a form
+   * that holds a blank.
+   */
+  private normalizedView(text: string): string | undefined {
+    if (this.normalized.length === 0) return undefined;
+    if (!NON_ASCII.test(text)) {
+      // ASCII text: the fold leaves words as they are, so a form whose longest word is absent cannot match.
+      if (!this.normalizedBlanks || !FOLDED_SEPARATORS.test(text) || !this.longestWords.some((w) => text.includes(w))) return undefined;
+      return text.replace(NORMAL_SEPARATORS, ' ');
+    }
+    return normalizedForm(text);
   }
 }
 
@@ -135,9 +215,9 @@ export class Detector {
 export const MAX_LEVELS = (n: number): number => Math.floor(Math.log2(n + 1)) + 2;
 
 /**
- * From `at` in direction `dir`, until `context` characters other than whitespace and zeros are
- * taken: those are the padding an encoding may carry without bound (wrapped or spaced base64 and
- * hex, `&#x0000041;`, `5.6400000e14`), so they do not count. Returns a slice bound: inclusive
+ * From `at` in direction `dir`, until `context` characters other than padding are taken:
+ * whitespace, zeros and separators an encoding may carry without bound (wrapped or spaced base64
+ * and hex, `&#x0000041;`, `5.6400000e14`, `de--ad`), so they do not count. Returns a slice bound: inclusive
  * start when dir < 0, exclusive end when dir > 0.
  */
 function widen(text: string, at: number, dir: -1 | 1, context: number): number {
@@ -152,4 +232,7 @@ function widen(text: string, at: number, dir: -1 | 1, context: number): number {
   return i;
 }
 
-const isPadding = (c: number): boolean => c === 48 || c === 32 || (c >= 9 && c <= 13);
+/** Whitespace, zeros and the separators folds skip (`:` `,` `-` `_` `=` `'` `+` `/`): a form may hold any number of them. */
+const PADDING = new Uint8Array(128);
+for (const c of '0 \t\n\v\f\r:,-_=\'+/') PADDING[c.charCodeAt(0)] = 1;
+const isPadding = (c: number): boolean => c < 128 && PADDING[c] === 1;

@@ -3,6 +3,11 @@ import { type EncodingRule, type Needle, needlesOf } from './encodings.js';
 import { indexPath, memberPath, parseNestedJson } from './paths.js';
 
 export const MIN_SECRET_CHARS = 8;
+/** At most this many texts, of at most this many characters in all, are vouched for as clean. */
+const MAX_VOUCHED = 1024;
+const MAX_VOUCHED_CHARS = 16 << 20;
+/** A binary secret's runs of this many bytes or more are refused (16 bytes: 128 bits, past any search). */
+export const MIN_BINARY_RUN = 16;
 const MAX_SECRET_CHARS = 4096;
 
 /** The protocol's vocabulary, or how to get it when first needed (it is built from every schema). */
@@ -32,11 +37,21 @@ export interface SecretHit {
  */
 export class SecretSet {
   private readonly values = new Set<string>();
+  private readonly binaries = new Map<string, { bytes: Buffer; run: number }>();
   private needles: Needle[] = [];
   private readonly detector = new Detector();
+  /** Bumped by every registration: a text found clean under an older version is checked again. */
+  private version = 0;
+  /**
+   * Texts checked clean under `version` (by value: the walk, the core's final gate and a
+   * backend's second net see the same text, and only the first pays for the scan). Bounded:
+   * emptied when it holds too many texts or characters.
+   */
+  private readonly clean = new Map<string, number>();
+  private cleanChars = 0;
 
   get size(): number {
-    return this.values.size;
+    return this.values.size + this.binaries.size;
   }
 
   add(value: string): void {
@@ -44,15 +59,70 @@ export class SecretSet {
     this.values.add(value);
     this.needles = this.needles.concat(needlesOf(value)).sort((a, b) => b.text.length - a.text.length);
     this.detector.add(value);
+    this.version++;
+    this.clean.clear();
+    this.cleanChars = 0;
+  }
+
+  /**
+   * A binary secret (the store's key): every run of `run` or more of its bytes is refused in
+   * its binary encodings (base64, base64url, hex, byte arrays, raw bytes). Its text forms are
+   * registered with add.
+   */
+  addBytes(bytes: Buffer, run = MIN_BINARY_RUN): void {
+    const id = `${run}:${bytes.toString('base64')}`;
+    if (this.binaries.has(id)) return;
+    this.binaries.set(id, { bytes: Buffer.from(bytes), run });
+    this.detector.addBytes(bytes, run);
+    this.version++;
+    this.clean.clear();
+    this.cleanChars = 0;
   }
 
   addAll(other: SecretSet): void {
     for (const v of other.values) this.add(v);
+    for (const b of other.binaries.values()) this.addBytes(b.bytes, b.run);
   }
 
-  /** The rule of the first secret form found in `text` (see Detector for the forms). */
+  /**
+   * The rule of the first secret form found in `text` (see Detector for the forms), exactly as
+   * findInBytes finds it in the text's UTF-8 bytes. A text found clean is vouched for until the
+   * next registration: checking it again costs a map lookup.
+   */
   findInText(text: string): EncodingRule | undefined {
-    return this.detector.find(text);
+    if (this.size === 0 || this.clean.get(text) === this.version) return undefined;
+    const rule = this.detector.find(text) ?? this.detector.findInUtf8Of(text);
+    if (rule === undefined) this.vouch(text);
+    return rule;
+  }
+
+  private vouch(text: string): void {
+    if (this.clean.size >= MAX_VOUCHED || this.cleanChars + text.length > MAX_VOUCHED_CHARS) {
+      this.clean.clear();
+      this.cleanChars = 0;
+    }
+    if (text.length > MAX_VOUCHED_CHARS) return;
+    this.clean.set(text, this.version);
+    this.cleanChars += text.length;
+  }
+
+  /**
+   * How much of the end of a text already checked a scan of what follows it must carry over
+   * (findAcross): the longest registered form less one character, counted in characters other
+   * than the padding (whitespace, zeros) forms may hold without bound.
+   */
+  tailOf(text: string): string {
+    return this.detector.tailOf(text);
+  }
+
+  /**
+   * A secret that completes in `next`, given `tail` (tailOf the text before it, which was
+   * checked): the rule, or undefined. A secret wholly inside the text before is not reported
+   * again (that text was checked); one that starts in the tail and ends in `next` is.
+   */
+  findAcross(tail: string, next: string): EncodingRule | undefined {
+    if (this.size === 0) return undefined;
+    return this.detector.find(tail + next) ?? this.detector.findInUtf8Of(tail + next);
   }
 
   /**
@@ -72,7 +142,8 @@ export class SecretSet {
    * over the bytes read as UTF-8, and the UTF-16 forms as bytes.
    */
   findInBytes(buf: Buffer): EncodingRule | undefined {
-    return this.detector.findInBytes(buf);
+    if (this.size === 0) return undefined;
+    return this.detector.findInBuffer(buf) ?? this.findInText(buf.toString('utf8'));
   }
 
   /**
@@ -82,7 +153,7 @@ export class SecretSet {
    * text: when the secret is not in it at all, the walk is skipped.
    */
   locate(value: unknown, json: string): SecretHit | undefined {
-    if (this.values.size === 0 || this.findInText(json) === undefined) return undefined;
+    if (this.size === 0 || this.findInText(json) === undefined) return undefined;
     return this.walk(value, '') ?? { path: '', rule: this.findInText(json) as EncodingRule };
   }
 
@@ -122,7 +193,7 @@ export class SecretSet {
 
   /** Replaces every form of every secret in `text` (for error messages and log lines). */
   scrub(text: string): string {
-    if (this.values.size === 0) return text;
+    if (this.size === 0) return text;
     let out = text;
     for (const n of this.needles) if (out.includes(n.text)) out = out.split(n.text).join('<redacted:secret>');
     // A form that is only found decoded cannot be cut out: the whole text goes.

@@ -1,5 +1,6 @@
 import { type CredentialStrength, credentialStrength, isKeptKey } from './credentialKeys.js';
 import { looksLikeSecretValue } from './credentialValues.js';
+import { applyEdits, type Edit, jsonEdits, markerEdits, type StringEdits } from './jsonSplice.js';
 import { indexPath, memberPath, NESTED_JSON_LEVELS, parseNestedJson } from './paths.js';
 import { hasTokenKeyword, redactTokens } from './tokenRules.js';
 
@@ -16,7 +17,8 @@ const CREDENTIAL_KEY_HINT = /(?:api[-_. ]?key|token|auth|passw|pass"|pwd|phrase|
 /**
  * Redacts well-known credentials in a JSON value: string values under credential-like member
  * names become "<redacted>" (credentialKeys.ts, credentialValues.ts), well-known token formats
- * anywhere become "<redacted:rule>", also inside JSON text held in strings (up to three levels).
+ * anywhere become "<redacted:rule>", also inside JSON text held in strings (up to three levels),
+ * spliced there: only the credential's bytes change (jsonSplice.ts).
  * A credential name covers the strings it holds directly or in arrays, never an object below
  * it: `{"password": {"type": "string"}}` (a JSON schema) and `{"auth": {"type": "oauth2"}}` are
  * kept. Ids, signatures and usage counters are kept byte-exact. Deterministic and idempotent;
@@ -46,7 +48,7 @@ function walk(v: unknown, path: string, credential: CredentialStrength | undefin
   const entries: Array<[string, unknown]> = [];
   for (const [key, item] of Object.entries(v)) {
     const hits: string[] = [];
-    const newKey = redactTokens(key, (rule) => hits.push(rule));
+    const newKey = hasTokenKeyword(key) ? redactTokens(key, (rule) => hits.push(rule)) : key;
     const p = memberPath(path, newKey); // paths name keys as stored: never a credential
     for (const rule of hits) out.push({ path: p, rule });
     // The member's own name decides for its strings; an enclosing credential name does not
@@ -61,20 +63,23 @@ function walk(v: unknown, path: string, credential: CredentialStrength | undefin
 }
 
 function redactString(s: string, path: string, credential: CredentialStrength | undefined, jsonLevel: number, out: Redaction[]): string {
+  return applyEdits(s, stringEdits(s, path, credential, jsonLevel, out));
+}
+
+/**
+ * The redactions of one string as edits of it: a credential value whole; JSON held in it
+ * spliced (jsonSplice.ts: only the credentials' bytes change, every other byte is kept); else
+ * the token rules' markers in place.
+ */
+function stringEdits(s: string, path: string, credential: CredentialStrength | undefined, jsonLevel: number, out: Redaction[]): Edit[] {
   if (credential !== undefined && looksLikeSecretValue(s, credential)) {
     out.push({ path, rule: 'credential-key' });
-    return REDACTED;
+    return [{ start: 0, end: s.length, text: REDACTED }];
   }
-  if (jsonLevel < NESTED_JSON_LEVELS) {
-    const nested = parseNestedJson(s);
-    if (nested !== undefined && typeof nested === 'object' && nested !== null) {
-      const r = walk(nested, `${path}<json>`, undefined, jsonLevel + 1, out);
-      return r === nested ? s : JSON.stringify(r); // unchanged JSON text keeps its exact bytes
-    }
-    if (typeof nested === 'string') {
-      const r = redactString(nested, `${path}<json>`, undefined, jsonLevel + 1, out);
-      return r === nested ? s : JSON.stringify(r);
-    }
+  if (jsonLevel < NESTED_JSON_LEVELS && parseNestedJson(s) !== undefined) {
+    const strings: StringEdits = (value, p, cred, level) => stringEdits(value, p, cred, level, out);
+    return jsonEdits(s, `${path}<json>`, jsonLevel + 1, strings, (p, rule) => out.push({ path: p, rule }));
   }
-  return redactTokens(s, (rule) => out.push({ path, rule }));
+  if (!hasTokenKeyword(s)) return []; // no rule can match: the rules' own set-up costs more than this test
+  return markerEdits(s, redactTokens(s, (rule) => out.push({ path, rule })));
 }

@@ -5,7 +5,9 @@
  * under that family becomes a fixed needle (see formsOf in encodings.ts).
  */
 
-const SIMPLE: Record<string, string> = { '"': '"', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+/** The unit each one-character JSON escape stands for, by the character after the backslash (-1: none). */
+const SIMPLE_CODE = new Int32Array(128).fill(-1);
+for (const [k, v] of Object.entries({ '"': '"', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' })) SIMPLE_CODE[k.charCodeAt(0)] = v.charCodeAt(0);
 
 export interface Unescaped {
   text: string;
@@ -29,51 +31,54 @@ const isHex = (c: number): boolean => (c >= 48 && c <= 57) || ((c | 32) >= 97 &&
 export function unescapeJsonOnce(text: string): Unescaped | undefined {
   let i = text.indexOf('\\');
   if (i < 0) return undefined;
-  const parts: string[] = [];
+  // Built with += (ropes, flattened once when first read): several times faster than parts + join.
+  let out = '';
   let last = 0;
   let outLength = 0;
   let first = -1;
   let lastOut = -1;
   let encodingChars = false;
-  const decoded = (s: string) => {
-    parts.push(s);
-    if (first < 0) first = outLength;
-    lastOut = outLength + s.length - 1;
-    outLength += s.length;
-  };
   while (i >= 0) {
     let j = i;
     while (text.charCodeAt(j) === 92) j++;
-    parts.push(text.slice(last, i));
+    out += text.slice(last, i);
     outLength += i - last;
     const pairs = (j - i) >> 1;
     if (pairs > 0) {
-      decoded('\\'.repeat(pairs));
+      out += pairs === 1 ? '\\' : '\\'.repeat(pairs);
+      if (first < 0) first = outLength;
+      outLength += pairs;
+      lastOut = outLength - 1;
       encodingChars = true;
     }
     last = j;
     if (((j - i) & 1) === 1) {
-      const c = text[j];
-      const simple = c === undefined ? undefined : SIMPLE[c];
-      if (simple !== undefined) {
-        decoded(simple);
-        if (simple !== '"') encodingChars = true;
+      const c = text.charCodeAt(j);
+      const simple = c < 128 ? (SIMPLE_CODE[c] as number) : -1;
+      let unit = -1;
+      if (simple >= 0) {
+        unit = simple;
         last = j + 1;
-      } else if (c === 'u' && isHex(text.charCodeAt(j + 1)) && isHex(text.charCodeAt(j + 2)) && isHex(text.charCodeAt(j + 3)) && isHex(text.charCodeAt(j + 4))) {
-        const unit = String.fromCharCode(parseInt(text.slice(j + 1, j + 5), 16));
-        decoded(unit);
-        if (unit !== '"' && unit < '\u0080') encodingChars = true;
+      } else if (c === 117 && isHex(text.charCodeAt(j + 1)) && isHex(text.charCodeAt(j + 2)) && isHex(text.charCodeAt(j + 3)) && isHex(text.charCodeAt(j + 4))) {
+        unit = parseInt(text.slice(j + 1, j + 5), 16);
         last = j + 5;
+      }
+      if (unit >= 0) {
+        out += String.fromCharCode(unit);
+        if (first < 0) first = outLength;
+        lastOut = outLength;
+        outLength += 1;
+        if (unit !== 34 && unit < 128) encodingChars = true;
       } else {
-        parts.push('\\'); // no escape: the backslash stays, what follows is text
+        out += '\\'; // no escape: the backslash stays, what follows is text
         outLength += 1;
       }
     }
     i = text.indexOf('\\', last);
   }
   if (first < 0) return undefined;
-  parts.push(text.slice(last));
-  return { text: parts.join(''), first, last: lastOut, encodingChars };
+  out += text.slice(last);
+  return { text: out, first, last: lastOut, encodingChars };
 }
 
 const PERCENT_TEST = /%[0-9a-fA-F]{2}/;
@@ -106,17 +111,15 @@ const hexValue = (c: number): number => (c <= 57 ? c - 48 : (c | 32) - 87);
  * each of up to PERCENT_PASSES passes (double and triple encoding; a pass can also decode what
  * only looks like an escape, so every pass is kept), once keeping `+` and once reading `+` as
  * a space first at every pass (application/x-www-form-urlencoded; `%2B` of a doubly form-encoded
- * space turns into `+` at the first pass). Empty when `text` holds no %XX and no `+`.
+ * space turns into `+` at the first pass). Empty when `text` holds no %XX.
  */
 export function percentViews(text: string, plusMatters: boolean): string[] {
   const out: string[] = [];
-  const hasPercent = PERCENT_TEST.test(text);
-  if (hasPercent) {
-    let t = text;
-    for (let i = 0; i < PERCENT_PASSES && PERCENT_TEST.test(t); i++) out.push((t = decodePercentOnce(t, false)));
-  }
-  if (plusMatters && (hasPercent || text.includes('+'))) {
-    let t = text;
+  if (!PERCENT_TEST.test(text)) return out; // `+` alone: the normalized view folds it (detect.ts)
+  let t = text;
+  for (let i = 0; i < PERCENT_PASSES && PERCENT_TEST.test(t); i++) out.push((t = decodePercentOnce(t, false)));
+  if (plusMatters) {
+    t = text;
     for (let i = 0; i < PERCENT_PASSES && (t.includes('+') || PERCENT_TEST.test(t)); i++) out.push((t = decodePercentOnce(t, true)));
   }
   return out;
@@ -171,29 +174,40 @@ export function htmlEntityView(text: string): string | undefined {
 
 /**
  * A number in exponent form (`5.64629869386547e14`, `5646E+11`), as JSON serializers write large
- * integers and floats, starting where no digit precedes it (one attempt per digit run: linear).
+ * integers and floats, starting where no digit or point precedes it (one attempt per digit run:
+ * linear), with at least `minDigits` digits in its mantissa (a lookahead the regular expression
+ * engine checks natively: `1e5` repeated costs no more than any other short token).
  */
-const EXPONENT_NUMBER = /(?<![0-9])([0-9]+)(?:\.([0-9]+))?[eE]([+-]?[0-9]+)/g;
+export function exponentNumbers(minDigits: number): RegExp {
+  const ahead = minDigits > 1 ? `(?=(?:[0-9]\\.?){${minDigits}})` : '';
+  return new RegExp(`(?<![0-9.])${ahead}([0-9]+)(?:\\.([0-9]+))?[eE]([+-]?[0-9]+)`, 'g');
+}
 const EXPONENT_TEST = /[0-9][eE][+-]?[0-9]/;
 
 /**
- * `text` with every number in exponent form written out in positional digits (`5.64629869386547e14`
- * as `564629869386547`, `1.5e-3` as `0.0015`), exactly, from the digits (no float rounding). The
- * zeros added are capped at `maxDigits` (the longest numeric secret): more cannot change whether
- * a run of `maxDigits` digits occurs. Undefined when there is no such number.
+ * Whether a number in exponent form written out in positional digits (`5.64629869386547e14` as
+ * `564629869386547`, `1.5e-3` as `0.0015`, exactly, from the digits: no float rounding) holds
+ * one of `numeric` (digit strings, the longest `maxDigits` long). Only numbers `pattern` finds
+ * (exponentNumbers) are written out, each into a text of at most its digits plus `maxDigits`
+ * zeros: more zeros cannot change whether a run of `maxDigits` digits occurs.
  */
-export function numberView(text: string, maxDigits: number): string | undefined {
-  if (!EXPONENT_TEST.test(text)) return undefined;
-  let changed = false;
-  const out = text.replace(EXPONENT_NUMBER, (m, int: string, frac: string | undefined, exp: string) => {
-    const digits = int + (frac ?? '');
-    const e = Number(exp);
-    if (!Number.isFinite(e)) return m;
+export function exponentHolds(text: string, numeric: readonly string[], maxDigits: number, pattern: RegExp): boolean {
+  if (!EXPONENT_TEST.test(text)) return false;
+  pattern.lastIndex = 0;
+  for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
+    const int = m[1] as string;
+    const digits = int + (m[2] ?? '');
+    const e = Number(m[3]);
+    if (!Number.isFinite(e)) continue;
     const point = int.length + Math.max(-(maxDigits + digits.length), Math.min(e, maxDigits + digits.length));
-    changed = true;
-    if (point >= digits.length) return digits + '0'.repeat(Math.min(point - digits.length, maxDigits));
-    if (point <= 0) return `0.${'0'.repeat(Math.min(-point, maxDigits))}${digits}`;
-    return `${digits.slice(0, point)}.${digits.slice(point)}`;
-  });
-  return changed ? out : undefined;
+    const written = point >= digits.length
+      ? digits + '0'.repeat(Math.min(point - digits.length, maxDigits))
+      : point <= 0 ? `0.${'0'.repeat(Math.min(-point, maxDigits))}${digits}` : `${digits.slice(0, point)}.${digits.slice(point)}`;
+    for (const s of numeric) if (written.includes(s)) return true;
+  }
+  return false;
 }
+
+/** Whether the text needs the normalized view at all: non-ASCII, or a separator the view folds. */
+export const NON_ASCII = /[^\x00-\x7f]/;
+export const FOLDED_SEPARATORS = /[\t\n\v\f\r_+]| {2}/;

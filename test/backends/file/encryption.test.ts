@@ -184,7 +184,9 @@ describe('file store encryption at rest', () => {
     const spaced = 'correct horse battery staple';
     const s = store(root, { encryptionKey: k });
     const { sessionId } = await s.create({}, { values: [spaced] });
-    await s.append(sessionId, [message('user', 'correct\nhorse battery staple')]); // stored as sent; its summary folds the newline
+    // Two text parts: each is stored as sent; the summary joins them with a blank (a whitespace
+    // variant of the secret would be refused outright: a lossless form of it).
+    await s.append(sessionId, [{ kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'correct horse' }, { type: 'text', text: 'battery staple' }] } }]);
     await s.list();
     await s.closeAll();
     const fsl = { ...nodeFs };

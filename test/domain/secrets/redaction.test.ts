@@ -162,7 +162,7 @@ describe('credential-like member names', () => {
     expect(r.redactions.map((x) => x.path)).toEqual(['payload.auth.pass', 'payload.cookie[0]', 'payload.cookie[1]']);
   });
 
-  it.each([1, 2, 3])('inside tool-call arguments stringified %i time(s): redacted and re-serialized compactly', (levels) => {
+  it.each([1, 2, 3])('inside tool-call arguments stringified %i time(s): redacted in place, every other byte kept', (levels) => {
     const wrap = (o: unknown) => {
       let t = JSON.stringify(o);
       for (let i = 1; i < levels; i++) t = JSON.stringify(t);
@@ -174,7 +174,7 @@ describe('credential-like member names', () => {
     const r = redactValue(record, JSON.stringify(record));
     const p = `message.toolCalls[0].arguments${'<json>'.repeat(levels)}`;
     const want = { query: `use ${placeholder('github-token')} please`, api_key: REDACTED, user_id: 'u_1', nested: { 'X-Api-Key': REDACTED } };
-    expect(r.value).toEqual({ kind: 'message', message: { role: 'assistant', toolCalls: [{ id: 'call_1', name: 'f', arguments: wrap(want) }] } });
+    expect(r.value).toEqual({ kind: 'message', message: { role: 'assistant', toolCalls: [{ id: 'call_1', name: 'f', arguments: wrap(want).replace(/,/g, ', ') }] } });
     expect(r.redactions).toEqual([
       { path: `${p}.query`, rule: 'github-token' },
       { path: `${p}.api_key`, rule: 'credential-key' },

@@ -89,15 +89,15 @@ describe('index summaries are derived text: checked like every other write', () 
     ['a newline where the secret has a space', 'correct\nhorse battery staple'],
     ['a tab where the secret has a space', 'correct horse\tbattery staple'],
     ['several blanks', 'correct  horse battery   staple'],
-  ])('%s: the message is stored as sent, no index entry holds the secret', async (_name, content) => {
+  ])('%s: a lossless form of the secret, refused whole, nothing stored', async (_name, content) => {
     const { root, s } = fresh();
     const { sessionId } = await s.create({}, { values: [SPACED] });
-    await s.append(sessionId, [{ kind: 'message', message: { role: 'user', content } }]);
+    await rejects(s.append(sessionId, [{ kind: 'message', message: { role: 'user', content } }]), 'SecretRejected');
     const page = await s.list();
     await s.closeAll();
     expect(leaks(root, SPACED)).toEqual([]);
     expect(JSON.stringify(page)).not.toContain(SPACED);
-    expect(fs.existsSync(path.join(root, 'index', `${sessionId}.json`))).toBe(true); // written, without the summaries
+    expect(fs.readFileSync(path.join(root, 'sessions', sessionId, 'journal.jsonl'), 'utf8')).not.toContain('horse');
   });
 
   it('text parts joined with a space do not rebuild a secret split across two parts', async () => {

@@ -67,7 +67,7 @@ export function openHeader(value: Record<string, unknown>, store: StoreCipher | 
   if (!key && sealed) throw keyMismatch(`session ${sessionId} is encrypted: give its key (--encryption-key-env or --encryption-key-file)`, 'keyRequired', { sessionId });
   if (!key) return { ok: true, value };
   if (!sealed) throw keyMismatch(`session ${sessionId} is not encrypted but a key was given: encrypt the store with session-sidecar rekey`, 'notEncrypted', { sessionId });
-  if (value.key !== key.id) throw keyMismatch(`session ${sessionId} is encrypted with another key`, 'wrongKey', { sessionId });
+  if (!key.names(value.key)) throw keyMismatch(`session ${sessionId} is encrypted with another key`, 'wrongKey', { sessionId });
   const plain = key.open(headerAad(sessionId), value.enc as string);
   if (!plain) return { ok: false, reason: 'does not authenticate (altered, or moved from another session)', fatal: true };
   const rest = parseObject(plain.toString('utf8'));
