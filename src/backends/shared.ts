@@ -57,3 +57,21 @@ export class Subscribers {
     this.bySession.clear();
   }
 }
+
+/**
+ * A persist at `at` (the position the core read) against the session's position now: Conflict
+ * (nothing written) when it moved, InvalidArgument for an empty batch. Both before any byte.
+ */
+export function checkPersistAt(now: { generation: number; lastSeq: number }, at: { generation: number; lastSeq: number }, records: number): void {
+  if (now.generation !== at.generation || now.lastSeq !== at.lastSeq) {
+    throw new StoreError('Conflict', 'the session changed since it was read (lastSeq or generation); nothing was written', {
+      reason: 'expectedLastSeq', lastSeq: now.lastSeq, generation: now.generation, outcome: 'notWritten',
+    });
+  }
+  if (records === 0) throw new StoreError('InvalidArgument', 'an append needs at least one record', { path: 'records' });
+}
+
+/** sessionIdOfPath of a backend whose sessions have no path: InvalidArgument saying why (`why`). */
+export function noPathsHere(why: string): StoreError {
+  return new StoreError('InvalidArgument', why, { path: 'path' });
+}

@@ -36,7 +36,7 @@ import { openStoreRoot } from './storeRoot.js';
 import { listHistory, removeStaleTemps } from './history.js';
 import { KernelLock } from './kernelLock.js';
 import { StoreLayout } from './layout.js';
-import { SecondNet, Subscribers } from '../shared.js';
+import { checkPersistAt, SecondNet, Subscribers } from '../shared.js';
 import { sessionIdOfPath } from './sessionPath.js';
 import { finishTrash, liveLeftovers, purgeSession, restoreRefusal, restoreSession, trashSession } from './lineage.js';
 import { finishPurges, nothingLeft } from './purge.js';
@@ -309,12 +309,7 @@ export class FileBackend implements Backend {
     const h = this.writer(fence);
     const { handle } = h;
     const p = handle.position;
-    if (handle.generation !== at.generation || p.lastSeq !== at.lastSeq) {
-      throw new StoreError('Conflict', 'the session changed since it was read (lastSeq or generation); nothing was written', {
-        reason: 'expectedLastSeq', lastSeq: p.lastSeq, generation: handle.generation, outcome: 'notWritten',
-      });
-    }
-    if (records.length === 0) throw new StoreError('InvalidArgument', 'an append needs at least one record', { path: 'records' });
+    checkPersistAt({ generation: handle.generation, lastSeq: p.lastSeq }, at, records.length);
     this.net.check(...records.map((r) => r.text), ...Object.values(snapshot));
     const lines = this.lines(fence.sessionId, records);
     const buf = Buffer.concat(lines);

@@ -21,7 +21,7 @@ import type {
 } from '../../core/port.js';
 import { StoreError } from '../../domain/errors.js';
 import { type Kept, rowOf, updatedAtOf, Generation } from './kept.js';
-import { SecondNet, Subscribers } from '../shared.js';
+import { checkPersistAt, noPathsHere, SecondNet, Subscribers } from '../shared.js';
 
 export class MemoryBackend implements Backend {
   readonly kind = 'memory' as const;
@@ -114,12 +114,7 @@ export class MemoryBackend implements Backend {
     this.fenced(fence);
     const k = this.session(fence.sessionId, true);
     const active = k.generations[k.generations.length - 1] as Generation;
-    if (active.generation !== at.generation || active.lastSeq !== at.lastSeq) {
-      throw new StoreError('Conflict', 'the session changed since it was read (lastSeq or generation); nothing was written', {
-        reason: 'expectedLastSeq', lastSeq: active.lastSeq, generation: active.generation, outcome: 'notWritten',
-      });
-    }
-    if (records.length === 0) throw new StoreError('InvalidArgument', 'an append needs at least one record', { path: 'records' });
+    checkPersistAt(active, at, records.length);
     active.mustFollow(records);
     this.netted(...records.map((r) => r.text), ...Object.values(snapshot));
     active.add(records);
@@ -242,12 +237,13 @@ export class MemoryBackend implements Backend {
     },
   };
 
-  changes(sessionId: string, poke: () => void): () => void {
-    return this.subscribers.add(sessionId, poke);
+  sessionIdOfPath(): string {
+    throw noPathsHere('sessions kept in memory have no path: they are opened by id');
   }
 
-  sessionIdOfPath(_path: string): string {
-    throw new StoreError('InvalidArgument', 'sessions kept in memory have no path: they are opened by id', { path: 'path' });
+  /** Only this process's commits: nothing else can write a session kept in its memory. */
+  changes(sessionId: string, poke: () => void): () => void {
+    return this.subscribers.add(sessionId, poke);
   }
 
   /** Everything kept, as text to search (tests look for secrets in it, as in a file or a table). */

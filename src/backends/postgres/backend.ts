@@ -62,6 +62,7 @@ import { parsePostgresUrl } from './url.js';
 import { exportSession, importSession, leaseHeld, sessionIds } from './transfer.js';
 import { verifyStore, type VerifyOptions, type VerifyReport } from './verify.js';
 import { DEFAULT_PG_SCHEMA } from './url.js';
+import { noPathsHere } from '../shared.js';
 
 export { DEFAULT_PG_SCHEMA };
 
@@ -225,8 +226,8 @@ export class PostgresBackend implements Backend {
     return this.listener.subscribe(sessionId, poke);
   }
 
-  sessionIdOfPath(_p: string): string {
-    throw new StoreError('InvalidArgument', 'this store is a PostgreSQL database: sessions are opened by id, not by path', { path: 'path' });
+  sessionIdOfPath(): string {
+    throw noPathsHere('this store is a PostgreSQL database: sessions are opened by id, not by path');
   }
 
   readonly blobs = {

@@ -5,7 +5,6 @@
  */
 import { StoreError } from '../../domain/errors.js';
 import { checkSessionId } from '../../domain/ids.js';
-import { PAGE_BYTES } from '../../domain/limits.js';
 import { SecretSet, type Vocabulary } from '../../domain/secrets/knownSecrets.js';
 import { inlineBlobs, isBlobRef, digestOf } from '../../domain/blobRefs.js';
 import type { HeaderState } from '../../domain/sessionUpdate.js';
@@ -17,6 +16,9 @@ import { FinalGate } from '../gate.js';
 import type { Backend, SealedRecord, SessionRow } from '../port.js';
 import type { LiveSession } from './live.js';
 import { stateOf } from './snapshot.js';
+
+/** Bytes of records one page of a whole-session read takes before it yields (about a few ms of parsing). */
+const SLICE_READ_BYTES = 1 << 20;
 
 export interface SessionsOptions {
   clock?: () => number;
@@ -185,11 +187,14 @@ export class Core {
     const out: SealedRecord[] = [];
     let afterSeq = 0;
     for (;;) {
-      const page = await this.backend.readRange(sessionId, { afterSeq, limit: 10_000, maxBytes: PAGE_BYTES, ...(kinds ? { kinds } : {}) });
+      const page = await this.backend.readRange(sessionId, { afterSeq, limit: 10_000, maxBytes: SLICE_READ_BYTES, ...(kinds ? { kinds } : {}) });
       const end = through ?? page.lastSeq;
       out.push(...page.records.filter((r) => r.seq <= end));
       if (page.scannedSeq >= end || page.scannedSeq === afterSeq) return out;
       afterSeq = page.scannedSeq;
+      // A whole-session read (a compaction's plan, usage totals) yields to the event loop between
+      // pages, so other sessions' requests are read and answered meanwhile.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
 
