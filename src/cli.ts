@@ -13,7 +13,7 @@ import { StoreError } from './domain/errors.js';
 import { FileSessionStore } from './stores/fileStore.js';
 import { MemoryBackend } from './backends/memory/memoryBackend.js';
 import { Sessions } from './core/sessions/sessions.js';
-import { SecretSet } from './domain/secrets/knownSecrets.js';
+import { MIN_SECRET_CHARS, SecretSet } from './domain/secrets/knownSecrets.js';
 import { EphemeralRouter } from './core/services/ephemeral.js';
 import type { SessionStore } from './domain/types.js';
 import { DEFAULT_PG_SCHEMA, isPostgresUrl } from './backends/postgres/url.js';
@@ -169,9 +169,15 @@ async function openDurableStore(args: ServeArgs, warn: (m: string) => void, secr
     }
   }
   // Loaded only for a PostgreSQL store: a file store's start never pays for them.
-  const [{ openPostgresBackend }, { storeErrorOf }, { scratchAt }] = await Promise.all([
+  const [{ openPostgresBackend }, { storeErrorOf }, { scratchAt }, { databasePasswords }, { parsePostgresUrl }] = await Promise.all([
     import('./backends/postgres/backend.js'), import('./backends/postgres/errors.js'), import('./scratch/localScratch.js'),
+    import('./backends/postgres/passwords.js'), import('./backends/postgres/url.js'),
   ]);
+  // The database password is a process-wide secret: no record, error or log line may carry it
+  // (one shorter than a registered secret's minimum is not, as any such value).
+  for (const password of await databasePasswords(parsePostgresUrl(args.store)).catch(() => [])) {
+    if (password.length >= MIN_SECRET_CHARS) secrets.add(password);
+  }
   let backend;
   try {
     backend = await openPostgresBackend({
