@@ -95,9 +95,14 @@ impl NotificationQueue {
                 lag.last_seq.entry(sid.to_owned()).or_insert(delivered);
             }
         } else {
-            if let Some((sid, Some((_, last)))) = session {
-                let e = s.buffered_seq.entry(sid.to_owned()).or_insert(0);
-                *e = (*e).max(last);
+            if let Some((sid, Some((first, last)))) = session {
+                // The seq through which every record reached the buffer: only a notification that
+                // continues it advances it (one from an older subscription after a resubscribe may
+                // skip ahead; the records between would then not be "had").
+                let e = s.buffered_seq.entry(sid.to_owned()).or_insert(first.saturating_sub(1));
+                if first <= *e + 1 {
+                    *e = (*e).max(last);
+                }
             }
             s.items.push_back(n);
         }
