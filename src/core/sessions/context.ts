@@ -18,7 +18,7 @@ import type { LiveSession } from './live.js';
 import { stateOf } from './snapshot.js';
 
 /** Bytes of records one page of a whole-session read takes before it yields (about a few ms of parsing). */
-const SLICE_READ_BYTES = 1 << 20;
+const SLICE_READ_BYTES = 256 << 10;
 
 export interface SessionsOptions {
   clock?: () => number;

@@ -17,10 +17,21 @@ import { closeLive, createWith } from './open.js';
 
 type Compacted = { generation: number; checkpointSeq: number; archived: { generation: number; records: number; bytes: number } };
 
-/** The prefix state of `records` (in seq order), reduced record by record. */
-function prefixOf(records: readonly SealedRecord[], base?: ReturnType<typeof baseState>): PrefixState {
+/** Records reduced between two yields to the event loop (a few ms of parsing). */
+const REDUCE_SLICE = 500;
+
+/**
+ * The prefix state of `records` (in seq order), reduced record by record, yielding to the event
+ * loop every REDUCE_SLICE records: a compaction's plan over a large session never stalls the
+ * other sessions this sidecar serves.
+ */
+async function prefixOf(records: readonly SealedRecord[], base?: ReturnType<typeof baseState>): Promise<PrefixState> {
   let prefix = EMPTY_PREFIX;
-  for (const r of records) prefix = reducePrefix(prefix, { ...(JSON.parse(r.text) as Record<string, unknown>), seq: r.seq, kind: r.kind }, base);
+  let n = 0;
+  for (const r of records) {
+    prefix = reducePrefix(prefix, { ...(JSON.parse(r.text) as Record<string, unknown>), seq: r.seq, kind: r.kind }, base);
+    if (++n % REDUCE_SLICE === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+  }
   return prefix;
 }
 
@@ -43,7 +54,7 @@ export async function compact(c: Core, sessionId: string, req: CompactRequest): 
         throw new StoreError('InvalidArgument', `throughSeq must be between ${row.firstSeq} and ${lastSeq}`, { path: 'throughSeq' });
       }
       const kept = (await c.activeRecords(sessionId, lastSeq, ['rewind'])).filter((r) => r.seq > req.throughSeq);
-      return { row, kept, prefix: prefixOf(await c.activeRecords(sessionId, req.throughSeq), baseState(s.header)) };
+      return { row, kept, prefix: await prefixOf(await c.activeRecords(sessionId, req.throughSeq), baseState(s.header)) };
     });
     if (req.throughSeq < row.firstSeq || req.throughSeq > lastSeq) {
       throw new StoreError('InvalidArgument', `throughSeq must be between ${row.firstSeq} and ${lastSeq}`, { path: 'throughSeq' });
@@ -67,7 +78,7 @@ export async function rewind(c: Core, sessionId: string, toSeq: number, opts: { 
     // Under the lease, with nothing else of this session committing: firstSeq cannot move meanwhile.
     const row = await c.loadLive(sessionId);
     checkRewindTarget(toSeq, row.firstSeq, s.queue.lastSeq);
-    rec = rewindRecord(toSeq, prefixOf(toSeq === 0 ? [] : await c.activeRecords(sessionId, toSeq)));
+    rec = rewindRecord(toSeq, await prefixOf(toSeq === 0 ? [] : await c.activeRecords(sessionId, toSeq)));
     const [text] = prepareBatch([rec as unknown as RecordInput], c.secrets, c.maxRecordBytes).texts;
     return { texts: [], expectedLastSeq: opts.expectedLastSeq, plan: rewindPlan(text as string, rec) };
   }));
