@@ -44,7 +44,7 @@ export class FinalGate {
     return this.secrets.size === 0 ? undefined : this.secrets.findInText(text);
   }
 
-  /** The first rule any of `texts` matches (each checked alone: a secret split across records is out of scope). */
+  /** The first rule any of `texts` matches (each checked alone: splits across records are the plan's carry-over, domain/secrets/carryOver.ts). */
   private findAny(texts: readonly string[]): string | undefined {
     for (const t of texts) {
       const rule = this.find(t);

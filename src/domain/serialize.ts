@@ -22,7 +22,7 @@ export function prepareRecord(
   secrets: SecretSet,
   maxBytes: number,
   blobs?: BlobSink,
-): { value: unknown; text: string; redactions: Redaction[] } {
+): { value: unknown; text: string; redactions: Redaction[]; plain: unknown } {
   for (const key of ENVELOPE_KEYS) {
     if (Object.hasOwn(record, key)) throw new TypeError(`record ${index} uses the reserved member name ${key}`);
   }
@@ -36,9 +36,9 @@ export function prepareRecord(
   const guarded = guardValue({ kind, ...members }, secrets, `records[${index}]`);
   if (blobs && mayHoldBlobs(guarded.text, blobs.threshold)) {
     const value = extractBlobs(guarded.value, blobs, `records[${index}]`);
-    return sized({ value, text: JSON.stringify(value), redactions: guarded.redactions }, index, maxBytes);
+    return sized({ value, text: JSON.stringify(value), redactions: guarded.redactions, plain: guarded.value }, index, maxBytes);
   }
-  return sized(guarded, index, maxBytes);
+  return sized({ ...guarded, plain: guarded.value }, index, maxBytes);
 }
 
 function sized<T extends { text: string }>(prepared: T, index: number, maxBytes: number): T {

@@ -12,6 +12,7 @@
 import { StoreError } from '../../domain/errors.js';
 import type { BlobSink } from '../../domain/blobRefs.js';
 import { assignRuntime, reduceRuntime, type ToolSeqIssuer } from '../../domain/runtimeCounters.js';
+import { carryAcross, type SplitRefusal } from '../../domain/secrets/carryOver.js';
 import type { SecretSet } from '../../domain/secrets/knownSecrets.js';
 import type { Redaction } from '../../domain/secrets/redact.js';
 import { prepareRecord } from '../../domain/serialize.js';
@@ -27,12 +28,17 @@ export interface PreparedBatch {
   texts: string[];
   values: RecordInput[];
   redactions: Redaction[][];
+  /** Each record as stored but with its large strings in place (blobs not yet extracted): what the carry-over reads. */
+  plain: unknown[];
 }
 
 /** Every record of a batch prepared, or the first refusal thrown (then nothing is appended). */
 export function prepareBatch(records: RecordInput[], secrets: SecretSet, maxBytes: number, blobs?: BlobSink): PreparedBatch {
   const prepared = records.map((r, i) => prepareRecord(r, i, secrets, maxBytes, blobs));
-  return { texts: prepared.map((p) => p.text), values: prepared.map((p) => p.value as RecordInput), redactions: prepared.map((p) => p.redactions) };
+  return {
+    texts: prepared.map((p) => p.text), values: prepared.map((p) => p.value as RecordInput),
+    redactions: prepared.map((p) => p.redactions), plain: prepared.map((p) => p.plain),
+  };
 }
 
 export interface PlannedBatch {
@@ -47,12 +53,16 @@ export interface PlannedBatch {
  * The plan of one append: counters assigned and turns planned against the state at commit time.
  * `summaries` (a backend that keeps first/last message summaries in its snapshot): which
  * summaries may be kept (the final gate's admitsSummary); the plan then advances them.
+ * `secrets`: the carry-over (domain/secrets/carryOver.ts) is checked against the state the
+ * requests before this one leave, and a secret completed across records refuses this request.
  */
-export function planBatch(batch: PreparedBatch, auto: boolean, tools: ToolSeqIssuer, summaries?: (text: string) => boolean): PlannedBatch {
+export function planBatch(batch: PreparedBatch, auto: boolean, tools: ToolSeqIssuer, summaries?: (text: string) => boolean, secrets?: SecretSet): PlannedBatch {
   let recordSeqs: number[] = [];
   let giveBack = () => {};
   return {
     plan: (state: PlanState, firstSeq: number) => {
+      const carried = secrets ? carryAcross(secrets, state.carry, batch.plain) : { carry: state.carry };
+      if ('refused' in carried) throw splitError(carried.refused);
       const runtime = assignRuntime(batch.values, batch.texts, state.runtime, tools);
       const planned = planAppend(batch.values, runtime.texts, state.turn, firstSeq, auto);
       runtime.take();
@@ -60,7 +70,7 @@ export function planBatch(batch: PreparedBatch, auto: boolean, tools: ToolSeqIss
       recordSeqs = planned.recordSeqs;
       const usage = batch.values.reduce(reduceUsage, state.usage);
       const messages = summaries ? { messages: nextSummaries(state.messages, batch.values, summaries) } : {};
-      return { ...state, texts: planned.texts, kinds: planned.kinds, turn: planned.turn, runtime: runtime.counters, usage, ...messages };
+      return { ...state, texts: planned.texts, kinds: planned.kinds, turn: planned.turn, runtime: runtime.counters, usage, ...messages, carry: carried.carry };
     },
     recordSeqs: () => recordSeqs,
     giveBack: () => giveBack(),
@@ -102,6 +112,13 @@ export function rewindPlan(text: string, rec: RewindRecord): NonNullable<AppendR
     checkRewindTurn(state.turn, rec.toSeq);
     return { ...state, texts: [text], kinds: ['rewind'], turn: rec.turn, runtime: reduceRuntime(state.runtime, rec as unknown as RecordInput) };
   };
+}
+
+/** The refusal of a request that completes a registered secret begun by the text before it (never echoes either). */
+function splitError(r: SplitRefusal): StoreError {
+  return new StoreError('SecretRejected', `a registered secret completes across record ${r.index} and the text streamed before it (rule: ${r.rule}); nothing was written`, {
+    path: r.path, rule: r.rule,
+  });
 }
 
 /** True when the error proves the commit wrote nothing (allocated toolSeqs may be reused). */

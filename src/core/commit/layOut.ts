@@ -1,4 +1,5 @@
 import { StoreError } from '../../domain/errors.js';
+import type { CarryOver } from '../../domain/secrets/carryOver.js';
 import type { RuntimeCounters } from '../../domain/runtimeCounters.js';
 import type { TurnState } from '../../domain/turns/turnState.js';
 import type { HeaderState } from '../../domain/sessionUpdate.js';
@@ -17,6 +18,8 @@ export interface PlanState {
    * records (the core's snapshot); absent where nobody tracks them in the plan (the file store).
    */
   messages?: MessageSummaries;
+  /** The checked ends of the session's text streams (memory only; absent: nothing carried yet). */
+  carry?: CarryOver;
 }
 
 /** "role: text" summaries of a session's first and last message (domain/summary.ts), as the gate admitted them. */

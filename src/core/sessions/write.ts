@@ -22,7 +22,7 @@ export async function append(c: Core, sessionId: string, records: RecordInput[],
     const batch = prepareBatch(records, c.secrets, c.maxRecordBytes, blobs.sink);
     await blobs.flush(); // blobs are stored before the records that reference them
     const tools = s.tools();
-    const planned = planBatch(batch, s.header.turns === 'auto', tools, (summary) => c.gate.admitsSummary(summary));
+    const planned = planBatch(batch, s.header.turns === 'auto', tools, (summary) => c.gate.admitsSummary(summary), c.secrets);
     const committing = c.commit(s, () => s.queue.append({ texts: batch.texts, expectedLastSeq: opts.expectedLastSeq, plan: planned.plan }));
     committing.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
     return { batch, planned, tools, committing };

@@ -29,7 +29,8 @@ import { exponentHolds, exponentNumbers, FOLDED_SEPARATORS, htmlEntityView, NON_
  * after MAX_LEVELS(n) passes (only built that way: `\u005c` written before `u005c`, one level per
  * five characters) cannot be checked in linear time and is reported as 'json-escape' (refused).
  *
- * Out of scope (see protocol/README.md §10): a secret split across records or fields, compressed
+ * Out of scope here (see protocol/README.md §10): a secret split across records (the carry-over
+ * of carryOver.ts follows the texts a session streams), compressed
  * or encrypted forms, other ciphers (rot13, reversal), and layers other than the combinations
  * above (hex of base64, base64 of percent-encoding, triple percent-encoding, ...).
  */
@@ -79,7 +80,6 @@ export class Detector {
     }
     this.scanStale = true; // rebuilt once, by the next search (registrations come in bursts)
     this.buffers = this.buffers.concat(f.buffers);
-    // An ASCII secret's UTF-16 bytes are ASCII and NULs: the text forms (nul) find them.
     // An ASCII secret's UTF-16 bytes are ASCII and NULs: the text forms (nul) find them.
     if (NON_ASCII.test(secret) || secret === '') this.wideBuffers = this.wideBuffers.concat(f.buffers);
     if (f.numeric !== undefined) {
@@ -146,6 +146,18 @@ export class Detector {
     if (this.forms.length === 0 || text.length === 0) return '';
     const from = widen(text, text.length, -1, Math.max(0, this.longestForm - 1));
     return text.slice(from);
+  }
+
+  /**
+   * The start of `text` a scan carried over from the text before it must see: `longestForm - 1`
+   * characters besides padding, and the padding right after them (a form may end in zeros or `=`).
+   * A form that starts before `text` and ends in it ends inside this head.
+   */
+  headOf(text: string): string {
+    if (this.forms.length === 0 || text.length === 0) return '';
+    let to = widen(text, -1, 1, Math.max(0, this.longestForm - 1));
+    while (to < text.length && isPadding(text.charCodeAt(to))) to++;
+    return to >= text.length ? text : text.slice(0, to);
   }
 
   /** The final gate over bytes: the UTF-16 forms as bytes, then everything in the bytes read as UTF-8. */

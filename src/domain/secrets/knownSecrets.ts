@@ -118,11 +118,47 @@ export class SecretSet {
   /**
    * A secret that completes in `next`, given `tail` (tailOf the text before it, which was
    * checked): the rule, or undefined. A secret wholly inside the text before is not reported
-   * again (that text was checked); one that starts in the tail and ends in `next` is.
+   * again (that text was checked); one that starts in the tail and ends in `next` is. Only the
+   * tail and the head of `next` are scanned: `next` itself is checked on its own.
    */
   findAcross(tail: string, next: string): EncodingRule | undefined {
-    if (this.size === 0) return undefined;
-    return this.detector.find(tail + next) ?? this.detector.findInUtf8Of(tail + next);
+    if (this.size === 0 || tail === '') return undefined;
+    const window = tail + this.detector.headOf(next);
+    return this.detector.find(window) ?? this.detector.findInUtf8Of(window);
+  }
+
+  /**
+   * The next piece of a text stream whose checked end is `tail`: the rule of a secret completed
+   * across the two, or the tail to carry on (tailOf everything streamed so far).
+   */
+  carry(tail: string, next: string): { rule: EncodingRule } | { tail: string } {
+    if (this.size === 0) return { tail: '' };
+    const rule = this.findAcross(tail, next);
+    if (rule !== undefined) return { rule };
+    const head = this.detector.headOf(next);
+    return { tail: this.detector.tailOf(head.length === next.length ? tail + next : next) };
+  }
+
+  /**
+   * carry over bytes (a stream of base64 chunks): the window is decoded as UTF-8 across the
+   * boundary (a character split between chunks is whole there) and searched as findInBytes
+   * searches, the UTF-16 forms included. The tail keeps at least the bytes of tailOf's text
+   * (a replacement character stands for at most as many bytes as its own three).
+   */
+  carryBytes(tail: Buffer, next: Buffer): { rule: EncodingRule } | { tail: Buffer } {
+    if (this.size === 0) return { tail: Buffer.alloc(0) };
+    const nextText = next.toString('utf8');
+    const head = this.detector.headOf(nextText);
+    const whole = head.length === nextText.length;
+    if (tail.length > 0) {
+      const window = Buffer.concat([tail, whole ? next : next.subarray(0, Buffer.byteLength(head) + 3)]);
+      const text = window.toString('utf8');
+      const rule = this.detector.findInBuffer(window) ?? this.detector.find(text) ?? this.detector.findInUtf8Of(text);
+      if (rule !== undefined) return { rule };
+    }
+    const from = whole ? Buffer.concat([tail, next]) : next;
+    const keep = Buffer.byteLength(this.detector.tailOf(whole ? from.toString('utf8') : nextText));
+    return { tail: Buffer.from(from.subarray(Math.max(0, from.length - keep))) };
   }
 
   /**
