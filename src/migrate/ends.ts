@@ -54,7 +54,7 @@ export function fileEnd(root: string, fsl: FsLayer): TransferEnd {
     hasBlob: async (sha) => blobSize(fsl, layout, `sha256:${sha}`) !== undefined,
     putBlob: async (bytes, secrets) => {
       layout.init(fsl);
-      putBlob(gateFs(fsl, secrets), layout, bytes);
+      await putBlob(gateFs(fsl, secrets), layout, bytes);
     },
     close: async () => {},
   };

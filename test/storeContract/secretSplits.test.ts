@@ -73,6 +73,15 @@ eachBackend('secret splits', (setup) => {
     expect(await f.dump()).not.toContain(secret);
   });
 
+  it('text acknowledged before a secret was registered does not refuse the text after it', async () => {
+    const f = await setup();
+    const { sessionId: id } = await f.store.create({}, { values: ['Other-Value-0a9b8c7d6e'] });
+    await f.store.append(id, [assistant(`quoted: ${SECRET}`)]);
+    await f.store.open(id, 'write', { values: [SECRET] }); // registered now: the session's carried end is dropped
+    expect(await f.store.append(id, [assistant(' and more')])).toEqual({ firstSeq: 2, lastSeq: 2 });
+    await storeError(f.store.append(id, [assistant(`${SECRET.slice(0, 7)}`), assistant(SECRET.slice(7))]), 'SecretRejected');
+  });
+
   it('an ordinary stream of a session with registered secrets is never refused', async () => {
     const f = await setup();
     const { sessionId: id } = await f.store.create({}, { values: [SECRET, 'correct horse battery staple'] });

@@ -120,19 +120,17 @@ export class FileBackend implements Backend {
     this.key = opts.encryptionKey;
     this.hooks = opts.hooks ?? {};
     this.warn = opts.warn ?? (() => {});
-    if (this.key) attachKey(this.fsl, { key: this.key, gate: (plain) => this.net.match(plain.toString('latin1')) });
+    if (this.key) attachKey(this.fsl, { key: this.key, gate: (plain) => this.net.matchBytes(plain) });
     this.encrypted = this.key !== undefined;
     openStoreRoot(this.fsl, this.layout, this.key, this.readOnly);
   }
 
   secondNet(find: (text: string) => string | undefined, findInBytes?: (bytes: Buffer) => string | undefined): void {
-    this.net.install(find);
-    if (findInBytes) this.findInBytes = findInBytes;
+    this.net.install(find, findInBytes);
   }
 
-  private findInBytes: (bytes: Buffer) => string | undefined = () => undefined;
   /** What the FsLayer gate checks against: the core's secrets, once installed. */
-  private readonly bytesNet = { size: 1, findInBytes: (bytes: Buffer) => this.findInBytes(bytes) };
+  private readonly bytesNet = { size: 1, findInBytes: (bytes: Buffer) => this.net.matchBytes(bytes) };
 
   // ---- leases ------------------------------------------------------------------------------
 
@@ -532,8 +530,8 @@ export class FileBackend implements Backend {
 
   readonly blobs: BlobStore = {
     put: async (bytes) => {
-      this.net.check(bytes.toString('latin1'));
-      const ref = putBlob(this.fsl, this.layout, bytes);
+      this.net.checkBytes(bytes);
+      const ref = await putBlob(this.fsl, this.layout, bytes);
       return { sha256: ref.replace(/^sha256:/, ''), size: bytes.length };
     },
     size: async (sha256) => blobSize(this.fsl, this.layout, `sha256:${sha256}`),

@@ -13,9 +13,9 @@ import { StoreError } from '../../domain/errors.js';
 import type { BlobSink } from '../../domain/blobRefs.js';
 import { assignRuntime, reduceRuntime, type ToolSeqIssuer } from '../../domain/runtimeCounters.js';
 import { carryAcross, type SplitRefusal } from '../../domain/secrets/carryOver.js';
-import type { SecretSet } from '../../domain/secrets/knownSecrets.js';
+import { type SecretSet, SLICED_SCAN_CHARS } from '../../domain/secrets/knownSecrets.js';
 import type { Redaction } from '../../domain/secrets/redact.js';
-import { prepareRecord } from '../../domain/serialize.js';
+import { prepareRecord, prepareRecordSliced } from '../../domain/serialize.js';
 import { planAppend } from '../../domain/turns/autoTurns.js';
 import { applyNewTurnEvent, type TurnEvent } from '../../domain/turns/turnState.js';
 import type { AppendResult, RecordInput } from '../../domain/types.js';
@@ -32,9 +32,31 @@ export interface PreparedBatch {
   plain: unknown[];
 }
 
+/**
+ * prepareBatch for a request that may hold large records: each record through
+ * prepareRecordSliced (other sessions' requests are answered meanwhile).
+ */
+export async function prepareBatchSliced(records: RecordInput[], secrets: SecretSet, maxBytes: number, blobs?: BlobSink): Promise<PreparedBatch> {
+  const prepared: Array<ReturnType<typeof prepareRecord>> = [];
+  let since = 0; // characters prepared since the last yield: many small records add up too
+  for (let i = 0; i < records.length; i++) {
+    const p = await prepareRecordSliced(records[i] as RecordInput, i, secrets, maxBytes, blobs);
+    prepared.push(p);
+    since += p.text.length;
+    if (since >= SLICED_SCAN_CHARS && i + 1 < records.length) {
+      since = 0;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+  return batchOf(prepared);
+}
+
 /** Every record of a batch prepared, or the first refusal thrown (then nothing is appended). */
 export function prepareBatch(records: RecordInput[], secrets: SecretSet, maxBytes: number, blobs?: BlobSink): PreparedBatch {
-  const prepared = records.map((r, i) => prepareRecord(r, i, secrets, maxBytes, blobs));
+  return batchOf(records.map((r, i) => prepareRecord(r, i, secrets, maxBytes, blobs)));
+}
+
+function batchOf(prepared: ReadonlyArray<ReturnType<typeof prepareRecord>>): PreparedBatch {
   return {
     texts: prepared.map((p) => p.text), values: prepared.map((p) => p.value as RecordInput),
     redactions: prepared.map((p) => p.redactions), plain: prepared.map((p) => p.plain),

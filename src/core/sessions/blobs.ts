@@ -44,7 +44,7 @@ export async function blobSinkFor(c: Core, s: LiveSession, records: RecordInput[
     },
   };
   const flush = async () => {
-    for (const bytes of pending.values()) await c.backend.blobs.put(c.gate.blob(bytes));
+    for (const bytes of pending.values()) await c.backend.blobs.put(await c.gate.blobSliced(bytes));
   };
   return { sink, flush };
 }

@@ -9,7 +9,7 @@ import type { RecordInput, AppendResult, TurnChange, TurnKind, UpdatedHeader } f
 import { newTurnId } from '../../domain/turns/ids.js';
 import type { TurnEvent } from '../../domain/turns/turnState.js';
 import { baseState, type SessionUpdate } from '../../domain/sessionUpdate.js';
-import { appendResult, planBatch, prepareBatch, turnEventPlan, wroteNothing } from '../commit/appendPlan.js';
+import { appendResult, planBatch, prepareBatch, prepareBatchSliced, turnEventPlan, wroteNothing } from '../commit/appendPlan.js';
 import { prepareUpdate, updatedHeader, updatePlan } from '../commit/sessionUpdate.js';
 import type { Core } from './context.js';
 import { blobSinkFor } from './blobs.js';
@@ -19,7 +19,7 @@ export async function append(c: Core, sessionId: string, records: RecordInput[],
   // Everything up to the enqueue runs in call order (blob lookups wait for the backend).
   const { batch, planned, tools, committing } = await s.inOrder(async () => {
     const blobs = await blobSinkFor(c, s, records);
-    const batch = prepareBatch(records, c.secrets, c.maxRecordBytes, blobs.sink);
+    const batch = await prepareBatchSliced(records, c.secrets, c.maxRecordBytes, blobs.sink);
     await blobs.flush(); // blobs are stored before the records that reference them
     const tools = s.tools();
     const planned = planBatch(batch, s.header.turns === 'auto', tools, (summary) => c.gate.admitsSummary(summary), c.secrets);

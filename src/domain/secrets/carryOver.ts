@@ -15,18 +15,25 @@
  *   chunks, `text` as UTF-8 and `dataBase64` decoded, in order; forgotten at its `toolFinish`.
  * A piece kept as a blob reference the client uploaded ends its stream's text (the blob's own
  * bytes were checked when it was uploaded). The state is the plan state's (commit order), so it
- * advances only with requests that commit; it starts empty when a session is opened.
+ * advances only with requests that commit; it starts empty when a session is opened, and again
+ * after any secret is registered.
  */
 import type { SecretSet } from './knownSecrets.js';
 
 export interface CarryOver {
+  /**
+   * The secret set's generation the ends were checked under. A registration since then drops
+   * them: text acknowledged before a secret was registered may hold it whole, and is not
+   * refused again (a secret split across a registration is not caught).
+   */
+  readonly generation: number;
   /** The checked end of the session's message text. */
   readonly message: string;
   /** `${toolSeq}:${stream}` → the checked end of that tool stream's bytes (most recently written last). */
   readonly streams: ReadonlyMap<string, Buffer>;
 }
 
-export const NO_CARRY: CarryOver = Object.freeze({ message: '', streams: new Map<string, Buffer>() });
+export const NO_CARRY: CarryOver = Object.freeze({ generation: -1, message: '', streams: new Map<string, Buffer>() });
 
 /** Tool streams followed at once at most (the least recently written is forgotten first). */
 const MAX_STREAMS = 64;
@@ -47,7 +54,7 @@ export interface SplitRefusal {
  * where a registered secret completes across a boundary. Pure: `before` is not changed.
  */
 export function carryAcross(secrets: SecretSet, before: CarryOver | undefined, values: readonly unknown[]): { carry: CarryOver } | { refused: SplitRefusal } {
-  const start = before ?? NO_CARRY;
+  const start = before !== undefined && before.generation === secrets.generation ? before : { ...NO_CARRY, generation: secrets.generation };
   if (secrets.size === 0) return { carry: start };
   let message = start.message;
   const streams = new Map(start.streams);
@@ -71,7 +78,7 @@ export function carryAcross(secrets: SecretSet, before: CarryOver | undefined, v
       if (streams.size > MAX_STREAMS) streams.delete(streams.keys().next().value as string);
     }
   }
-  return { carry: { message, streams } };
+  return { carry: { generation: start.generation, message, streams } };
 }
 
 /** What one record adds to the streams, in order. */

@@ -141,10 +141,13 @@ export class Detector {
     return undefined;
   }
 
-  /** The end of `text` a scan of what follows must carry over: `longestForm - 1` characters besides padding. */
-  tailOf(text: string): string {
+  /**
+   * The end of `text` a scan of what follows must carry over: `longestForm - 1` characters
+   * besides padding (and `extra` more: a slice of one text keeps a margin for escapes cut at its start).
+   */
+  tailOf(text: string, extra = 0): string {
     if (this.forms.length === 0 || text.length === 0) return '';
-    const from = widen(text, text.length, -1, Math.max(0, this.longestForm - 1));
+    const from = widen(text, text.length, -1, Math.max(0, this.longestForm - 1) + extra);
     return text.slice(from);
   }
 

@@ -1,6 +1,6 @@
 import { StoreError } from '../errors.js';
-import type { SecretSet } from './knownSecrets.js';
-import { type Redaction, redactValue } from './redact.js';
+import type { SecretHit, SecretSet } from './knownSecrets.js';
+import { type Redaction, type RedactionScan, redactValue } from './redact.js';
 
 /**
  * What is persisted of one JSON value (a record, a header): refused whole if a known secret
@@ -10,9 +10,11 @@ export function guardValue(
   value: unknown,
   secrets: SecretSet,
   where: string,
+  original?: string,
+  scan?: RedactionScan,
 ): { value: unknown; text: string; redactions: Redaction[] } {
   try {
-    return guard(value, secrets, where);
+    return guard(value, secrets, where, original ?? JSON.stringify(value), scan);
   } catch (err) {
     // JSON nested (inside strings) deeper than the walks can follow: refused, never stored unchecked.
     if (err instanceof RangeError) throw new StoreError('InvalidArgument', `${where} holds JSON nested too deeply to be checked for secrets`, { path: where });
@@ -20,18 +22,20 @@ export function guardValue(
   }
 }
 
-function guard(value: unknown, secrets: SecretSet, where: string): { value: unknown; text: string; redactions: Redaction[] } {
-  const original = JSON.stringify(value);
+/** `original`: JSON.stringify(value), made by the caller (precheckRecord made it already for a large record). */
+/** The refusal of a value holding a registered secret where `hit` says (a member name on the path sharing a run of the secret is not shown). */
+export function secretAt(hit: SecretHit, where: string, secrets: SecretSet): StoreError {
+  const within = hit.path.replace(/[A-Za-z0-9_$-]{6,}/g, (name) => (secrets.sharesRun(name) ? '(key)' : name));
+  const path = within ? `${where}.${within}`.replace('.[', '[') : where;
+  return new StoreError('SecretRejected', `${where} contains a registered secret at ${path} (rule: ${hit.rule}); nothing was written`, {
+    path, rule: hit.rule,
+  });
+}
+
+function guard(value: unknown, secrets: SecretSet, where: string, original: string, scan?: RedactionScan): { value: unknown; text: string; redactions: Redaction[] } {
   const hit = secrets.locate(value, original);
-  if (hit) {
-    // A member name on the path that shares a run of the secret is not shown.
-    const within = hit.path.replace(/[A-Za-z0-9_$-]{6,}/g, (name) => (secrets.sharesRun(name) ? '(key)' : name));
-    const path = within ? `${where}.${within}`.replace('.[', '[') : where;
-    throw new StoreError('SecretRejected', `${where} contains a registered secret at ${path} (rule: ${hit.rule}); nothing was written`, {
-      path, rule: hit.rule,
-    });
-  }
-  const redacted = redactValue(value, original);
+  if (hit) throw secretAt(hit, where, secrets);
+  const redacted = redactValue(value, original, scan);
   const text = redacted.value === value ? original : JSON.stringify(redacted.value);
   return { value: redacted.value, text, redactions: redacted.redactions };
 }

@@ -1,3 +1,4 @@
+import { StringDecoder } from 'node:string_decoder';
 import { Detector } from './detect.js';
 import { type EncodingRule, type Needle, needlesOf } from './encodings.js';
 import { indexPath, memberPath, parseNestedJson } from './paths.js';
@@ -9,6 +10,13 @@ const MAX_VOUCHED_CHARS = 16 << 20;
 /** A binary secret's runs of this many bytes or more are refused (16 bytes: 128 bits, past any search). */
 export const MIN_BINARY_RUN = 16;
 const MAX_SECRET_CHARS = 4096;
+/**
+ * Texts this long or longer are searched in slices of this many characters (findInTextSliced):
+ * a slice of the detector's most expensive class (zero-width characters, NFKC) costs ~12 ms.
+ */
+export const SLICED_SCAN_CHARS = 32 << 10;
+/** Characters a slice carries over besides the longest form: an escape cut at its start (`\\u00e9`, a run of backslashes) is whole. */
+const SLICE_MARGIN = 64;
 
 /** The protocol's vocabulary, or how to get it when first needed (it is built from every schema). */
 export type Vocabulary = readonly string[] | (() => readonly string[]);
@@ -49,6 +57,17 @@ export class SecretSet {
    */
   private readonly clean = new Map<string, number>();
   private cleanChars = 0;
+  /**
+   * Buffers checked clean under `version` by findInBytesSliced (a backend checks a large write
+   * before it and the gate under its write finds it here). Keyed by the object: a backend
+   * checks the buffer it is about to write, and writes it unchanged.
+   */
+  private readonly cleanBytes = new WeakMap<Buffer, number>();
+
+  /** Bumped by every registration (what was checked under an older one is checked again). */
+  get generation(): number {
+    return this.version;
+  }
 
   get size(): number {
     return this.values.size + this.binaries.size;
@@ -94,6 +113,70 @@ export class SecretSet {
     const rule = this.detector.find(text) ?? this.detector.findInUtf8Of(text);
     if (rule === undefined) this.vouch(text);
     return rule;
+  }
+
+  /**
+   * findInText for a text of any size without holding the event loop: a text of
+   * SLICED_SCAN_CHARS or more is searched in slices of that many characters, each with the
+   * end of the one before (tailOf, and a margin for an escape cut at the slice's start: a form
+   * across two slices is whole in the second), yielding between slices (setImmediate), so that
+   * other requests are read and answered meanwhile. A registration meanwhile starts it again.
+   * A text found clean is vouched for, as by findInText.
+   */
+  async findInTextSliced(text: string): Promise<EncodingRule | undefined> {
+    if (this.size === 0 || this.clean.get(text) === this.version) return undefined;
+    if (text.length < SLICED_SCAN_CHARS) return this.findInText(text);
+    const slices = function* () {
+      for (let from = 0; from < text.length; from += SLICED_SCAN_CHARS) yield text.slice(from, from + SLICED_SCAN_CHARS);
+    };
+    const found = await this.scanSlices(slices);
+    if (found === 'again') return this.findInTextSliced(text);
+    if (found === undefined) this.vouch(text);
+    return found;
+  }
+
+  /**
+   * findInBytes, sliced as findInTextSliced: the bytes decoded slice by slice (a character cut
+   * between two is whole in the second: StringDecoder). A buffer found clean is vouched for:
+   * findInBytes of the same buffer object is a lookup.
+   */
+  async findInBytesSliced(buf: Buffer): Promise<EncodingRule | undefined> {
+    if (this.size === 0 || this.cleanBytes.get(buf) === this.version) return undefined;
+    if (buf.length < SLICED_SCAN_CHARS) return this.findInBytes(buf);
+    const version = this.version;
+    const binary = this.detector.findInBuffer(buf); // native searches of the UTF-16 forms
+    if (binary !== undefined) return binary;
+    const slices = function* () {
+      const decoder = new StringDecoder('utf8');
+      for (let at = 0; at < buf.length; at += SLICED_SCAN_CHARS) yield decoder.write(buf.subarray(at, at + SLICED_SCAN_CHARS));
+      yield decoder.end();
+    };
+    const found = await this.scanSlices(slices);
+    if (found === 'again') return this.findInBytesSliced(buf);
+    if (found === undefined && this.version === version) this.cleanBytes.set(buf, version);
+    return found;
+  }
+
+  /**
+   * The detector over consecutive pieces of one text, each searched with the end of the text
+   * before it (tailOf, and a margin for an escape cut at the piece's start: a form across two
+   * pieces is whole in the second), yielding to the event loop between pieces. 'again': a
+   * secret was registered meanwhile (the caller starts over).
+   */
+  private async scanSlices(pieces: () => Iterable<string>): Promise<EncodingRule | undefined | 'again'> {
+    const version = this.version;
+    let tail = '';
+    let first = true;
+    for (const piece of pieces()) {
+      if (!first) await new Promise<void>((resolve) => setImmediate(resolve));
+      first = false;
+      if (this.version !== version) return 'again';
+      const window = tail + piece;
+      const rule = this.detector.find(window) ?? this.detector.findInUtf8Of(window);
+      if (rule !== undefined) return rule;
+      tail = this.detector.tailOf(window, SLICE_MARGIN);
+    }
+    return undefined;
   }
 
   private vouch(text: string): void {
@@ -178,7 +261,7 @@ export class SecretSet {
    * over the bytes read as UTF-8, and the UTF-16 forms as bytes.
    */
   findInBytes(buf: Buffer): EncodingRule | undefined {
-    if (this.size === 0) return undefined;
+    if (this.size === 0 || this.cleanBytes.get(buf) === this.version) return undefined;
     return this.detector.findInBuffer(buf) ?? this.findInText(buf.toString('utf8'));
   }
 
@@ -191,6 +274,38 @@ export class SecretSet {
   locate(value: unknown, json: string): SecretHit | undefined {
     if (this.size === 0 || this.findInText(json) === undefined) return undefined;
     return this.walk(value, '') ?? { path: '', rule: this.findInText(json) as EncodingRule };
+  }
+
+  /**
+   * locate for a value whose JSON text a sliced search found a secret in: the same walk, with
+   * every string of SLICED_SCAN_CHARS or more searched in slices (findInTextSliced), so that
+   * naming the member does not hold the event loop either.
+   */
+  async locateSliced(value: unknown, json: string): Promise<SecretHit | undefined> {
+    if (this.size === 0 || (await this.findInTextSliced(json)) === undefined) return undefined;
+    return (await this.walkSliced(value, '')) ?? { path: '', rule: (await this.findInTextSliced(json)) as EncodingRule };
+  }
+
+  private async walkSliced(v: unknown, path: string): Promise<SecretHit | undefined> {
+    if (typeof v === 'string') {
+      if (v.length < SLICED_SCAN_CHARS) return this.inString(v, path);
+      const rule = await this.findInTextSliced(v);
+      if (!rule) return undefined;
+      const nested = parseNestedJson(v);
+      const deeper = nested === undefined ? undefined : await this.walkSliced(nested, `${path}<json>`);
+      return deeper ? { path: deeper.path, rule: deeper.rule === 'raw' ? 'nested-json' : deeper.rule } : { path, rule };
+    }
+    if (v === null || typeof v !== 'object') return this.walk(v, path);
+    const entries: Array<[string, unknown, string]> = Array.isArray(v) ? v.map((item, i) => [String(i), item, indexPath(path, i)]) : Object.entries(v).map(([k, item]) => [k, item, memberPath(path, safeKey(k))]);
+    for (const [key, item, at] of entries) {
+      if (!Array.isArray(v)) {
+        const keyRule = this.findInText(key);
+        if (keyRule) return { path: `${path}${path ? '.' : ''}<key>`, rule: keyRule };
+      }
+      const hit = await this.walkSliced(item, at);
+      if (hit) return hit;
+    }
+    return undefined;
   }
 
   private walk(v: unknown, path: string): SecretHit | undefined {

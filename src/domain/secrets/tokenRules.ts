@@ -38,19 +38,31 @@ TOKEN_RULES.forEach((r, i) => {
   for (const k of new Set(r.keywords)) RULES_BY_KEYWORD.set(k, [...(RULES_BY_KEYWORD.get(k) ?? []), i]);
 });
 
-/** The rules whose keywords occur in `text`, in table order. */
-function rulesFor(text: string): TokenRule[] {
-  const found = SCANNER.find(text);
+/** The rules' keywords that occur in `text` (one pass; redactTokens takes them to skip its own). */
+export function tokenKeywords(text: string): ReadonlySet<string> {
+  return SCANNER.find(text);
+}
+
+/** tokenKeywords without holding the event loop: a long text in slices, yielding between them. */
+export function tokenKeywordsSliced(text: string): Promise<ReadonlySet<string>> {
+  return SCANNER.findSliced(text);
+}
+
+/** The rules whose keywords occur in a text (`found`: its tokenKeywords), in table order. */
+function rulesFor(found: ReadonlySet<string>): TokenRule[] {
   if (found.size === 0) return [];
   const picked = new Set<number>();
   for (const k of found) for (const i of RULES_BY_KEYWORD.get(k)!) picked.add(i);
   return [...picked].sort((a, b) => a - b).map((i) => TOKEN_RULES[i]!);
 }
 
-/** Replaces every well-known credential in `text`; `onHit` learns each rule that fired. */
-export function redactTokens(text: string, onHit?: (rule: string) => void): string {
+/**
+ * Replaces every well-known credential in `text`; `onHit` learns each rule that fired.
+ * `found`: tokenKeywords(text), when the caller already scanned it.
+ */
+export function redactTokens(text: string, onHit?: (rule: string) => void, found: ReadonlySet<string> = SCANNER.find(text)): string {
   let out = text;
-  for (const rule of rulesFor(text)) out = applyRule(out, rule, onHit);
+  for (const rule of rulesFor(found)) out = applyRule(out, rule, onHit);
   return out;
 }
 

@@ -44,7 +44,7 @@ function blobAad(hex: string): string {
 }
 
 /** Stores `bytes` durably (once per store) and returns its ref. */
-export function putBlob(fsl: FsLayer, layout: StoreLayout, plain: Buffer): string {
+export async function putBlob(fsl: FsLayer, layout: StoreLayout, plain: Buffer): Promise<string> {
   const ref = refOf(plain);
   const hex = ref.slice(REF_PREFIX.length);
   const final = blobPath(layout, hex);
@@ -74,7 +74,9 @@ export function putBlob(fsl: FsLayer, layout: StoreLayout, plain: Buffer): strin
   }
   try {
     for (let done = 0; done < bytes.length; ) done += fsl.writeSync(fd, bytes, done, bytes.length - done, done);
-    fsl.fsyncSync(fd);
+    // Off this thread: a blob of megabytes takes tens of milliseconds to reach the disk, which
+    // other sessions' requests do not wait for. A new file's size is data to fdatasync.
+    await fsl.fdatasync(fd);
   } catch (err) {
     fsl.closeSync(fd);
     removeQuietly(fsl, temp);
