@@ -22,6 +22,11 @@
  * one exact comparison per true match, which ends the scan).
  */
 
+import { NativeAlnum } from './alnumScan.js';
+
+/** Texts this long or longer run the alnum fold natively (a shorter one costs less in JavaScript than its copy). */
+const NATIVE_FROM = 256;
+
 export interface Entry<R> {
   /** The needle as its fold writes it (base64: as written, case and all). */
   text: string;
@@ -112,10 +117,10 @@ class FoldTable<R> {
   }
 
   /** A window ending here whose last `m` characters end some needle: its needles whose whole window hashes equal. */
-  candidates(tail: number, h: number, count: number): Array<Keyed<R>> | undefined {
+  candidates(tail: number, h: number, count: number, hashes: Int32Array = this.hashes): Array<Keyed<R>> | undefined {
     const list = this.byTail.get(tail);
     if (!list) return undefined;
-    const out = list.filter((e) => e.length <= count && ((h - Math.imul(this.hashes[(count - e.length) & this.mask] as number, e.pow)) | 0) === e.hash);
+    const out = list.filter((e) => e.length <= count && ((h - Math.imul(hashes[(count - e.length) & this.mask] as number, e.pow)) | 0) === e.hash);
     return out.length > 0 ? out : undefined;
   }
 }
@@ -124,18 +129,23 @@ export class MultiScan<R> {
   private readonly an: FoldTable<R>;
   private readonly by: FoldTable<R>;
 
-  constructor(needles: Record<FoldName, ReadonlyArray<Entry<R>>>) {
+  /** `native`: false keeps the alnum fold in JavaScript (the reference the native one is tested against). */
+  constructor(needles: Record<FoldName, ReadonlyArray<Entry<R>>>, native = true) {
     this.an = new FoldTable([
       ...needles.alnum.map((n) => ({ key: n.text, fold: 'alnum' as const, text: n.text, rule: n.rule })),
       ...needles.base64.map((n) => ({ key: alnumKey(n.text), fold: 'base64' as const, text: n.text, rule: n.rule })),
     ]);
     this.by = new FoldTable(needles.bytes.map((n) => ({ key: n.text, fold: 'bytes' as const, text: n.text, rule: n.rule })));
+    const an = this.an;
+    this.native = an.size === 0 || !native ? undefined : new NativeAlnum(CLASS, an.m, an.powM, an.hashes.length, an.filter, [...an.byTail].flatMap(([tail, list]) => list.map((e) => ({ tail, length: e.length, hash: e.hash, pow: e.pow }))));
     const element = '(?:0[xX][0-9a-fA-F]{1,2}|[0-9]{1,3})';
     this.arrays = new RegExp(`(?:${element}[\\s,]+){${this.by.m - 1}}${element}`);
   }
 
   /** `m` array elements in a row (a superset of what the byte-array fold reads as `m` bytes). */
   private readonly arrays: RegExp;
+  /** The alnum fold in WebAssembly (alnumScan.ts), for texts long enough to be worth copying in. */
+  private readonly native: NativeAlnum | undefined;
 
   get size(): number {
     return this.an.size + this.by.size;
@@ -147,6 +157,13 @@ export class MultiScan<R> {
     const useAn = an.size > 0;
     // The byte-array fold runs only where `m` elements stand in a row (a native test: most text has none).
     const useBy = by.size > 0 && this.arrays.test(text);
+    if (useAn && !useBy && this.native && text.length >= NATIVE_FROM) {
+      return this.native.find(text, (i, ring, ac, ah) => {
+        const w = (ah - Math.imul(ring[(ac - an.m) & an.mask] as number, an.powM)) | 0;
+        const list = an.candidates(w, ah, ac, ring);
+        return list && confirm(list, text, i, 'alnum');
+      });
+    }
     let ac = 0;
     let ah = 0;
     let anSkip = false;
