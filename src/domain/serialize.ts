@@ -61,8 +61,8 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  * slices (SecretSet.findInTextSliced, which vouches for a text found clean, so prepareRecord's
  * own search of it is a lookup), redacted and split into blobs, yielding between those steps,
  * so that other sessions' requests are read and answered meanwhile. A secret found there
- * refuses the record naming the record, not the member (finding the member would take the
- * synchronous walk this avoids). A smaller record is prepareRecord's, unchanged.
+ * refuses the record naming the member, found by a walk that searches long strings in slices
+ * too (SecretSet.locateSliced). A smaller record is prepareRecord's, unchanged.
  */
 export async function prepareRecordSliced(
   record: RecordInput,
