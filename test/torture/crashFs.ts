@@ -59,10 +59,11 @@ export class CrashRecorder {
   readonly layer: FsLayer;
   syncs = 0;
   /**
-   * When set, the next fdatasync neither reaches the disk nor returns (a writer killed inside
-   * it): the callback is told, and the bytes written stay unsynced.
+   * When set, the next fdatasync of a file whose path `hang.of` accepts neither reaches the disk
+   * nor returns (a writer killed inside it): `hang.then` is told, and the bytes written stay
+   * unsynced. (A batch holding a blob syncs the blob file first: `of` picks the journal's sync.)
    */
-  hangNextFdatasync: (() => void) | undefined;
+  hangNextFdatasync: { of: (file: string) => boolean; then: () => void } | undefined;
 
   constructor(readonly root: string) {
     this.rootObj = this.newObj(fs.lstatSync(root).ino, true);
@@ -83,8 +84,10 @@ export class CrashRecorder {
         self.fds.delete(fd);
       },
       async close(fd) {
-        await nodeFs.close(fd);
+        // Forgotten before the close: once it is done the number may be reused by any open,
+        // and a mapping deleted after that would lose the new file's syncs.
         self.fds.delete(fd);
+        await nodeFs.close(fd);
       },
       writeSync(fd, buf, offset, length, position) {
         const n = nodeFs.writeSync(fd, buf, offset, length, position);
@@ -94,14 +97,15 @@ export class CrashRecorder {
       },
       async fdatasync(fd) {
         const hang = self.hangNextFdatasync;
-        if (hang) {
+        if (hang && hang.of(self.fds.get(fd)?.path ?? '')) {
           self.hangNextFdatasync = undefined;
-          hang();
+          hang.then();
           return new Promise<void>(() => {});
         }
-        const content = self.fds.get(fd) ? readWhole(fd) : undefined;
-        await nodeFs.fdatasync(fd);
+        // The file as of the call (its caller keeps the fd open until this resolves).
         const info = self.fds.get(fd);
+        const content = info ? readWhole(fd) : undefined;
+        await nodeFs.fdatasync(fd);
         if (info && content) self.synced({ t: 'sync', obj: info.obj, content });
       },
       fsyncSync(fd) {

@@ -435,7 +435,12 @@ export class SessionLedger {
   readonly turns: TurnAck[] = [];
   readonly compactions: Array<{ generation: number; checkpointSeq: number }> = [];
   /** Batches whose outcome is unknown (Uncertain): on disk whole or not at all. */
-  readonly maybe: Array<{ firstSeq: number; records: Rec[] }> = [];
+  readonly maybe: Array<{ firstSeq: number; records: Rec[]; op: Op }> = [];
+  /**
+   * Seqs of appends and updates sent (acknowledged or not yet): a later writer may reuse an uncertain
+   * batch's seqs once that batch is lost, and its batch may be on disk before its answer.
+   */
+  readonly sentSeqs = new Map<number, Op[]>();
   maxSeq = 0;
   /** apiSeq of each acknowledged api record, as first read back (it must never change). */
   readonly apiSeqs = new Map<number, number>();
@@ -489,6 +494,14 @@ export class Ledger {
     let log = s.state.get(op.key);
     if (!log) s.state.set(op.key, (log = []));
     log.push({ id: op.id, value: op.value === undefined ? null : op.value, acked: false });
+  }
+
+  /** An append or session/update was sent: its seqs may be on disk from now on, acknowledged or not. */
+  seqsSent(op: Op): void {
+    if (op.type !== 'append' && op.type !== 'update') return;
+    const s = this.session(op.sessionId);
+    const [first, n] = op.type === 'append' ? [op.firstSeq, op.records.length] : [op.seq, 1];
+    for (let i = 0; i < n; i++) s.sentSeqs.set(first + i, [...(s.sentSeqs.get(first + i) ?? []), op]);
   }
 
   /** A session/update was sent (its outcome unknown until acknowledged). */
@@ -564,8 +577,8 @@ export class Ledger {
 
   /** An operation whose outcome is unknown (an Uncertain answer, or no answer before a crash). */
   maybe(op: Op): void {
-    if (op.type === 'append') this.session(op.sessionId).maybe.push({ firstSeq: op.firstSeq, records: op.records.map((r) => inlined(r) as Rec) });
-    if (op.type === 'update') this.session(op.sessionId).maybe.push({ firstSeq: op.seq, records: [updateRecord(op.params)] });
+    if (op.type === 'append') this.session(op.sessionId).maybe.push({ firstSeq: op.firstSeq, records: op.records.map((r) => inlined(r) as Rec), op });
+    if (op.type === 'update') this.session(op.sessionId).maybe.push({ firstSeq: op.seq, records: [updateRecord(op.params)], op });
   }
 }
 
@@ -787,8 +800,8 @@ export async function checkSession(view: StoreView, id: string, ledger: SessionL
     const present = m.records.map((_, i) => bySeq.get(m.firstSeq + i));
     const n = present.filter(Boolean).length;
     if (n === 0) continue;
-    // the seqs may have been reused by later acknowledged appends after the batch was lost
-    if (m.records.some((_, i) => ledger.records.has(m.firstSeq + i))) continue;
+    // the seqs may have been reused after the batch was lost, by appends acknowledged or in flight
+    if (m.records.some((_, i) => ledger.records.has(m.firstSeq + i) || (ledger.sentSeqs.get(m.firstSeq + i) ?? []).some((o) => o !== m.op))) continue;
     if (n !== m.records.length) fail(`session ${id}: an uncertain batch at ${m.firstSeq} is partly present (${n} of ${m.records.length})`);
     m.records.forEach((sent, i) => {
       if (!sameValue(comparable(present[i] as Stored, sent), sent)) fail(`session ${id}: uncertain seq ${m.firstSeq + i} differs from what was sent`);

@@ -176,9 +176,15 @@ async function workload(st: Stores, rng: Rng, rec: CrashRecorder, live: string, 
         // writer takes over (its write open syncs the journal before anything vouches for it).
         const m = rng.pick(models);
         const op = m.plan(rng, { compactP: 0, turnP: 0 });
-        const hung = new Promise<void>((resolve) => { rec.hangNextFdatasync = resolve; });
+        // Killed in a sync of the session's journal (a blob the batch holds is synced before it).
+        const hang = { of: (file: string) => /^journal\.jsonl/.test(path.basename(file)) && file.includes(m.id), then: () => {} };
+        const hung = new Promise<void>((resolve) => { hang.then = resolve; rec.hangNextFdatasync = hang; });
         rec.ack((l) => l.maybe(op));
-        void execOp(st.s, op).catch(() => undefined); // never answers
+        // never answers; should it end without a journal sync, the writer is killed after it
+        void execOp(st.s, op).catch(() => undefined).finally(() => {
+          if (rec.hangNextFdatasync === hang) rec.hangNextFdatasync = undefined;
+          hang.then();
+        });
         await hung;
         st.s.abandon();
         // (the second sidecar lists — the reader of hole 1 —, the CLI's store reads, then both the other way)
@@ -227,6 +233,7 @@ async function workload(st: Stores, rng: Rng, rec: CrashRecorder, live: string, 
       rec.ack((l) => {
         l.stateSent(op);
         l.updateSent(op);
+        l.seqsSent(op);
       });
       running.push(execOp(st.s, op).then((r) => {
         rec.ack((l) => l.ack(op, r, thresholds.get(op.sessionId)));
