@@ -43,6 +43,8 @@ Options (serve):
   --workspace DIR          the workspace whose .session-sidecar/ is the store (default: cwd);
                            with a PostgreSQL store, where tool scratch directories go
   --pg-schema NAME         the PostgreSQL schema of the store (default session_sidecar)
+  --pg-pool-max N          pooled PostgreSQL connections (default 4, 1..100); the LISTEN
+                           connection is one more, so a sidecar holds at most N + 1
   --framing MODE           auto (default: decided by the first byte), lsp (Content-Length
                            headers) or ndjson (one JSON message per line)
   --max-message-bytes N    largest accepted message (default 33554432 = 32 MiB)
@@ -70,7 +72,7 @@ class KeyError extends Error {}
 interface ServeArgs {
   store: string;
   /** A PostgreSQL store: the schema, and the local directory whose scratch/ holds tool scratch. */
-  pg?: { schema: string; localRoot: string };
+  pg?: { schema: string; localRoot: string; poolMax?: number };
   framing: 'auto' | 'lsp' | 'ndjson';
   maxMessageBytes: number;
   logLevel: LogLevel;
@@ -86,7 +88,7 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
     options: {
       store: { type: 'string' }, workspace: { type: 'string' }, framing: { type: 'string', default: 'auto' },
       'max-message-bytes': { type: 'string', default: String(32 << 20) }, 'log-level': { type: 'string', default: 'warn' },
-      'lease-stale-ms': { type: 'string', default: '10000' }, 'pg-schema': { type: 'string' },
+      'lease-stale-ms': { type: 'string', default: '10000' }, 'pg-schema': { type: 'string' }, 'pg-pool-max': { type: 'string' },
       'encryption-key-env': { type: 'string' }, 'encryption-key-file': { type: 'string' },
       help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' },
     },
@@ -101,6 +103,9 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
   if (values.store !== undefined && values.workspace !== undefined && !url) throw new UsageError('--store and --workspace exclude each other');
   if (values['pg-schema'] !== undefined && !url) throw new UsageError('--pg-schema needs a PostgreSQL store (--store postgres://...)');
   if (values['pg-schema'] !== undefined && !PG_SCHEMA.test(values['pg-schema'])) throw new UsageError('--pg-schema must match [a-z_][a-z0-9_]{0,62}');
+  if (values['pg-pool-max'] !== undefined && !url) throw new UsageError('--pg-pool-max needs a PostgreSQL store (--store postgres://...)');
+  const poolMax = values['pg-pool-max'] === undefined ? undefined : Number(values['pg-pool-max']);
+  if (poolMax !== undefined && (!Number.isSafeInteger(poolMax) || poolMax < 1 || poolMax > 100)) throw new UsageError('--pg-pool-max must be an integer from 1 to 100');
   const framing = values.framing;
   if (framing !== 'auto' && framing !== 'lsp' && framing !== 'ndjson') throw new UsageError('--framing must be auto, lsp or ndjson');
   const maxMessageBytes = Number(values['max-message-bytes']);
@@ -124,7 +129,7 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
   }
   if (url) {
     const localRoot = path.resolve(values.workspace ?? process.cwd(), '.session-sidecar');
-    return { store: url, pg: { schema: values['pg-schema'] ?? DEFAULT_PG_SCHEMA, localRoot }, ...common };
+    return { store: url, pg: { schema: values['pg-schema'] ?? DEFAULT_PG_SCHEMA, localRoot, ...(poolMax !== undefined ? { poolMax } : {}) }, ...common };
   }
   return { store: storeRoot(values.store, values.workspace), ...common };
 }
@@ -181,7 +186,7 @@ async function openDurableStore(args: ServeArgs, warn: (m: string) => void, secr
   let backend;
   try {
     backend = await openPostgresBackend({
-      url: args.store, schema: args.pg.schema, leaseStaleMs: args.leaseStaleMs,
+      url: args.store, schema: args.pg.schema, leaseStaleMs: args.leaseStaleMs, ...(args.pg.poolMax !== undefined ? { poolMax: args.pg.poolMax } : {}),
       onError: (e) => warn(`database: ${e.kind}${e.details.reason ? ` (${String(e.details.reason)})` : ''}`),
     });
   } catch (e) {

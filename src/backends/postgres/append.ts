@@ -1,53 +1,68 @@
 /**
- * persist: records of one session committed in ONE transaction, with the snapshot they leave.
+ * persist: records of one session committed in ONE statement (one round trip, its own
+ * transaction), with the snapshot they leave.
  *
  * The core's commit queue calls it one batch at a time per session (its group commit gathers
- * the requests that arrived meanwhile into that batch), so there is no queue here. Inside the
- * transaction:
- *   1. checkFence: the lease token is still ours (row share-locked until COMMIT);
- *   2. UPDATE sessions ... WHERE generation = g AND last_seq = expected AND not trashed;
- *   3. INSERT every record (exact text + crc);
- *   4. pg_notify(channel, sessionId) — delivered only if the transaction commits.
- * Then COMMIT (synchronous_commit = on: the WAL is flushed before COMMIT returns), then it
- * resolves. Any failure stores nothing — unless the connection broke during COMMIT
- * (Unavailable with outcome `unknown`): then `confirmBatch` tells, once the database is back,
- * whether it landed.
+ * the requests that arrived meanwhile into that batch), so there is no queue here. The
+ * statement (autocommit: it is its own transaction):
+ *   - UPDATE sessions ... WHERE generation = g AND last_seq = expected AND not trashed AND
+ *     writer_token = our token — the fence (fence.ts): no lease row is locked;
+ *   - INSERT every record (exact text + crc), only when that UPDATE matched.
+ * It returns once COMMIT is done (synchronous_commit = on: the WAL is flushed first); then the
+ * hint goes out (notify.ts), never inside the transaction. When the UPDATE matched nothing, a
+ * second read says why (LeaseLost, SessionNotFound or Conflict). Any failure stores nothing —
+ * unless the connection broke while the statement ran (Unavailable with outcome `unknown`):
+ * then `confirmBatch` tells, once the database is back, whether it landed.
  */
 import { PgBackendError } from './errors.js';
-import { checkFence } from './leases.js';
+import { leaseLost } from './fence.js';
 import type { PgConnections, Tx } from './pool.js';
 import { recordCrc, type Fence, type Position, type SealedRecord, type Snapshot } from './types.js';
 
+const APPEND = `
+WITH advanced AS (
+  UPDATE sessions SET last_seq = $5, last_ts = $6, record_count = record_count + $7, stored_bytes = stored_bytes + $8,
+         turn_text = $9, runtime_text = $10, first_message = $11, last_message = $12, header_state = $13, usage_text = $14, updated_at = now()
+   WHERE session_id = $1 AND generation = $2 AND last_seq = $3 AND trashed_at IS NULL AND writer_token = $4
+   RETURNING 1
+), stored AS (
+  INSERT INTO records (session_id, generation, seq, ts, kind, text, crc)
+  SELECT $1, $2, r.* FROM unnest($15::bigint[], $16::text[], $17::text[], $18::text[], $19::text[]) AS r
+   WHERE EXISTS (SELECT 1 FROM advanced)
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM advanced)::int AS advanced, (SELECT count(*) FROM stored)::int AS stored`;
+
 export async function persistBatch(
-  conns: PgConnections, channel: string, fence: Fence, recs: readonly SealedRecord[], after: Snapshot, at: Position,
+  conns: PgConnections, fence: Fence, recs: readonly SealedRecord[], after: Snapshot, at: Position,
 ): Promise<void> {
   if (recs.length === 0) throw new PgBackendError('InvalidArgument', 'an append needs at least one record', { path: 'records' });
   recs.forEach((r, i) => {
     if (r.seq !== at.lastSeq + 1 + i) throw new PgBackendError('InvalidArgument', 'record seqs must follow expect.lastSeq one by one', { path: `records.${i}.seq` });
   });
-  await conns.transaction((tx) => commitBatch(tx, channel, fence, recs, after, at));
-}
-
-async function commitBatch(tx: Tx, channel: string, fence: Fence, recs: readonly SealedRecord[], after: Snapshot, at: Position): Promise<void> {
   const sessionId = fence.sessionId;
   const lastRec = recs[recs.length - 1]!;
-  await checkFence(tx, fence);
   const bytes = recs.reduce((n, r) => n + Buffer.byteLength(r.text, 'utf8'), 0);
-  const updated = await tx.query(
-    `UPDATE sessions SET last_seq = $4, last_ts = $5, record_count = record_count + $6, stored_bytes = stored_bytes + $7,
-            turn_text = $8, runtime_text = $9, first_message = $10, last_message = $11, header_state = $12, usage_text = $13, updated_at = now()
-      WHERE session_id = $1 AND generation = $2 AND last_seq = $3 AND trashed_at IS NULL RETURNING 1`,
-    [sessionId, at.generation, at.lastSeq, lastRec.seq, lastRec.ts, recs.length, bytes,
-      after.turn, after.runtime, after.firstMessage, after.lastMessage, after.header, after.usage],
-  );
-  if (updated.length === 0) throw await whyNotUpdated(tx, sessionId);
-  await tx.query(
-    `INSERT INTO records (session_id, generation, seq, ts, kind, text, crc)
-     SELECT $1, $2, * FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[])`,
-    [sessionId, at.generation, recs.map((r) => r.seq), recs.map((r) => r.ts), recs.map((r) => r.kind),
-      recs.map((r) => r.text), recs.map((r) => recordCrc(sessionId, r))],
-  );
-  await tx.query('SELECT pg_notify($1, $2)', [channel, sessionId]);
+  const rows = await conns.writeStatement<{ advanced: number; stored: number }>(APPEND, [
+    sessionId, at.generation, at.lastSeq, fence.token, lastRec.seq, lastRec.ts, recs.length, bytes,
+    after.turn, after.runtime, after.firstMessage, after.lastMessage, after.header, after.usage,
+    recs.map((r) => r.seq), recs.map((r) => r.ts), recs.map((r) => r.kind), recs.map((r) => r.text), recs.map((r) => recordCrc(sessionId, r)),
+  ]);
+  if (rows[0]?.advanced === 1 && rows[0].stored === recs.length) return;
+  throw await whyNotAppended(conns, fence);
+}
+
+/** The UPDATE matched nothing (so nothing was written): the fence, the session, or its position. */
+async function whyNotAppended(conns: PgConnections, fence: Fence): Promise<PgBackendError> {
+  const rows = await conns.query<{ writer_token: string | null }>('SELECT writer_token FROM sessions WHERE session_id = $1', [fence.sessionId]);
+  const row = rows[0];
+  if (row && (row.writer_token === null || Number(row.writer_token) !== fence.token)) return leaseLost(fence.sessionId);
+  if (!row) {
+    // No session: a fence that is not the lease's is named first, as create's check would.
+    const lease = await conns.query<{ token: string; released: boolean }>('SELECT token, released_at IS NOT NULL AS released FROM leases WHERE session_id = $1', [fence.sessionId]);
+    if (!lease[0] || Number(lease[0].token) !== fence.token || lease[0].released) return leaseLost(fence.sessionId);
+  }
+  return whyNotUpdated(conns, fence.sessionId);
 }
 
 /** Why a guarded UPDATE of a session matched no row: gone, trashed, or moved on. */

@@ -49,6 +49,7 @@ import type { Backend, Gated, Leases as PortLeases, StateEntry, TrashedSession, 
 import { StoreError } from '../../domain/errors.js';
 import { confirmBatch, persistBatch } from './append.js';
 import { ChangeListener, channelOf } from './changes.js';
+import { CommitNotifier } from './notify.js';
 import { asStoreErrors, type PgBackendError } from './errors.js';
 import { Leases } from './leases.js';
 import { inspectSchema, migrate, type MigrationResult } from './migrations.js';
@@ -66,6 +67,9 @@ import { noPathsHere } from '../shared.js';
 
 export { DEFAULT_PG_SCHEMA };
 
+/** `--pg-pool-max` unless given: pooled connections per sidecar (the LISTEN connection is one more). */
+export const DEFAULT_POOL_MAX = 4;
+
 export interface PostgresBackendOptions {
   url: string;
   /** `--pg-schema` (default session_sidecar). */
@@ -76,8 +80,11 @@ export interface PostgresBackendOptions {
   leaseStaleMs?: number;
   /** Heartbeat period (default leaseStaleMs / 3). */
   heartbeatMs?: number;
+  /** `--pg-pool-max`: pooled connections (default DEFAULT_POOL_MAX); the LISTEN connection is one more. */
   poolMax?: number;
   connectTimeoutMs?: number;
+  /** Lock waits longer than this fail (default 10 s; a lease acquisition then says SessionLocked). */
+  lockTimeoutMs?: number;
   /** application_name of every connection (default session-sidecar): shows in pg_stat_activity. */
   applicationName?: string;
   /**
@@ -95,6 +102,10 @@ export interface PostgresBackendOptions {
 export class PostgresBackend implements Backend {
   readonly kind = 'postgres' as const;
   private heartbeatTimer: NodeJS.Timeout | undefined;
+  private heartbeatRun: Promise<void> | undefined;
+  private closed = false;
+  /** Hints after COMMIT (notify.ts). */
+  private readonly notifier: CommitNotifier;
   /** Transactions that appended records so far (tests of the core's group commit). */
   private appendTransactions = 0;
   /** The lease protocol as the port speaks it (the lease table itself: `leaseTable`). */
@@ -107,11 +118,14 @@ export class PostgresBackend implements Backend {
     private readonly conns: PgConnections,
     private readonly listener: ChangeListener,
     private readonly leaseTable: Leases,
-    private readonly channel: string,
+    channel: string,
+    onError: (err: PgBackendError) => void,
   ) {
+    this.notifier = new CommitNotifier(conns, channel, (id) => listener.pokeLocal(id), onError);
+    listener.origin = this.notifier.origin;
     this.leases = {
       acquire: (sessionId) => asStoreErrors(() => leaseTable.acquire(sessionId)),
-      // Every write transaction checks its fence (checkFence, FOR SHARE): nothing to check before.
+      // Every write checks its fence in the database (fence.ts): nothing to check before.
       check: () => undefined,
       release: (fence) => asStoreErrors(() => leaseTable.release(fence)),
     };
@@ -126,13 +140,18 @@ export class PostgresBackend implements Backend {
     const target = parsePostgresUrl(o.url);
     const schema = checkSchemaName(o.schema ?? DEFAULT_PG_SCHEMA);
     const onError = o.onError ?? (() => undefined);
-    const conns = await PgConnections.open({ target, schema, max: o.poolMax ?? 8, connectTimeoutMs: o.connectTimeoutMs ?? 5000, onError,
+    const staleMs = o.leaseStaleMs ?? 15_000;
+    const conns = await PgConnections.open({ target, schema, max: o.poolMax ?? DEFAULT_POOL_MAX, connectTimeoutMs: o.connectTimeoutMs ?? 5000, onError,
+      // A holder frozen inside a transaction (its process stopped) holds the session row's lock:
+      // the server ends that transaction after half the stale time, well before a newcomer's
+      // lock wait (lock_timeout, 10 s) gives up, so a takeover waits at most about that long.
+      idleInTransactionMs: Math.min(30_000, Math.max(1000, Math.floor(staleMs / 2))),
+      ...(o.lockTimeoutMs !== undefined ? { lockTimeoutMs: o.lockTimeoutMs } : {}),
       ...(o.readOnly ? { readOnly: true } : {}),
       ...(o.applicationName !== undefined ? { applicationName: o.applicationName } : {}) });
     try {
       const migration = o.readOnly ? await inspectSchema(conns, schema) : await migrate(conns, schema);
       const channel = channelOf(schema);
-      const staleMs = o.leaseStaleMs ?? 15_000;
       const holder: LeaseHolder = { host: o.holder?.host ?? os.hostname(), pid: o.holder?.pid ?? process.pid, sidecarId: o.holder?.sidecarId ?? randomUUID() };
       let leases: Leases | undefined;
       const listener = new ChangeListener(conns, channel, async () => {
@@ -141,9 +160,8 @@ export class PostgresBackend implements Backend {
       }, onError);
       leases = new Leases(conns, holder, () => listener.current(), staleMs, o.onLeaseLost, o.readOnly === true);
       await listener.start();
-      const b = new PostgresBackend(target.display, schema, migration, conns, listener, leases, channel);
-      b.heartbeatTimer = setInterval(() => void leases!.heartbeat().catch(onError), o.heartbeatMs ?? Math.max(100, Math.floor(staleMs / 3)));
-      b.heartbeatTimer.unref();
+      const b = new PostgresBackend(target.display, schema, migration, conns, listener, leases, channel, onError);
+      b.scheduleHeartbeat(o.heartbeatMs ?? Math.max(100, Math.floor(staleMs / 3)), onError);
       return b;
     } catch (err) {
       await conns.close();
@@ -151,9 +169,31 @@ export class PostgresBackend implements Backend {
     }
   }
 
+  /**
+   * The heartbeat: the next run is scheduled only once the last one has ended, so runs never
+   * overlap (a slow database makes them rarer, never piles them up).
+   */
+  private scheduleHeartbeat(everyMs: number, onError: (err: PgBackendError) => void): void {
+    if (this.closed) return;
+    this.heartbeatTimer = setTimeout(() => {
+      this.heartbeatRun = this.leaseTable.heartbeat().catch(onError).finally(() => {
+        this.heartbeatRun = undefined;
+        this.scheduleHeartbeat(everyMs, onError);
+      });
+    }, everyMs);
+    this.heartbeatTimer.unref();
+  }
+
+  /** A write that commits a change of `sessionId`, its hint sent after COMMIT (notify.ts). */
+  private async notifying<T>(sessionId: string, write: () => Promise<T>): Promise<T> {
+    const out = await asStoreErrors(write);
+    this.notifier.committed(sessionId);
+    return out;
+  }
+
   /** `fence` may be left out only by tools that make sessions outside any writer (tests). */
   create(header: Gated<SealedHeader>, initial: ReadonlyArray<Gated<SealedRecord>>, after: Gated<Snapshot>, fence?: Fence): Promise<void> {
-    return asStoreErrors(() => createSession(this.conns, this.channel, header, initial, after, fence));
+    return this.notifying(header.sessionId, () => createSession(this.conns, header, initial, after, fence));
   }
 
   load(sessionId: string): Promise<SessionRow> {
@@ -161,7 +201,7 @@ export class PostgresBackend implements Backend {
   }
 
   async persist(fence: Fence, recs: ReadonlyArray<Gated<SealedRecord>>, after: Gated<Snapshot>, at: Position): Promise<void> {
-    await asStoreErrors(() => persistBatch(this.conns, this.channel, fence, recs, after, { lastSeq: at.lastSeq, generation: at.generation }));
+    await this.notifying(fence.sessionId, () => persistBatch(this.conns, fence, recs, after, { lastSeq: at.lastSeq, generation: at.generation }));
     this.appendTransactions++;
   }
 
@@ -175,7 +215,7 @@ export class PostgresBackend implements Backend {
   }
 
   rotate(fence: Fence, p: { throughSeq: number; checkpoint: Gated<SealedRecord>; expect: Position }): Promise<{ generation: number; archived: ArchivedGeneration }> {
-    return asStoreErrors(() => rotate(this.conns, this.channel, fence.sessionId, { ...p, fence }));
+    return this.notifying(fence.sessionId, () => rotate(this.conns, fence.sessionId, { ...p, fence }));
   }
 
   history(sessionId: string): Promise<ArchivedGeneration[]> {
@@ -204,21 +244,21 @@ export class PostgresBackend implements Backend {
   }
 
   trash(fence: Fence): Promise<void> {
-    return asStoreErrors(() => removeSession(this.conns, this.channel, fence.sessionId, 'trash', fence));
+    return this.notifying(fence.sessionId, () => removeSession(this.conns, fence.sessionId, 'trash', fence));
   }
 
   restore(fence: Fence): Promise<void> {
-    return asStoreErrors(() => removeSession(this.conns, this.channel, fence.sessionId, 'restore', fence));
+    return this.notifying(fence.sessionId, () => removeSession(this.conns, fence.sessionId, 'restore', fence));
   }
 
   async purge(fence: Fence): Promise<void> {
-    await asStoreErrors(() => removeSession(this.conns, this.channel, fence.sessionId, 'purge', fence));
+    await this.notifying(fence.sessionId, () => removeSession(this.conns, fence.sessionId, 'purge', fence));
     this.leaseTable.forget(fence.sessionId);
   }
 
   /** trash empty's purge: the row is deleted only while it is in the trash (one statement; sessions.ts). */
   async purgeTrashed(fence: Fence): Promise<void> {
-    await asStoreErrors(() => removeSession(this.conns, this.channel, fence.sessionId, 'purgeTrashed', fence));
+    await this.notifying(fence.sessionId, () => removeSession(this.conns, fence.sessionId, 'purgeTrashed', fence));
     this.leaseTable.forget(fence.sessionId);
   }
 
@@ -251,7 +291,10 @@ export class PostgresBackend implements Backend {
   readonly transfer = {
     ids: () => sessionIds(this.conns),
     export: (sessionId: string) => exportSession(this.conns, sessionId),
-    import: (bundle: SessionBundle, snapshot: Snapshot, toolSeq: number) => importSession(this.conns, this.channel, bundle, snapshot, toolSeq),
+    import: async (bundle: SessionBundle, snapshot: Snapshot, toolSeq: number) => {
+      await importSession(this.conns, bundle, snapshot, toolSeq);
+      this.notifier.committed(bundle.header.sessionId);
+    },
     leaseHeld: (sessionId: string) => leaseHeld(this.conns, sessionId, this.leaseTable.staleMs),
   };
 
@@ -272,7 +315,10 @@ export class PostgresBackend implements Backend {
 
   /** Stops the heartbeat and closes every connection; held leases become takeable at once. */
   async close(): Promise<void> {
-    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.closed = true;
+    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
+    await this.heartbeatRun;
+    await this.notifier.close();
     await this.listener.stop();
     await this.conns.close();
   }

@@ -3,10 +3,12 @@
  * liveness identity for leases (its backend pid + start time; when it is gone, other
  * sidecars may take our leases over).
  *
- * Every commit that adds records runs `pg_notify(channel, sessionId)` in its own transaction,
- * so a notification is delivered iff the records committed, after they are visible. A
- * notification is only a hint (poke): the engine re-reads by seq. Hints can be lost while the
- * connection is down, so after every reconnect all subscribers are poked once.
+ * Every commit that adds records is followed by a hint (notify.ts: after COMMIT, coalesced,
+ * payload `<origin> <id> ...`), so a hint arrives after the records are visible. A hint is
+ * only a poke: the engine re-reads by seq. Hints can be lost (while this connection is down,
+ * or when their sender died between its COMMIT and the hint), so after every reconnect all
+ * subscribers are poked once, and every `pollMs` too. Hints of our own origin are dropped: the
+ * notifier poked our subscribers when the write committed.
  *
  * Lifecycle: start() connects (or fails Unavailable); on error/end the connection is replaced
  * with backoff until stop(); onIdentity(identity) runs after each (re)connect so leases can
@@ -35,15 +37,27 @@ export class ChangeListener {
   /** Connections made so far (1 after start; +1 per reconnect). */
   connects = 0;
 
+  private poll: NodeJS.Timeout | undefined;
+  /** The notifier's origin (notify.ts): hints carrying it are ours. */
+  origin = '';
+
   constructor(
     private readonly conns: PgConnections,
     private readonly channel: string,
     private readonly onIdentity: (id: ConnIdentity) => Promise<void> | void,
     private readonly onError: (err: PgBackendError) => void,
+    private readonly pollMs = 5000,
   ) {}
 
   async start(): Promise<void> {
     await this.connect();
+    this.poll = setInterval(() => this.pokeAll(), this.pollMs);
+    this.poll.unref();
+  }
+
+  /** Pokes this sidecar's subscribers of `sessionId` (a write of ours committed). */
+  pokeLocal(sessionId: string): void {
+    for (const fn of this.subs.get(sessionId) ?? []) fn();
   }
 
   /** The current liveness identity; Unavailable while reconnecting. */
@@ -65,6 +79,7 @@ export class ChangeListener {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.poll) clearInterval(this.poll);
     const c = this.client;
     this.client = undefined;
     this.identity = undefined;
@@ -83,7 +98,9 @@ export class ChangeListener {
     client.on('end', () => this.lost(client));
     client.on('notification', (n) => {
       if (n.channel !== this.channel || !n.payload) return;
-      for (const fn of this.subs.get(n.payload) ?? []) fn();
+      const [origin, ...ids] = n.payload.split(' ');
+      if (origin === this.origin) return;
+      for (const id of ids) this.pokeLocal(id);
     });
     try {
       await client.query(`LISTEN "${this.channel}"`);

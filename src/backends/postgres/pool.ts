@@ -24,6 +24,8 @@ export interface PgConnectOptions {
   idleInTransactionMs?: number;
   /** Lock waits longer than this fail as Unavailable/lockTimeout (default 10 s). */
   lockTimeoutMs?: number;
+  /** A statement running longer than this is cancelled (default 5 min: a large compaction copies in one). */
+  statementTimeoutMs?: number;
   applicationName?: string;
   /**
    * Inspection (the CLI): every connection starts with default_transaction_read_only = on, so
@@ -64,6 +66,7 @@ function clientConfig(o: PgConnectOptions) {
       `-c search_path=${checkSchemaName(o.schema)}`,
       `-c idle_in_transaction_session_timeout=${o.idleInTransactionMs ?? 30_000}`,
       `-c lock_timeout=${o.lockTimeoutMs ?? 10_000}`,
+      `-c statement_timeout=${o.statementTimeoutMs ?? 300_000}`,
       ...(o.readOnly ? ['-c default_transaction_read_only=on'] : []),
     ].join(' '),
   };
@@ -120,6 +123,37 @@ export class PgConnections {
   async query<R extends QueryResultRow = QueryResultRow>(sql: string, params: unknown[] = [], phase: Phase = 'read'): Promise<R[]> {
     this.checkParams(params);
     return mapped(phase, async () => (await this.pool.query<R>(sql, params)).rows);
+  }
+
+  /**
+   * One statement that is its own transaction (autocommit) and writes: one round trip. A
+   * failure to get a connection sent nothing (phase `write`: nothing written, certain); a
+   * failure once the statement was sent is phase `commit` (outcome unknown when the
+   * connection broke, since its implicit COMMIT may have happened). A client whose connection
+   * failed is destroyed, not returned to the pool.
+   */
+  async writeStatement<R extends QueryResultRow = QueryResultRow>(sql: string, params: unknown[]): Promise<R[]> {
+    this.checkParams(params);
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw mapPgError(err, 'write');
+    }
+    let healthy = true;
+    const onClientError = () => (healthy = false);
+    client.on('error', onClientError);
+    try {
+      return (await client.query<R>(sql, params)).rows;
+    } catch (err) {
+      const e = mapPgError(err, 'commit');
+      // A statement the server refused (SQLSTATE) leaves the connection usable; anything else does not.
+      if (e.details.sqlstate === undefined) healthy = false;
+      throw e;
+    } finally {
+      client.off('error', onClientError);
+      client.release(healthy ? undefined : true);
+    }
   }
 
   /**

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { PgBackendError } from './errors.js';
-import { checkFence } from './leases.js';
+import { checkFence } from './fence.js';
 import type { PgConnections } from './pool.js';
 import { textCrc, type Fence } from './types.js';
 

@@ -104,4 +104,12 @@ CREATE TABLE state_values (
   ((GREATEST(COALESCE(last_ts, created_at) COLLATE "C", created_at COLLATE "C")) DESC, (session_id COLLATE "C") DESC)
   WHERE trashed_at IS NULL;`,
   },
+  {
+    version: 5,
+    name: 'the writer\'s fencing token in the session row (the append checks it in its WHERE, not by a lease row lock)',
+    // NULL until a writer of this version acquires the session's lease (leases.ts acquire sets it
+    // in the takeover's transaction). Not additive in effect: a binary that predates it fences
+    // by the lease row only and would not see a takeover by one that fences here.
+    sql: 'ALTER TABLE sessions ADD COLUMN writer_token bigint;',
+  },
 ];

@@ -8,7 +8,7 @@
  */
 import { whyNotUpdated } from './append.js';
 import { PgBackendError } from './errors.js';
-import { checkFence } from './leases.js';
+import { checkFence, checkLeaseFence } from './fence.js';
 import type { PgConnections, Tx } from './pool.js';
 import {
   recordCrc, textCrc, type ArchivedGeneration, type Fence, type ReadRangeOptions, type ReadRangeResult, type SealedHeader, type SealedRecord, type SessionRow,
@@ -39,7 +39,7 @@ function toRow(r: DbSession): SessionRow {
   };
 }
 
-export async function createSession(conns: PgConnections, channel: string, header: SealedHeader, initial: readonly SealedRecord[], after: Snapshot, fence?: Fence): Promise<void> {
+export async function createSession(conns: PgConnections, header: SealedHeader, initial: readonly SealedRecord[], after: Snapshot, fence?: Fence): Promise<void> {
   // Seqs follow one by one from 1 — or from a checkpoint's seq (a fork of a compacted session
   // starts at the checkpoint it copies, which is then the new session's first record).
   const firstSeq = initial[0]?.seq ?? 1;
@@ -50,14 +50,14 @@ export async function createSession(conns: PgConnections, channel: string, heade
   });
   const last = initial[initial.length - 1];
   await conns.transaction(async (tx) => {
-    if (fence) await checkFence(tx, fence);
+    if (fence) await checkLeaseFence(tx, fence);
     const bytes = initial.reduce((n, r) => n + Buffer.byteLength(r.text, 'utf8'), 0);
     const ins = await tx.query(
       `INSERT INTO sessions (session_id, header_text, header_crc, created_at, last_seq, last_ts, record_count, stored_bytes,
-              turn_text, runtime_text, first_message, last_message, first_seq, header_state, usage_text)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT (session_id) DO NOTHING RETURNING 1`,
+              turn_text, runtime_text, first_message, last_message, first_seq, header_state, usage_text, writer_token)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (session_id) DO NOTHING RETURNING 1`,
       [header.sessionId, header.text, textCrc(header.sessionId, header.text), header.createdAt, last?.seq ?? 0, last?.ts ?? null,
-        initial.length, bytes, after.turn, after.runtime, after.firstMessage, after.lastMessage, firstSeq, after.header, after.usage],
+        initial.length, bytes, after.turn, after.runtime, after.firstMessage, after.lastMessage, firstSeq, after.header, after.usage, fence?.token ?? null],
     );
     if (ins.length === 0) throw new PgBackendError('Conflict', 'a session with this id exists already; nothing was written', { reason: 'exists', sessionId: header.sessionId });
     if (initial.length > 0) {
@@ -68,7 +68,6 @@ export async function createSession(conns: PgConnections, channel: string, heade
           initial.map((r) => recordCrc(header.sessionId, r))],
       );
     }
-    await tx.query('SELECT pg_notify($1, $2)', [channel, header.sessionId]);
   });
 }
 
@@ -132,7 +131,7 @@ export async function readRange(conns: Tx, sessionId: string, o: ReadRangeOption
  * after throughSeq, crc copied verbatim (so damage stays detectable, never laundered).
  */
 export async function rotate(
-  conns: PgConnections, channel: string, sessionId: string,
+  conns: PgConnections, sessionId: string,
   p: { throughSeq: number; checkpoint: SealedRecord; expect: { lastSeq: number; generation: number }; fence: Fence },
 ): Promise<{ generation: number; archived: ArchivedGeneration }> {
   if (p.checkpoint.seq !== p.throughSeq) throw new PgBackendError('InvalidArgument', 'the checkpoint carries seq throughSeq', { path: 'checkpoint.seq' });
@@ -165,7 +164,6 @@ export async function rotate(
       `UPDATE sessions SET generation = $2, first_seq = $3, record_count = $4, stored_bytes = $5, updated_at = now() WHERE session_id = $1`,
       [sessionId, g + 1, p.throughSeq, 1 + Number(copied[0]!.n), Buffer.byteLength(cp.text, 'utf8') + Number(copied[0]!.bytes ?? 0)],
     );
-    await tx.query('SELECT pg_notify($1, $2)', [channel, sessionId]);
     return { generation: g + 1, archived };
   });
 }
@@ -223,7 +221,7 @@ export async function listSessions(conns: PgConnections, o: { after?: string; li
  * purgeTrashed (trash empty): the row is deleted only while it is in the trash — the check and
  * the delete are one statement, so a restore committed first leaves it live (SessionNotFound).
  */
-export async function removeSession(conns: PgConnections, channel: string, sessionId: string, op: 'trash' | 'restore' | 'purge' | 'purgeTrashed', fence: Fence): Promise<void> {
+export async function removeSession(conns: PgConnections, sessionId: string, op: 'trash' | 'restore' | 'purge' | 'purgeTrashed', fence: Fence): Promise<void> {
   await conns.transaction(async (tx) => {
     await checkFence(tx, fence);
     const sql = {
@@ -235,6 +233,5 @@ export async function removeSession(conns: PgConnections, channel: string, sessi
     const done = await tx.query(sql, [sessionId]);
     if (done.length === 0) throw new PgBackendError('SessionNotFound', op === 'restore' || op === 'purgeTrashed' ? 'the session is not in the trash' : 'no such session', { sessionId });
     if (op === 'purge' || op === 'purgeTrashed') await tx.query('DELETE FROM leases WHERE session_id = $1', [sessionId]);
-    await tx.query('SELECT pg_notify($1, $2)', [channel, sessionId]);
   });
 }

@@ -61,7 +61,7 @@ export async function leaseHeld(conns: PgConnections, id: string, staleMs: numbe
   return r ? { host: r.holder_host, pid: r.holder_pid, sidecarId: r.sidecar_id } : undefined;
 }
 
-export async function importSession(conns: PgConnections, channel: string, b: SessionBundle, snapshot: Snapshot, toolSeq: number): Promise<void> {
+export async function importSession(conns: PgConnections, b: SessionBundle, snapshot: Snapshot, toolSeq: number): Promise<void> {
   const id = b.header.sessionId;
   const active = b.generations[b.generations.length - 1];
   if (!active) throw new PgBackendError('InvalidArgument', 'a session has at least its active generation', { path: 'generations' });
@@ -97,6 +97,5 @@ export async function importSession(conns: PgConnections, channel: string, b: Se
     for (const s of b.state) {
       await tx.query('INSERT INTO state_values (session_id, key, text, crc) VALUES ($1, $2, $3, $4)', [id, s.key, s.text, textCrc(`${id}\n${s.key}`, s.text)]);
     }
-    await tx.query('SELECT pg_notify($1, $2)', [channel, id]);
   });
 }

@@ -25,7 +25,7 @@ describe.skipIf(pgSkip)('postgres: a connection lost during COMMIT', () => {
       const pending = b.persist(fence, batch, snap(), { lastSeq: 2, generation: 0 }).then(() => null, (e: unknown) => e);
       let pid = 0;
       await vi.waitFor(async () => {
-        const rows = await raw.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE query = 'COMMIT' AND wait_event = 'PgSleep' AND application_name = $1`, [schema]);
+        const rows = await raw.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE query LIKE '%WITH advanced AS%' AND wait_event = 'PgSleep' AND application_name = $1`, [schema]);
         expect(rows).toHaveLength(1);
         pid = rows[0]!.pid;
       }, { timeout: 20_000, interval: 50 });

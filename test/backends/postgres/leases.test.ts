@@ -95,7 +95,7 @@ describe.skipIf(pgSkip)('postgres leases and fencing', () => {
       const events: string[] = [];
       const append = a.persist(fa, recs(2, 1), snap(), { lastSeq: 1, generation: 0 }).then(() => events.push('A committed'), (e: { kind: string }) => events.push(`A ${e.kind}`));
       await vi.waitFor(async () => {
-        expect(await raw.query(`SELECT 1 FROM pg_stat_activity WHERE query = 'COMMIT' AND wait_event = 'PgSleep' AND application_name = $1`, [schema])).toHaveLength(1);
+        expect(await raw.query(`SELECT 1 FROM pg_stat_activity WHERE query LIKE '%WITH advanced AS%' AND wait_event = 'PgSleep' AND application_name = $1`, [schema])).toHaveLength(1);
       }, { timeout: 20_000, interval: 20 });
       const take = b.leases.acquire(id).then((f) => {
         events.push('B acquired');
