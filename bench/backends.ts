@@ -15,6 +15,7 @@ import path from 'node:path';
 import { SidecarClient, type SpawnOptions } from '../dist/src/client/index.js';
 import { destroyCluster, pgAvailability, startThrowawayCluster, type PgCluster } from '../test/pg/pgServer.js';
 import { appendRecord } from './appends.js';
+import { notifyLockWaits, pgbenchTps } from './pgbench.js';
 import { percentile, type Row, stopSidecar } from './util.js';
 
 interface Target {
@@ -34,7 +35,12 @@ const SHAPES: Shape[] = [
   { label: 'serial, 1 in flight', processes: 1, sessions: 1, inFlight: 1 },
   { label: '8 sessions × 8 in flight', processes: 1, sessions: 8, inFlight: 8 },
   { label: '4 sidecar processes × 1 session each, serial', processes: 4, sessions: 1, inFlight: 1 },
+  // The fleet of issue 28: every session of every sidecar appending, one in flight each.
+  { label: 'fleet: 8 sidecar processes × 32 sessions, 1 in flight each', processes: 8, sessions: 32, inFlight: 1 },
 ];
+
+/** Appends a shape runs: at least a few per lane, so that its lanes all overlap. */
+const appendsFor = (n: number, s: Shape) => Math.max(n, s.processes * s.sessions * s.inFlight * 8);
 
 /** n appends spread over the shape's processes, sessions and lanes; returns throughput and latencies. */
 async function runShape(target: Target, tag: string, n: number, shape: Shape): Promise<{ opsPerSec: number; lat: number[]; rss?: number }> {
@@ -69,6 +75,25 @@ async function runShape(target: Target, tag: string, n: number, shape: Shape): P
   return { opsPerSec: (n * 1000) / ms, lat, ...(rss > 0 ? { rss } : {}) };
 }
 
+/**
+ * pgbench of the append-like statement at 1 and 32 clients (bench/pgbench.ts), the serial
+ * PostgreSQL row as a ratio of the 1-client rate, and the notification-lock waits the server
+ * logged during the rows above.
+ */
+function pgbenchRows(cluster: PgCluster, rows: Row[], pgNote: string): Row[] {
+  const waits = notifyLockWaits(cluster);
+  const text = JSON.stringify(appendRecord);
+  const one = pgbenchTps(cluster, text, 1, 5);
+  const many = pgbenchTps(cluster, text, 32, 5);
+  const serial = rows.find((r) => r.scenario === 'backends: PostgreSQL, serial, 1 in flight');
+  return [
+    { scenario: 'backends: pgbench, the append-like statement, 1 client', value: one, unit: 'appends/s', note: pgNote },
+    { scenario: 'backends: pgbench, the append-like statement, 32 clients', value: many, unit: 'appends/s', note: pgNote },
+    ...(serial ? [{ scenario: 'backends: PostgreSQL serial appends over pgbench at 1 client', value: serial.value, unit: 'appends/s' as const, ratio: serial.value / one, ratioTo: 'pgbench, 1 client' }] : []),
+    { scenario: 'backends: PostgreSQL notification-lock waits logged during the rows above', value: waits, unit: 'count', note: 'count of "waiting for AccessExclusiveLock on object 0 of class 1262" lines in server.log (log_lock_waits, over 1 s); 0 expected' },
+  ];
+}
+
 export async function backendRows(work: string, n: number, limit: number): Promise<Row[]> {
   const targets: Target[] = [{ name: 'file', spawn: (tag) => ({ store: path.join(work, `backends-${tag}`) }) }];
   const skip = (() => {
@@ -96,7 +121,7 @@ export async function backendRows(work: string, n: number, limit: number): Promi
       let fileOps = 0;
       for (const target of targets) {
         const tag = `${i}_${Date.now().toString(36)}`;
-        const r = await runShape(target, tag, n, shape);
+        const r = await runShape(target, tag, appendsFor(n, shape), shape);
         if (target.name === 'file') fileOps = r.opsPerSec;
         rows.push({
           scenario: `backends: ${target.name}, ${shape.label}`, value: r.opsPerSec, unit: 'appends/s',
@@ -107,6 +132,7 @@ export async function backendRows(work: string, n: number, limit: number): Promi
         if (target.name === 'file') fs.rmSync(path.join(work, `backends-${tag}`), { recursive: true, force: true });
       }
     }
+    if (cluster) rows.push(...pgbenchRows(cluster, rows, pgNote));
   } finally {
     if (cluster) destroyCluster(cluster);
   }

@@ -133,6 +133,8 @@ function serverOptions(l: NonNullable<PgCluster['local']>): string {
   return [
     `-p ${l.port}`, `-c listen_addresses=${['127.0.0.1', ...(l.listen ?? [])].join(',')}`, `-c unix_socket_directories=${l.socketDir}`,
     '-c fsync=on', '-c synchronous_commit=on', '-c max_connections=200', '-c shared_buffers=32MB',
+    // Lock waits over deadlock_timeout (1 s) go to server.log: the fleet bench counts notification-lock waits there.
+    '-c log_lock_waits=on',
   ].join(' ');
 }
 

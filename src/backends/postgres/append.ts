@@ -47,7 +47,7 @@ export async function persistBatch(
     sessionId, at.generation, at.lastSeq, fence.token, lastRec.seq, lastRec.ts, recs.length, bytes,
     after.turn, after.runtime, after.firstMessage, after.lastMessage, after.header, after.usage,
     recs.map((r) => r.seq), recs.map((r) => r.ts), recs.map((r) => r.kind), recs.map((r) => r.text), recs.map((r) => recordCrc(sessionId, r)),
-  ]);
+  ], 'ss_append_v5');
   if (rows[0]?.advanced === 1 && rows[0].stored === recs.length) return;
   throw await whyNotAppended(conns, fence);
 }

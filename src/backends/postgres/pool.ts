@@ -130,9 +130,10 @@ export class PgConnections {
    * failure to get a connection sent nothing (phase `write`: nothing written, certain); a
    * failure once the statement was sent is phase `commit` (outcome unknown when the
    * connection broke, since its implicit COMMIT may have happened). A client whose connection
-   * failed is destroyed, not returned to the pool.
+   * failed is destroyed, not returned to the pool. A named statement is prepared once per
+   * connection (the text must never change under one name).
    */
-  async writeStatement<R extends QueryResultRow = QueryResultRow>(sql: string, params: unknown[]): Promise<R[]> {
+  async writeStatement<R extends QueryResultRow = QueryResultRow>(sql: string, params: unknown[], name?: string): Promise<R[]> {
     this.checkParams(params);
     let client: PoolClient;
     try {
@@ -144,7 +145,8 @@ export class PgConnections {
     const onClientError = () => (healthy = false);
     client.on('error', onClientError);
     try {
-      return (await client.query<R>(sql, params)).rows;
+      // `name`: a prepared statement, parsed and planned once per connection (the append's).
+      return (await client.query<R>(name !== undefined ? { name, text: sql, values: params } : { text: sql, values: params })).rows;
     } catch (err) {
       const e = mapPgError(err, 'commit');
       // A statement the server refused (SQLSTATE) leaves the connection usable; anything else does not.
