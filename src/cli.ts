@@ -136,6 +136,9 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
 
 const PG_SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;
 
+/** How long `serve` waits for a PostgreSQL store that is down at start (SESSION_SIDECAR_PG_START_WAIT_MS overrides). */
+const PG_START_WAIT_MS = Number(process.env.SESSION_SIDECAR_PG_START_WAIT_MS ?? 30_000);
+
 /** The PostgreSQL URL of --store (or of $SESSION_SIDECAR_STORE when neither --store nor --workspace is given). */
 function postgresStore(store: string | undefined, workspace: string | undefined): string | undefined {
   const chosen = store ?? (workspace === undefined ? process.env.SESSION_SIDECAR_STORE : undefined);
@@ -184,13 +187,23 @@ async function openDurableStore(args: ServeArgs, warn: (m: string) => void, secr
     if (password.length >= MIN_SECRET_CHARS) secrets.add(password);
   }
   let backend;
-  try {
-    backend = await openPostgresBackend({
-      url: args.store, schema: args.pg.schema, leaseStaleMs: args.leaseStaleMs, ...(args.pg.poolMax !== undefined ? { poolMax: args.pg.poolMax } : {}),
-      onError: (e) => warn(`database: ${e.kind}${e.details.reason ? ` (${String(e.details.reason)})` : ''}`),
-    });
-  } catch (e) {
-    throw storeErrorOf(e);
+  // A database that is down or still starting (restarted with the fleet, say) is waited for,
+  // with backoff, up to PG_START_WAIT_MS; a configuration error (authentication, no such
+  // database, a schema this binary cannot serve) ends the start at once.
+  const started = Date.now();
+  for (let delay = 250; ; delay = Math.min(delay * 2, 2000)) {
+    try {
+      backend = await openPostgresBackend({
+        url: args.store, schema: args.pg.schema, leaseStaleMs: args.leaseStaleMs, ...(args.pg.poolMax !== undefined ? { poolMax: args.pg.poolMax } : {}),
+        onError: (e) => warn(`database: ${e.kind}${e.details.reason ? ` (${String(e.details.reason)})` : ''}`),
+      });
+      break;
+    } catch (e) {
+      const err = storeErrorOf(e);
+      if (!(err instanceof StoreError) || err.kind !== 'Unavailable' || err.details.retryable !== true || Date.now() - started + delay > PG_START_WAIT_MS) throw err;
+      if (delay === 250) warn(`database: Unavailable (${String(err.details.reason ?? 'connection')}); waiting up to ${PG_START_WAIT_MS / 1000} s for it`);
+      await new Promise((r) => setTimeout(r, delay));
+    }
   }
   return new Sessions(backend, { scratch: scratchAt(args.pg.localRoot), warn, vocabulary: protocolVocabulary, secrets });
 }

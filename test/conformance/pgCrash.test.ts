@@ -191,4 +191,19 @@ describe.skipIf(pgSkip ?? external)('PostgreSQL crashes under the binary (pg_ctl
     await fresh.shutdown();
     await other.shutdown();
   }, 300_000);
+
+  it('a sidecar started while the server is down waits for it (no exit), then serves; stderr says so without database text', async () => {
+    await stopClusterAsync(cluster, 'fast');
+    const o = { url: cluster.url, schema: 'startwait', workspace: tempDir() };
+    const starting = startPgSidecar(o);
+    // Down for longer than the 3.7 s after which the binary used to exit.
+    await new Promise((r) => setTimeout(r, 6000));
+    await startClusterAsync(cluster);
+    const s = await starting;
+    const { sessionId } = await s.create({ title: 'after the wait' });
+    expect(await s.append({ sessionId, records: batch('w', 1, 0) })).toEqual({ firstSeq: 1, lastSeq: 1 });
+    expect(s.stderr).toMatch(/waiting up to \d+ s for it/);
+    expect(s.stderr).not.toMatch(DB_TEXT);
+    await s.shutdown();
+  }, 120_000);
 });
