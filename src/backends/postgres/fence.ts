@@ -10,8 +10,9 @@
  *   its WHERE (append.ts): a takeover's UPDATE of that row and the append's are serialised by
  *   the row lock — committed before, the append's WHERE is re-checked against it and fails;
  *   committed after, it waited for the append, which was then before the takeover;
- * - other writes (state, toolSeq reservations, compaction, trash) take the session row
- *   FOR SHARE and compare: a takeover's UPDATE waits for them, and once committed they fail.
+ * - other writes take the session row FOR SHARE (state values) or FOR UPDATE (those that then
+ *   change the row: toolSeq reservations, compaction, trash, restore, purge) and compare: a
+ *   takeover's UPDATE waits for them, and once committed they fail.
  *
  * Only `create` has no session row to lock: it checks the lease row (FOR SHARE), which the
  * takeover's UPDATE of that row waits for, and writes the token into the new row.
@@ -26,9 +27,15 @@ export function leaseLost(sessionId: string): PgBackendError {
   });
 }
 
-/** Inside a write transaction: the session row is share-locked until COMMIT and carries our token. */
-export async function checkFence(tx: Tx, fence: Fence): Promise<void> {
-  const rows = await tx.query<{ writer_token: string | null }>('SELECT writer_token FROM sessions WHERE session_id = $1 FOR SHARE', [fence.sessionId]);
+/**
+ * Inside a write transaction: the session row is locked until COMMIT and carries our token.
+ * `update`: the transaction goes on to update or delete that row, so it takes the row lock it
+ * will need at once (FOR UPDATE) — upgrading a share lock later, while a takeover waits on the
+ * row, could deadlock with it.
+ */
+export async function checkFence(tx: Tx, fence: Fence, mode: 'share' | 'update' = 'share'): Promise<void> {
+  const rows = await tx.query<{ writer_token: string | null }>(
+    `SELECT writer_token FROM sessions WHERE session_id = $1 ${mode === 'update' ? 'FOR UPDATE' : 'FOR SHARE'}`, [fence.sessionId]);
   const row = rows[0];
   // No row: the write that follows finds no session (SessionNotFound) — the lease row decides the fence.
   if (!row) return checkLeaseFence(tx, fence);

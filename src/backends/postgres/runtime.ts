@@ -82,7 +82,7 @@ export async function deleteState(conns: PgConnections, fence: Fence, key: strin
  */
 export async function reserveToolSeq(conns: PgConnections, fence: Fence, floor: number): Promise<number> {
   return conns.transaction(async (tx) => {
-    await checkFence(tx, fence);
+    await checkFence(tx, fence, 'update');
     const rows = await tx.query<{ tool_seq: string }>(
       'UPDATE sessions SET tool_seq = GREATEST(tool_seq, $2) + 1 WHERE session_id = $1 AND trashed_at IS NULL RETURNING tool_seq',
       [fence.sessionId, floor],

@@ -136,7 +136,7 @@ export async function rotate(
 ): Promise<{ generation: number; archived: ArchivedGeneration }> {
   if (p.checkpoint.seq !== p.throughSeq) throw new PgBackendError('InvalidArgument', 'the checkpoint carries seq throughSeq', { path: 'checkpoint.seq' });
   return conns.transaction(async (tx) => {
-    await checkFence(tx, p.fence);
+    await checkFence(tx, p.fence, 'update');
     const rows = await tx.query<DbSession>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE session_id = $1 FOR UPDATE`, [sessionId]);
     const s = rows[0] && !rows[0].trashed ? toRow(rows[0]) : undefined;
     if (!s || s.generation !== p.expect.generation || s.lastSeq !== p.expect.lastSeq) throw await whyNotUpdated(tx, sessionId);
@@ -223,7 +223,7 @@ export async function listSessions(conns: PgConnections, o: { after?: string; li
  */
 export async function removeSession(conns: PgConnections, sessionId: string, op: 'trash' | 'restore' | 'purge' | 'purgeTrashed', fence: Fence): Promise<void> {
   await conns.transaction(async (tx) => {
-    await checkFence(tx, fence);
+    await checkFence(tx, fence, 'update');
     const sql = {
       trash: 'UPDATE sessions SET trashed_at = now(), updated_at = now() WHERE session_id = $1 AND trashed_at IS NULL RETURNING 1',
       restore: 'UPDATE sessions SET trashed_at = NULL, updated_at = now() WHERE session_id = $1 AND trashed_at IS NOT NULL RETURNING 1',
