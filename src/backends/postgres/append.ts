@@ -48,7 +48,8 @@ export async function persistBatch(
     after.turn, after.runtime, after.firstMessage, after.lastMessage, after.header, after.usage,
     recs.map((r) => r.seq), recs.map((r) => r.ts), recs.map((r) => r.kind), recs.map((r) => r.text), recs.map((r) => recordCrc(sessionId, r)),
   ], 'ss_append_v5');
-  if (rows[0]?.advanced === 1 && rows[0].stored === recs.length) return;
+  // The INSERT runs exactly when the UPDATE matched (its rows or the statement fails): advanced says it all.
+  if (rows[0]!.advanced === 1) return;
   throw await whyNotAppended(conns, fence);
 }
 
@@ -56,7 +57,8 @@ export async function persistBatch(
 async function whyNotAppended(conns: PgConnections, fence: Fence): Promise<PgBackendError> {
   const rows = await conns.query<{ writer_token: string | null }>('SELECT writer_token FROM sessions WHERE session_id = $1', [fence.sessionId]);
   const row = rows[0];
-  if (row && (row.writer_token === null || Number(row.writer_token) !== fence.token)) return leaseLost(fence.sessionId);
+  // NULL (no writer of this version yet) is Number(null) = 0, never a token (they start at 1).
+  if (row && Number(row.writer_token) !== fence.token) return leaseLost(fence.sessionId);
   if (!row) {
     // No session: a fence that is not the lease's is named first, as create's check would.
     const lease = await conns.query<{ token: string; released: boolean }>('SELECT token, released_at IS NOT NULL AS released FROM leases WHERE session_id = $1', [fence.sessionId]);

@@ -39,7 +39,8 @@ export async function checkFence(tx: Tx, fence: Fence, mode: 'share' | 'update' 
   const row = rows[0];
   // No row: the write that follows finds no session (SessionNotFound) — the lease row decides the fence.
   if (!row) return checkLeaseFence(tx, fence);
-  if (row.writer_token === null || Number(row.writer_token) !== fence.token) throw leaseLost(fence.sessionId);
+  // NULL (no writer of this version acquired it yet) is Number(null) = 0: never a token (they start at 1).
+  if (Number(row.writer_token) !== fence.token) throw leaseLost(fence.sessionId);
 }
 
 /** Before a session row exists (create): the lease row share-locked until COMMIT. */

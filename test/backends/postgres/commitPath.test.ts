@@ -2,7 +2,16 @@ import { describe, expect, it, vi } from 'vitest';
 import { PgConnections } from '../../../src/backends/postgres/pool.js';
 import { parsePostgresUrl } from '../../../src/backends/postgres/url.js';
 import { CommitNotifier } from '../../../src/backends/postgres/notify.js';
-import { backend, header, newId, pgSkip, pgUrl, recs, snap } from './pgTestKit.js';
+import { backend, header, newId, pass, pgSkip, pgUrl, recs, snap } from './pgTestKit.js';
+
+async function kindOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return 'resolved';
+  } catch (e) {
+    return (e as { kind: string }).kind;
+  }
+}
 import { freshSchema } from '../../pg/pgServer.js';
 
 /**
@@ -35,6 +44,60 @@ describe.skipIf(pgSkip)('postgres commit path', () => {
     } finally {
       await raw.close();
     }
+  });
+
+  it('every other write fences by the session row too, and none of them locks the lease row', async () => {
+    const schema = freshSchema();
+    const a = await backend({ schema, lockTimeoutMs: 60_000 });
+    const raw = await PgConnections.open({ target: parsePostgresUrl(await pgUrl()), schema });
+    try {
+      const id = newId();
+      const fa = await a.leases.acquire(id);
+      await a.create(header(id), recs(1, 5), snap(), fa);
+      const checkpoint = pass.checkpoint({ seq: 3, ts: new Date().toISOString(), kind: 'checkpoint', text: '{"kind":"checkpoint","generation":1,"throughSeq":3}' });
+      // Beside a transaction holding the lease row (as the heartbeat's UPDATE does), each write commits.
+      await raw.transaction(async (tx) => {
+        await tx.query('SELECT 1 FROM leases WHERE session_id = $1 FOR UPDATE', [id]);
+        await a.state.set(fa, pass.stateEntry({ key: 'k', text: '"v"' }));
+        expect(await a.state.delete(fa, 'k')).toBe(true);
+        expect(await a.reserveToolSeq(fa, 0)).toBe(1);
+        await a.rotate(fa, { throughSeq: 3, checkpoint, expect: { lastSeq: 5, generation: 0 } });
+      });
+      // A takeover written into the session row alone (the lease row untouched) refuses every one.
+      await raw.query('UPDATE sessions SET writer_token = writer_token + 1 WHERE session_id = $1', [id]);
+      const cp2 = pass.checkpoint({ seq: 4, ts: new Date().toISOString(), kind: 'checkpoint', text: '{"kind":"checkpoint","generation":2,"throughSeq":4}' });
+      expect(await kindOf(a.state.set(fa, pass.stateEntry({ key: 'k', text: '"w"' })))).toBe('LeaseLost');
+      expect(await kindOf(a.state.delete(fa, 'k'))).toBe('LeaseLost');
+      expect(await kindOf(a.reserveToolSeq(fa, 0))).toBe('LeaseLost');
+      expect(await kindOf(a.rotate(fa, { throughSeq: 4, checkpoint: cp2, expect: { lastSeq: 5, generation: 1 } }))).toBe('LeaseLost');
+      expect(await kindOf(a.trash(fa))).toBe('LeaseLost');
+      expect(await a.state.get(id, 'k')).toBeUndefined();
+      expect((await a.load(id)).generation).toBe(1);
+      expect((await a.load(id)).trashed).toBe(false);
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it('an append names what refused it: bad batches, no session under our lease, a released lease', async () => {
+    const a = await backend();
+    const id = newId();
+    const fa = await a.leases.acquire(id);
+    // Our lease, no session row: SessionNotFound (not LeaseLost).
+    expect(await kindOf(a.persist(fa, recs(1, 1), snap(), { lastSeq: 0, generation: 0 }))).toBe('SessionNotFound');
+    await a.create(header(id), recs(1, 1), snap(), fa);
+    expect(await kindOf(a.persist(fa, [], snap(), { lastSeq: 1, generation: 0 }))).toBe('InvalidArgument');
+    expect(await kindOf(a.persist(fa, recs(3, 1), snap(), { lastSeq: 1, generation: 0 }))).toBe('InvalidArgument');
+    expect((await a.load(id)).lastSeq).toBe(1);
+    const other = newId();
+    const fo = await a.leases.acquire(other);
+    await a.leases.release(fo);
+    expect(await kindOf(a.persist(fo, recs(1, 1), snap(), { lastSeq: 0, generation: 0 }))).toBe('LeaseLost');
+    // The byte count is of UTF-8.
+    await a.persist(fa, recs(2, 1, 'message', 'é'.repeat(100)), snap(), { lastSeq: 1, generation: 0 });
+    const row = await a.load(id);
+    const stored = (await a.readRange(id, { afterSeq: 0, limit: 10 })).records.reduce((n, r) => n + Buffer.byteLength(r.text, 'utf8'), 0);
+    expect(row.storedBytes).toBe(stored);
   });
 
   it('a change hint reaches another sidecar after COMMIT, coalesced, and a sidecar drops its own', async () => {
