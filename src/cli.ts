@@ -45,6 +45,11 @@ Options (serve):
   --pg-schema NAME         the PostgreSQL schema of the store (default session_sidecar)
   --pg-pool-max N          pooled PostgreSQL connections (default 4, 1..100); the LISTEN
                            connection is one more, so a sidecar holds at most N + 1
+  --pg-pooler transaction  --store is a transaction-pooling proxy (PgBouncer pool_mode =
+                           transaction): no startup settings, SET LOCAL in each transaction
+  --pg-listen-url URL      where the LISTEN connection goes (default: --store); with
+                           --pg-pooler it must reach PostgreSQL directly. Keep its password
+                           off the command line: PGPASSWORD or ~/.pgpass
   --framing MODE           auto (default: decided by the first byte), lsp (Content-Length
                            headers) or ndjson (one JSON message per line)
   --max-message-bytes N    largest accepted message (default 33554432 = 32 MiB)
@@ -72,7 +77,7 @@ class KeyError extends Error {}
 interface ServeArgs {
   store: string;
   /** A PostgreSQL store: the schema, and the local directory whose scratch/ holds tool scratch. */
-  pg?: { schema: string; localRoot: string; poolMax?: number };
+  pg?: { schema: string; localRoot: string; poolMax?: number; pooler?: 'transaction'; listenUrl?: string };
   framing: 'auto' | 'lsp' | 'ndjson';
   maxMessageBytes: number;
   logLevel: LogLevel;
@@ -89,6 +94,7 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
       store: { type: 'string' }, workspace: { type: 'string' }, framing: { type: 'string', default: 'auto' },
       'max-message-bytes': { type: 'string', default: String(32 << 20) }, 'log-level': { type: 'string', default: 'warn' },
       'lease-stale-ms': { type: 'string', default: '10000' }, 'pg-schema': { type: 'string' }, 'pg-pool-max': { type: 'string' },
+      'pg-pooler': { type: 'string' }, 'pg-listen-url': { type: 'string' },
       'encryption-key-env': { type: 'string' }, 'encryption-key-file': { type: 'string' },
       help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' },
     },
@@ -104,6 +110,11 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
   if (values['pg-schema'] !== undefined && !url) throw new UsageError('--pg-schema needs a PostgreSQL store (--store postgres://...)');
   if (values['pg-schema'] !== undefined && !PG_SCHEMA.test(values['pg-schema'])) throw new UsageError('--pg-schema must match [a-z_][a-z0-9_]{0,62}');
   if (values['pg-pool-max'] !== undefined && !url) throw new UsageError('--pg-pool-max needs a PostgreSQL store (--store postgres://...)');
+  if ((values['pg-pooler'] !== undefined || values['pg-listen-url'] !== undefined) && !url) throw new UsageError('--pg-pooler and --pg-listen-url need a PostgreSQL store (--store postgres://...)');
+  if (values['pg-pooler'] !== undefined && values['pg-pooler'] !== 'transaction') throw new UsageError('--pg-pooler must be transaction');
+  if (values['pg-listen-url'] !== undefined && !isPostgresUrl(values['pg-listen-url'])) throw new UsageError('--pg-listen-url must be a postgres:// URL');
+  const pooler = values['pg-pooler'] === 'transaction' ? { pooler: 'transaction' as const } : {};
+  const listenUrl = values['pg-listen-url'] !== undefined ? { listenUrl: values['pg-listen-url'] } : {};
   const poolMax = values['pg-pool-max'] === undefined ? undefined : Number(values['pg-pool-max']);
   if (poolMax !== undefined && (!Number.isSafeInteger(poolMax) || poolMax < 1 || poolMax > 100)) throw new UsageError('--pg-pool-max must be an integer from 1 to 100');
   const framing = values.framing;
@@ -129,7 +140,7 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
   }
   if (url) {
     const localRoot = path.resolve(values.workspace ?? process.cwd(), '.session-sidecar');
-    return { store: url, pg: { schema: values['pg-schema'] ?? DEFAULT_PG_SCHEMA, localRoot, ...(poolMax !== undefined ? { poolMax } : {}) }, ...common };
+    return { store: url, pg: { schema: values['pg-schema'] ?? DEFAULT_PG_SCHEMA, localRoot, ...(poolMax !== undefined ? { poolMax } : {}), ...pooler, ...listenUrl }, ...common };
   }
   return { store: storeRoot(values.store, values.workspace), ...common };
 }
@@ -183,8 +194,10 @@ async function openDurableStore(args: ServeArgs, warn: (m: string) => void, secr
   ]);
   // The database password is a process-wide secret: no record, error or log line may carry it
   // (one shorter than a registered secret's minimum is not, as any such value).
-  for (const password of await databasePasswords(parsePostgresUrl(args.store)).catch(() => [])) {
-    if (password.length >= MIN_SECRET_CHARS) secrets.add(password);
+  for (const u of [args.store, ...(args.pg.listenUrl !== undefined ? [args.pg.listenUrl] : [])]) {
+    for (const password of await databasePasswords(parsePostgresUrl(u)).catch(() => [])) {
+      if (password.length >= MIN_SECRET_CHARS) secrets.add(password);
+    }
   }
   let backend;
   // A database that is down or still starting (restarted with the fleet, say) is waited for,
@@ -195,6 +208,7 @@ async function openDurableStore(args: ServeArgs, warn: (m: string) => void, secr
     try {
       backend = await openPostgresBackend({
         url: args.store, schema: args.pg.schema, leaseStaleMs: args.leaseStaleMs, ...(args.pg.poolMax !== undefined ? { poolMax: args.pg.poolMax } : {}),
+        ...(args.pg.pooler ? { pooler: args.pg.pooler } : {}), ...(args.pg.listenUrl !== undefined ? { listenUrl: args.pg.listenUrl } : {}),
         onError: (e) => warn(`database: ${e.kind}${e.details.reason ? ` (${String(e.details.reason)})` : ''}`),
       });
       break;

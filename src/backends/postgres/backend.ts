@@ -83,6 +83,14 @@ export interface PostgresBackendOptions {
   /** `--pg-pool-max`: pooled connections (default DEFAULT_POOL_MAX); the LISTEN connection is one more. */
   poolMax?: number;
   connectTimeoutMs?: number;
+  /**
+   * `--pg-pooler transaction`: `url` is a transaction-pooling proxy (PgBouncer pool_mode =
+   * transaction): no startup settings, SET LOCAL in every transaction (pool.ts). `listenUrl`
+   * (`--pg-listen-url`, default `url`) must then reach the server directly: LISTEN and the lease
+   * liveness identity need a connection of their own.
+   */
+  pooler?: 'transaction';
+  listenUrl?: string;
   /** Lock waits longer than this fail (default 10 s; a lease acquisition then says SessionLocked). */
   lockTimeoutMs?: number;
   /** application_name of every connection (default session-sidecar): shows in pg_stat_activity. */
@@ -147,6 +155,8 @@ export class PostgresBackend implements Backend {
       // lock wait (lock_timeout, 10 s) gives up, so a takeover waits at most about that long.
       idleInTransactionMs: Math.min(30_000, Math.max(1000, Math.floor(staleMs / 2))),
       ...(o.lockTimeoutMs !== undefined ? { lockTimeoutMs: o.lockTimeoutMs } : {}),
+      ...(o.pooler ? { pooler: o.pooler } : {}),
+      ...(o.listenUrl !== undefined ? { listenTarget: parsePostgresUrl(o.listenUrl) } : {}),
       ...(o.readOnly ? { readOnly: true } : {}),
       ...(o.applicationName !== undefined ? { applicationName: o.applicationName } : {}) });
     try {

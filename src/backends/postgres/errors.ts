@@ -97,6 +97,12 @@ export function mapPgError(err: unknown, phase: Phase): PgBackendError {
   // A server error (node-postgres DatabaseError) carries a severity; only then is `code` a
   // SQLSTATE (an errno such as EPIPE has five capitals too).
   const sqlstate = typeof e.severity === 'string' && code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+  // A transaction pooler (PgBouncer) refusing the startup packet's settings: configuration, not an outage.
+  if (sqlstate === '08P01' && typeof e.message === 'string' && e.message.startsWith('unsupported startup parameter')) {
+    return new PgBackendError('Unavailable', 'the PostgreSQL server refused the connection settings: behind a transaction pooler (PgBouncer) serve with --pg-pooler transaction and --pg-listen-url; check the store configuration', {
+      sqlstate, reason: 'startupParameters', retryable: false, ...(phase === 'read' ? {} : { outcome: 'notWritten' }),
+    });
+  }
   if (sqlstate !== undefined) return fromSqlState(sqlstate, phase);
   const msg = typeof e.message === 'string' ? e.message : '';
   if (DRIVER_CONNECTION_MESSAGES.some((m) => msg.startsWith(m))) return unavailable('connection', undefined, phase);

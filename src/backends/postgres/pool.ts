@@ -32,6 +32,16 @@ export interface PgConnectOptions {
    * the server itself refuses any write, whatever a caller tries (LISTEN is still allowed).
    */
   readOnly?: boolean;
+  /**
+   * `transaction`: the pooled connections go through a transaction-pooling proxy (PgBouncer
+   * `pool_mode = transaction`), where a connection's session state does not outlive one
+   * transaction: no startup `options`; every statement runs inside a transaction that begins
+   * with `SET LOCAL` of the settings; no named prepared statements. The LISTEN connection
+   * (`listenTarget`) is direct and keeps the startup settings.
+   */
+  pooler?: 'transaction';
+  /** Where the LISTEN connection goes (default: `target`): a direct server, never a transaction pooler. */
+  listenTarget?: PgTarget;
   onError?: (err: PgBackendError) => void;
 }
 
@@ -50,8 +60,26 @@ export function loadPg(): Promise<PgModule> {
   return pgModule;
 }
 
-function clientConfig(o: PgConnectOptions) {
-  const t = o.target;
+/** The settings every connection (or, behind a transaction pooler, every transaction) runs with. */
+function settingsOf(o: PgConnectOptions): Array<[string, string]> {
+  return [
+    ['synchronous_commit', 'on'],
+    ['search_path', checkSchemaName(o.schema)],
+    ['idle_in_transaction_session_timeout', String(o.idleInTransactionMs ?? 30_000)],
+    ['lock_timeout', String(o.lockTimeoutMs ?? 10_000)],
+    ['statement_timeout', String(o.statementTimeoutMs ?? 300_000)],
+    ...(o.readOnly ? [['default_transaction_read_only', 'on'] as [string, string]] : []),
+  ];
+}
+
+/** `BEGIN ...; SET LOCAL ...` as ONE simple query (one round trip): a pooled transaction's settings. */
+function beginWithSettings(begin: string, o: PgConnectOptions): string {
+  // Names are fixed; values are digits, `on`, or a checked schema name: nothing to escape.
+  const sets = settingsOf(o).map(([k, v]) => (k === 'default_transaction_read_only' ? 'SET LOCAL transaction_read_only = on' : `SET LOCAL ${k} = '${v}'`));
+  return [begin, ...sets].join('; ');
+}
+
+function clientConfig(o: PgConnectOptions, t: PgTarget = o.target, startupSettings = o.pooler === undefined) {
   return {
     host: t.host,
     port: t.port,
@@ -61,14 +89,7 @@ function clientConfig(o: PgConnectOptions) {
     ssl: sslOptionsOf(t.sslMode),
     connectionTimeoutMillis: o.connectTimeoutMs ?? 5000,
     application_name: o.applicationName ?? 'session-sidecar',
-    options: [
-      '-c synchronous_commit=on',
-      `-c search_path=${checkSchemaName(o.schema)}`,
-      `-c idle_in_transaction_session_timeout=${o.idleInTransactionMs ?? 30_000}`,
-      `-c lock_timeout=${o.lockTimeoutMs ?? 10_000}`,
-      `-c statement_timeout=${o.statementTimeoutMs ?? 300_000}`,
-      ...(o.readOnly ? ['-c default_transaction_read_only=on'] : []),
-    ].join(' '),
+    ...(startupSettings ? { options: settingsOf(o).map(([k, v]) => `-c ${k}=${v}`).join(' ') } : {}),
   };
 }
 
@@ -122,6 +143,8 @@ export class PgConnections {
   /** One statement outside an explicit transaction (autocommit). */
   async query<R extends QueryResultRow = QueryResultRow>(sql: string, params: unknown[] = [], phase: Phase = 'read'): Promise<R[]> {
     this.checkParams(params);
+    // Behind a transaction pooler a statement needs the settings, so it runs in a transaction of its own.
+    if (this.options.pooler) return this.transaction((tx) => tx.query<R>(sql, params), 'read committed', phase);
     return mapped(phase, async () => (await this.pool.query<R>(sql, params)).rows);
   }
 
@@ -135,6 +158,9 @@ export class PgConnections {
    */
   async writeStatement<R extends QueryResultRow = QueryResultRow>(sql: string, params: unknown[], name?: string): Promise<R[]> {
     this.checkParams(params);
+    // Behind a transaction pooler: BEGIN + settings, the statement, COMMIT (three round trips;
+    // a failure before COMMIT wrote nothing, one of COMMIT is outcome unknown, as here).
+    if (this.options.pooler) return this.transaction((tx) => tx.query<R>(sql, params));
     let client: PoolClient;
     try {
       client = await this.pool.connect();
@@ -164,12 +190,12 @@ export class PgConnections {
    * (outcome unknown when the connection broke). A client whose connection failed is
    * destroyed, not returned to the pool.
    */
-  async transaction<T>(body: (tx: Tx) => Promise<T>, isolation: 'read committed' | 'serializable' | 'snapshot' = 'read committed'): Promise<T> {
+  async transaction<T>(body: (tx: Tx) => Promise<T>, isolation: 'read committed' | 'serializable' | 'snapshot' = 'read committed', phase: Phase = 'write'): Promise<T> {
     let client: PoolClient;
     try {
       client = await this.pool.connect();
     } catch (err) {
-      throw mapPgError(err, 'write');
+      throw mapPgError(err, phase);
     }
     let healthy = true;
     // A checked-out client whose socket dies between queries emits 'error'; without a
@@ -180,11 +206,12 @@ export class PgConnections {
     try {
       try {
         // snapshot: every statement of the transaction sees one state of the database (read only).
-        await client.query(isolation === 'serializable' ? 'BEGIN ISOLATION LEVEL SERIALIZABLE'
-          : isolation === 'snapshot' ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN');
+        const begin = isolation === 'serializable' ? 'BEGIN ISOLATION LEVEL SERIALIZABLE'
+          : isolation === 'snapshot' ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN';
+        await client.query(this.options.pooler ? beginWithSettings(begin, this.options) : begin);
       } catch (err) {
         healthy = false;
-        throw mapPgError(err, 'write');
+        throw mapPgError(err, phase);
       }
       const tx: Tx = {
         query: async (sql, params = []) => {
@@ -201,13 +228,13 @@ export class PgConnections {
         } catch {
           healthy = false;
         }
-        throw mapPgError(err, 'write');
+        throw mapPgError(err, phase);
       }
       try {
         await client.query('COMMIT');
       } catch (err) {
         healthy = false;
-        throw mapPgError(err, 'commit');
+        throw mapPgError(err, phase === 'read' ? 'read' : 'commit');
       }
       return result;
     } finally {
@@ -220,7 +247,7 @@ export class PgConnections {
 
   /** A dedicated, unpooled client (the LISTEN connection). The caller owns its lifecycle. */
   async dedicatedClient(onError: (err: PgBackendError) => void): Promise<Client> {
-    const client = new this.pg.Client(clientConfig(this.options));
+    const client = new this.pg.Client(clientConfig(this.options, this.options.listenTarget ?? this.options.target, true));
     client.on('error', (err) => onError(mapPgError(err, 'read')));
     try {
       await client.connect();
