@@ -174,10 +174,10 @@ export class PgConnections {
       // `name`: a prepared statement, parsed and planned once per connection (the append's).
       return (await client.query<R>(name !== undefined ? { name, text: sql, values: params } : { text: sql, values: params })).rows;
     } catch (err) {
-      const e = mapPgError(err, 'commit');
-      // A statement the server refused (SQLSTATE) leaves the connection usable; anything else does not.
-      if (e.details.sqlstate === undefined) healthy = false;
-      throw e;
+      // Only a statement the server refused with an ERROR leaves the connection usable; a FATAL
+      // (the backend terminated, the server shutting down) or a socket error does not.
+      if ((err as { severity?: unknown } | null)?.severity !== 'ERROR') healthy = false;
+      throw mapPgError(err, 'commit');
     } finally {
       client.off('error', onClientError);
       client.release(healthy ? undefined : true);
