@@ -10,7 +10,9 @@
  *
  * Kinds are the protocol's (`protocol/errors.ts`) plus one new kind, `Unavailable`: the
  * database cannot be reached or went away; nothing was written unless `details.outcome` says
- * `unknown` (the connection broke while COMMIT was in flight). Retry after `retryAfterMs`.
+ * `unknown` (the connection broke while COMMIT was in flight). Retry after `retryAfterMs` —
+ * unless `retryable: false`: a configuration error (`reason` `authentication`, `noDatabase`,
+ * `tls`) that retrying cannot fix; its message ends "check the store configuration".
  */
 
 import { StoreError } from '../../domain/errors.js';
@@ -62,6 +64,16 @@ const NETWORK_ERRNOS = new Set([
   'ENOTFOUND', 'EAI_AGAIN', 'ENOENT', 'EADDRNOTAVAIL', 'ERR_SOCKET_CLOSED', 'ERR_STREAM_DESTROYED',
 ]);
 
+/**
+ * TLS failures (node's and OpenSSL's codes): an untrusted, expired or self-signed certificate,
+ * a host-name mismatch, an alert from the server refusing our certificate. Configuration, not
+ * weather: not retryable. Only the code is looked at; node's message can quote the certificate.
+ */
+const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|ERR_OSSL_|CERT_|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|HOSTNAME_MISMATCH|INVALID_CA|INVALID_PURPOSE|CERT_UNTRUSTED|CERT_REJECTED)/;
+
+/** pg's fixed texts for a TLS connection the server would not make (sslmode require and stricter). */
+const DRIVER_TLS_MESSAGES = ['The server does not support SSL connections', 'There was an error establishing an SSL connection'];
+
 /** Driver errors without a code, recognised by their fixed (parameter-free) messages. */
 const DRIVER_CONNECTION_MESSAGES = [
   'Connection terminated',
@@ -94,6 +106,7 @@ export function mapPgError(err: unknown, phase: Phase): PgBackendError {
   const e = (err ?? {}) as { code?: unknown; message?: unknown; severity?: unknown };
   const code = typeof e.code === 'string' ? e.code : undefined;
   if (code !== undefined && NETWORK_ERRNOS.has(code)) return unavailable('connection', undefined, phase);
+  if (code !== undefined && typeof e.severity !== 'string' && TLS_CODE.test(code)) return unavailable('tls', undefined, phase, false);
   // A server error (node-postgres DatabaseError) carries a severity; only then is `code` a
   // SQLSTATE (an errno such as EPIPE has five capitals too).
   const sqlstate = typeof e.severity === 'string' && code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
@@ -105,6 +118,7 @@ export function mapPgError(err: unknown, phase: Phase): PgBackendError {
   }
   if (sqlstate !== undefined) return fromSqlState(sqlstate, phase);
   const msg = typeof e.message === 'string' ? e.message : '';
+  if (DRIVER_TLS_MESSAGES.includes(msg)) return unavailable('tls', undefined, phase, false);
   if (DRIVER_CONNECTION_MESSAGES.some((m) => msg.startsWith(m))) return unavailable('connection', undefined, phase);
   // Unknown: keep the certainty rule (before COMMIT nothing was written) and say nothing else.
   return unavailable('unexpectedError', undefined, phase, phase !== 'read');
@@ -120,8 +134,11 @@ function fromSqlState(s: string, phase: Phase): PgBackendError {
   if (s === '57014') return unavailable('statementTimeout', s, phase);
   if (s === '55P03') return unavailable('lockTimeout', s, phase);
   if (s === '25P03') return unavailable('idleTransactionTimeout', s, phase);
-  if (cls === '28') return unavailable('authenticationFailed', s, phase, false);
-  if (s === '3D000') return unavailable('databaseMissing', s, phase, false);
+  // Configuration errors, not retryable: wrong password (28P01), no pg_hba entry or no such
+  // role (28000), no such database (3D000). The server's text (it names the user, database
+  // and host) is not forwarded, as no server text is.
+  if (cls === '28') return unavailable('authentication', s, phase, false);
+  if (s === '3D000') return unavailable('noDatabase', s, phase, false);
   if (cls === '40') {
     return new PgBackendError('Conflict', 'a concurrent transaction conflicted; nothing was written', { sqlstate: s, reason: 'serialization' });
   }

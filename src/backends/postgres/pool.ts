@@ -11,7 +11,8 @@
  */
 import type { Pool, PoolClient, Client, QueryResultRow } from 'pg';
 import { mapped, mapPgError, PgBackendError, type Phase } from './errors.js';
-import { sslOptionsOf, type PgTarget } from './url.js';
+import type { PgTarget } from './url.js';
+import { negotiatingClient } from './tlsClient.js';
 
 export interface PgConnectOptions {
   target: PgTarget;
@@ -86,7 +87,9 @@ function clientConfig(o: PgConnectOptions, t: PgTarget = o.target, startupSettin
     ...(t.user !== undefined ? { user: t.user } : {}),
     ...(t.password !== undefined ? { password: t.password } : {}),
     ...(t.database !== undefined ? { database: t.database } : {}),
-    ssl: sslOptionsOf(t.sslMode),
+    // TLS is negotiated per connection by the Client class (tlsClient.ts: libpq's sslmode,
+    // files read when connecting); the driver's own option starts off.
+    ssl: false as const,
     connectionTimeoutMillis: o.connectTimeoutMs ?? 5000,
     application_name: o.applicationName ?? 'session-sidecar',
     ...(startupSettings ? { options: settingsOf(o).map(([k, v]) => `-c ${k}=${v}`).join(' ') } : {}),
@@ -133,7 +136,7 @@ export class PgConnections {
 
   static async open(options: PgConnectOptions): Promise<PgConnections> {
     const pg = await loadPg();
-    const pool = new pg.Pool({ ...clientConfig(options), max: options.max ?? 8, idleTimeoutMillis: 10_000 });
+    const pool = new pg.Pool({ ...clientConfig(options), max: options.max ?? 8, idleTimeoutMillis: 10_000, Client: negotiatingClient(pg, options.target) });
     // An idle client's error (server restart, network loss): the pool discards the client;
     // we report it (mapped, text-free) and carry on — the next checkout reconnects.
     pool.on('error', (err) => options.onError?.(mapPgError(err, 'read')));
@@ -247,7 +250,8 @@ export class PgConnections {
 
   /** A dedicated, unpooled client (the LISTEN connection). The caller owns its lifecycle. */
   async dedicatedClient(onError: (err: PgBackendError) => void): Promise<Client> {
-    const client = new this.pg.Client(clientConfig(this.options, this.options.listenTarget ?? this.options.target, true));
+    const target = this.options.listenTarget ?? this.options.target;
+    const client = new (negotiatingClient(this.pg, target))(clientConfig(this.options, target, true));
     client.on('error', (err) => onError(mapPgError(err, 'read')));
     try {
       await client.connect();

@@ -22,6 +22,16 @@ export interface PgTarget {
   password?: string;
   database?: string;
   sslMode: SslMode;
+  /**
+   * TLS files and the client key's passphrase (URL parameters, else PGSSLROOTCERT, PGSSLCERT,
+   * PGSSLKEY): paths only — the files are read when connecting (tls.ts), never here.
+   * `sslRootCert` may be `system` (the system's trust store). `sslPassword` is a secret, like
+   * `password`: never in `display`, errors or logs.
+   */
+  sslRootCert?: string;
+  sslCert?: string;
+  sslKey?: string;
+  sslPassword?: string;
   /** The URL without the password: safe to show and to log. */
   display: string;
 }
@@ -38,7 +48,14 @@ export function isPostgresUrl(s: string): boolean {
   return /^postgres(ql)?:\/\//i.test(s);
 }
 
-export function parsePostgresUrl(input: string): PgTarget {
+/** The query parameters a store URL may carry (anything else is refused, unquoted). */
+const PARAMS = ['host', 'port', 'sslmode', 'user', 'dbname', 'application_name', 'sslrootcert', 'sslcert', 'sslkey', 'sslpassword'];
+
+/**
+ * `env` supplies libpq's defaults (PGSSLMODE, PGSSLROOTCERT, PGSSLCERT, PGSSLKEY); a URL
+ * parameter wins over its variable.
+ */
+export function parsePostgresUrl(input: string, env: NodeJS.ProcessEnv = process.env): PgTarget {
   if (!isPostgresUrl(input)) throw new PgUrlError('a PostgreSQL store URL starts with postgres:// or postgresql://');
   let u: URL;
   let emptyHost = false;
@@ -56,7 +73,7 @@ export function parsePostgresUrl(input: string): PgTarget {
   }
   const q = u.searchParams;
   for (const key of q.keys()) {
-    if (!['host', 'port', 'sslmode', 'user', 'dbname', 'application_name'].includes(key)) {
+    if (!PARAMS.includes(key)) {
       throw new PgUrlError(`unsupported parameter in the PostgreSQL store URL: ${key.slice(0, 40).replace(/[^\w-]/g, '?')}`);
     }
   }
@@ -73,8 +90,15 @@ export function parsePostgresUrl(input: string): PgTarget {
   const portText = q.get('port') ?? (u.port || '5432');
   const port = Number(portText);
   if (!Number.isInteger(port) || port < 1 || port > 65535) throw new PgUrlError('the PostgreSQL store URL has an invalid port');
-  const sslText = (q.get('sslmode') ?? (host.startsWith('/') ? 'disable' : 'prefer')) as SslMode;
+  const socket = host.startsWith('/');
+  const nonEmpty = (v: string | null | undefined): string | undefined => (v === null || v === undefined || v === '' ? undefined : v);
+  const sslRootCert = nonEmpty(q.get('sslrootcert')) ?? nonEmpty(env.PGSSLROOTCERT);
+  // PostgreSQL never uses TLS over a unix socket: PGSSLMODE does not apply there (libpq ignores
+  // sslmode for sockets); an explicit `sslmode` in the URL is honoured as written.
+  // libpq: sslrootcert=system defaults sslmode to verify-full, and refuses a weaker mode.
+  const sslText = (nonEmpty(q.get('sslmode')) ?? (socket ? 'disable' : nonEmpty(env.PGSSLMODE) ?? (sslRootCert === 'system' ? 'verify-full' : 'prefer'))) as SslMode;
   if (!SSL_MODES.includes(sslText)) throw new PgUrlError('sslmode must be one of ' + SSL_MODES.join(', '));
+  if (sslRootCert === 'system' && sslText !== 'verify-full') throw new PgUrlError('sslrootcert=system needs sslmode=verify-full (as libpq)');
   const user = q.get('user') ?? (u.username ? decode(u.username) : undefined);
   const password = u.password ? decode(u.password) : undefined;
   const dbPath = u.pathname.replace(/^\//, '');
@@ -84,6 +108,13 @@ export function parsePostgresUrl(input: string): PgTarget {
   if (user !== undefined) target.user = user;
   if (password !== undefined) target.password = password;
   if (database !== undefined) target.database = database;
+  const sslCert = nonEmpty(q.get('sslcert')) ?? nonEmpty(env.PGSSLCERT);
+  const sslKey = nonEmpty(q.get('sslkey')) ?? nonEmpty(env.PGSSLKEY);
+  const sslPassword = nonEmpty(q.get('sslpassword'));
+  if (sslRootCert !== undefined) target.sslRootCert = sslRootCert;
+  if (sslCert !== undefined) target.sslCert = sslCert;
+  if (sslKey !== undefined) target.sslKey = sslKey;
+  if (sslPassword !== undefined) target.sslPassword = sslPassword;
   target.display = displayOf(target);
   return target;
 }
@@ -99,24 +130,10 @@ function displayOf(t: PgTarget): string {
     if (t.port !== 5432) params.set('port', String(t.port));
   }
   params.set('sslmode', t.sslMode);
+  // File paths are not secret (the files are); the key's passphrase never appears.
+  if (t.sslRootCert !== undefined) params.set('sslrootcert', t.sslRootCert);
+  if (t.sslCert !== undefined) params.set('sslcert', t.sslCert);
+  if (t.sslKey !== undefined) params.set('sslkey', t.sslKey);
   return `postgres://${auth}${hostPart}/${encodeURIComponent(t.database ?? '')}?${params.toString().replace(/%2F/g, '/')}`;
 }
 
-/**
- * node-postgres TLS options for an sslmode. `allow` and `prefer` cannot fall back in
- * node-postgres the way libpq does; both mean "no TLS" here (documented).
- */
-export function sslOptionsOf(mode: SslMode): false | { rejectUnauthorized: boolean; checkServerIdentity?: () => undefined } {
-  switch (mode) {
-    case 'disable':
-    case 'allow':
-    case 'prefer':
-      return false;
-    case 'require':
-      return { rejectUnauthorized: false };
-    case 'verify-ca':
-      return { rejectUnauthorized: true, checkServerIdentity: () => undefined };
-    case 'verify-full':
-      return { rejectUnauthorized: true };
-  }
-}

@@ -21,7 +21,7 @@ describe('postgres error mapping', () => {
       [{ code: 'ECONNREFUSED' }, 'write', 'Unavailable', { reason: 'connection', outcome: 'notWritten' }],
       [{ code: 'EPIPE' }, 'commit', 'Unavailable', { reason: 'connection', outcome: 'unknown' }],
       [new Error('Connection terminated unexpectedly'), 'commit', 'Unavailable', { outcome: 'unknown' }],
-      [{ code: '28P01', severity: 'ERROR' }, 'read', 'Unavailable', { reason: 'authenticationFailed', retryable: false }],
+      [{ code: '28P01', severity: 'ERROR' }, 'read', 'Unavailable', { reason: 'authentication', retryable: false }],
       [{ code: '40001', severity: 'ERROR' }, 'write', 'Conflict', { reason: 'serialization' }],
       [{ code: '40P01', severity: 'ERROR' }, 'write', 'Conflict', { reason: 'serialization' }],
       [{ code: '23505', severity: 'ERROR' }, 'write', 'Conflict', { reason: 'uniqueViolation' }],
