@@ -89,7 +89,7 @@ function unavailable(reason: string, sqlstate: string | undefined, phase: Phase,
  * Maps anything a database call threw. A `PgBackendError` passes through unchanged (the
  * backend's own checks throw those); everything else is classified by SQLSTATE or errno.
  */
-export function mapPgError(err: unknown, phase: Phase): PgBackendError {
+export function mapPgError(err: unknown, phase: Phase, statement?: string): PgBackendError {
   if (err instanceof PgBackendError) return err;
   const e = (err ?? {}) as { code?: unknown; message?: unknown; severity?: unknown };
   const code = typeof e.code === 'string' ? e.code : undefined;
@@ -97,6 +97,7 @@ export function mapPgError(err: unknown, phase: Phase): PgBackendError {
   // A server error (node-postgres DatabaseError) carries a severity; only then is `code` a
   // SQLSTATE (an errno such as EPIPE has five capitals too).
   const sqlstate = typeof e.severity === 'string' && code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+  if (sqlstate === '42501') return privilegeError(typeof e.message === 'string' ? e.message : '', statement, phase);
   if (sqlstate !== undefined) return fromSqlState(sqlstate, phase);
   const msg = typeof e.message === 'string' ? e.message : '';
   if (DRIVER_CONNECTION_MESSAGES.some((m) => msg.startsWith(m))) return unavailable('connection', undefined, phase);
@@ -132,6 +133,34 @@ function fromSqlState(s: string, phase: Phase): PgBackendError {
     return new PgBackendError('NotWritten', 'the database refused the data; nothing was written', { sqlstate: s, reason: 'dataRejected', outcome: 'notWritten' });
   }
   return unavailable('databaseError', s, phase, true);
+}
+
+/**
+ * "permission denied for table sessions": the object is taken from the server's message only
+ * when the whole message is that fixed English shape with an identifier (an object name, never
+ * a parameter value); the privilege is the statement's own verb (our SQL text, never a
+ * parameter). Anything else (another lc_messages, a row-level-security text) gives neither.
+ */
+const DENIED = /^permission denied for (table|schema|sequence|function|database|view|relation|materialized view) ("?[A-Za-z_][A-Za-z0-9_$]{0,62}"?(?:\."?[A-Za-z_][A-Za-z0-9_$]{0,62}"?)?)$/;
+
+function privilegeOf(statement: string | undefined): string | undefined {
+  const verb = /^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|LISTEN|TRUNCATE|WITH)\b/i.exec(statement ?? '')?.[1]?.toUpperCase();
+  if (verb === undefined || verb === 'WITH') return undefined;
+  // SELECT ... FOR UPDATE/SHARE needs UPDATE as well as SELECT; an INSERT ... ON CONFLICT DO UPDATE needs UPDATE too.
+  if (verb === 'SELECT' && /\bFOR (UPDATE|SHARE|NO KEY UPDATE|KEY SHARE)\b/i.test(statement!)) return 'SELECT and UPDATE';
+  if (verb === 'INSERT' && /\bON CONFLICT\b[\s\S]*\bDO UPDATE\b/i.test(statement!)) return 'INSERT and UPDATE';
+  return verb;
+}
+
+function privilegeError(message: string, statement: string | undefined, phase: Phase): PgBackendError {
+  const m = DENIED.exec(message);
+  const object = m ? `${m[1]} ${m[2]!.replaceAll('"', '')}` : undefined;
+  const privilege = privilegeOf(statement);
+  const what = `${privilege ?? 'a'} privilege${object ? ` on ${object}` : ''}`;
+  return new PgBackendError('UnsafeStore',
+    `the database role lacks the ${what} (the statement was refused); grant it (see the GRANTs in protocol/STORAGE.md), or run 'session-sidecar pg migrate' as the schema owner when the schema is not migrated`, {
+      sqlstate: '42501', reason: 'privilege', retryable: false, ...(phase === 'read' ? {} : { outcome: 'notWritten' as const }), ...(privilege ? { privilege } : {}), ...(object ? { object } : {}),
+    });
 }
 
 /** Runs a database call and maps whatever it throws (see mapPgError). */

@@ -10,7 +10,7 @@
  *   left unhandled (an unhandled `error` event would kill the process).
  */
 import type { Pool, PoolClient, Client, QueryResultRow } from 'pg';
-import { mapped, mapPgError, PgBackendError, type Phase } from './errors.js';
+import { mapPgError, PgBackendError, type Phase } from './errors.js';
 import { sslOptionsOf, type PgTarget } from './url.js';
 
 export interface PgConnectOptions {
@@ -119,7 +119,11 @@ export class PgConnections {
   /** One statement outside an explicit transaction (autocommit). */
   async query<R extends QueryResultRow = QueryResultRow>(sql: string, params: unknown[] = [], phase: Phase = 'read'): Promise<R[]> {
     this.checkParams(params);
-    return mapped(phase, async () => (await this.pool.query<R>(sql, params)).rows);
+    try {
+      return (await this.pool.query<R>(sql, params)).rows;
+    } catch (err) {
+      throw mapPgError(err, phase, sql); // the statement (our SQL, no values) names a missing privilege
+    }
   }
 
   /**
@@ -153,7 +157,13 @@ export class PgConnections {
       const tx: Tx = {
         query: async (sql, params = []) => {
           this.checkParams(params);
-          return (await client.query(sql, params)).rows;
+          try {
+            return (await client.query(sql, params)).rows;
+          } catch (err) {
+            // A missing privilege is named with the statement's verb (our SQL, no values); other
+            // errors reach the body as the driver threw them (it may inspect them) and are mapped below.
+            throw (err as { code?: unknown }).code === '42501' ? mapPgError(err, 'write', sql) : err;
+          }
         },
       };
       let result: T;
