@@ -143,6 +143,8 @@ function fromSqlState(s: string, phase: Phase): PgBackendError {
  */
 const DENIED = /^permission denied for (table|schema|sequence|function|database|view|relation|materialized view) ("?[A-Za-z_][A-Za-z0-9_$]{0,62}"?(?:\."?[A-Za-z_][A-Za-z0-9_$]{0,62}"?)?)$/;
 
+const OWNER = /^must be owner of (table|schema|sequence|function|index|view|relation|materialized view) ("?[A-Za-z_][A-Za-z0-9_$]{0,62}"?(?:\."?[A-Za-z_][A-Za-z0-9_$]{0,62}"?)?)$/;
+
 function privilegeOf(statement: string | undefined): string | undefined {
   const verb = /^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|LISTEN|TRUNCATE|WITH)\b/i.exec(statement ?? '')?.[1]?.toUpperCase();
   if (verb === undefined || verb === 'WITH') return undefined;
@@ -153,10 +155,12 @@ function privilegeOf(statement: string | undefined): string | undefined {
 }
 
 function privilegeError(message: string, statement: string | undefined, phase: Phase): PgBackendError {
-  const m = DENIED.exec(message);
+  const owner = OWNER.exec(message);
+  const m = owner ?? DENIED.exec(message);
   const object = m ? `${m[1]} ${m[2]!.replaceAll('"', '')}` : undefined;
-  const privilege = privilegeOf(statement);
-  const what = `${privilege ?? 'a'} privilege${object ? ` on ${object}` : ''}`;
+  // DDL on an existing object needs its ownership, whatever the statement.
+  const privilege = owner ? 'ownership' : privilegeOf(statement);
+  const what = privilege === 'ownership' ? `ownership of ${object}` : `${privilege ?? 'a'} privilege${object ? ` on ${object}` : ''}`;
   return new PgBackendError('UnsafeStore',
     `the database role lacks the ${what} (the statement was refused); grant it (see the GRANTs in protocol/STORAGE.md), or run 'session-sidecar pg migrate' as the schema owner when the schema is not migrated`, {
       sqlstate: '42501', reason: 'privilege', retryable: false, ...(phase === 'read' ? {} : { outcome: 'notWritten' as const }), ...(privilege ? { privilege } : {}), ...(object ? { object } : {}),
