@@ -154,15 +154,22 @@ function privilegeOf(statement: string | undefined): string | undefined {
   return verb;
 }
 
+/** "the INSERT privilege on table leases", from a privilege error's details (text of ours only). */
+export function privilegeText(d: Record<string, unknown>): string {
+  const on = typeof d.object === 'string' ? ` on ${d.object}` : '';
+  if (d.privilege === 'ownership') return `the ownership of ${typeof d.object === 'string' ? d.object : 'the object'}`;
+  return `${typeof d.privilege === 'string' ? `the ${d.privilege}` : 'a'} privilege${on}`;
+}
+
 function privilegeError(message: string, statement: string | undefined, phase: Phase): PgBackendError {
   const owner = OWNER.exec(message);
   const m = owner ?? DENIED.exec(message);
   const object = m ? `${m[1]} ${m[2]!.replaceAll('"', '')}` : undefined;
   // DDL on an existing object needs its ownership, whatever the statement.
   const privilege = owner ? 'ownership' : privilegeOf(statement);
-  const what = privilege === 'ownership' ? `ownership of ${object}` : `${privilege ?? 'a'} privilege${object ? ` on ${object}` : ''}`;
+  const what = privilegeText({ privilege, object });
   return new PgBackendError('UnsafeStore',
-    `the database role lacks the ${what} (the statement was refused); grant it (see the GRANTs in protocol/STORAGE.md), or run 'session-sidecar pg migrate' as the schema owner when the schema is not migrated`, {
+    `the database role lacks ${what} (the statement was refused); grant it (see the GRANTs in protocol/STORAGE.md), or run 'session-sidecar pg migrate' as the schema owner when the schema is not migrated`, {
       sqlstate: '42501', reason: 'privilege', retryable: false, ...(phase === 'read' ? {} : { outcome: 'notWritten' as const }), ...(privilege ? { privilege } : {}), ...(object ? { object } : {}),
     });
 }

@@ -22,7 +22,7 @@
  * (UnsafeStore, schemaNewer) before anything is applied.
  */
 import type { Client } from 'pg';
-import { mapPgError, PgBackendError } from './errors.js';
+import { mapPgError, PgBackendError, privilegeText } from './errors.js';
 import type { PgConnections } from './pool.js';
 import { compatibleDownToOf, MIGRATIONS, type Migration } from './schema.js';
 import { evaluate, knownVersion, readSchemaStatus, schemaNewerError, type SchemaStatus } from './schemaStatus.js';
@@ -181,10 +181,10 @@ export async function prepareSchema(conns: PgConnections, schema: string, migrat
 
 function ownerHint(e: unknown, schema: string, s: SchemaStatus | undefined): unknown {
   if (!(e instanceof PgBackendError) || e.details.reason !== 'privilege') return e;
-  const lacks = /lacks the (.*?) \(the statement was refused\)/.exec(e.message)?.[1] ?? 'a privilege';
+  const lacks = privilegeText(e.details);
   const what = s === undefined ? `cannot read the schema's migration record`
     : s.state === 'noSchema' ? 'cannot create the store schema' : `cannot apply the missing schema migrations (${s.missing.join(', ')})`;
   return new PgBackendError('UnsafeStore',
-    `this database role ${what}: it lacks the ${lacks}; run 'session-sidecar pg migrate --store URL --pg-schema ${schema}' as the schema owner (serving then needs only the DML GRANTs of protocol/STORAGE.md)`,
+    `this database role ${what}: it lacks ${lacks}; run 'session-sidecar pg migrate --store URL --pg-schema ${schema}' as the schema owner (serving then needs only the DML GRANTs of protocol/STORAGE.md)`,
     { ...e.details });
 }
