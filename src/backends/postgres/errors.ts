@@ -165,8 +165,15 @@ function privilegeError(message: string, statement: string | undefined, phase: P
   const owner = OWNER.exec(message);
   const m = owner ?? DENIED.exec(message);
   const object = m ? `${m[1]} ${m[2]!.replaceAll('"', '')}` : undefined;
-  // DDL on an existing object needs its ownership, whatever the statement.
-  const privilege = owner ? 'ownership' : privilegeOf(statement);
+  // DDL on an existing object needs its ownership, whatever the statement; reaching into a
+  // schema needs USAGE on it (CREATE to create in it), connecting CONNECT, a function EXECUTE.
+  const verb = privilegeOf(statement);
+  const kind = m?.[1];
+  const privilege = owner ? 'ownership'
+    : kind === 'schema' ? (verb === 'CREATE' ? 'CREATE' : 'USAGE')
+    : kind === 'database' ? (verb === 'CREATE' ? 'CREATE' : 'CONNECT')
+    : kind === 'function' ? 'EXECUTE'
+    : verb;
   const what = privilegeText({ privilege, object });
   return new PgBackendError('UnsafeStore',
     `the database role lacks ${what} (the statement was refused); grant it (see the GRANTs in protocol/STORAGE.md), or run 'session-sidecar pg migrate' as the schema owner when the schema is not migrated`, {

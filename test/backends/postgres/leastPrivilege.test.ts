@@ -48,6 +48,14 @@ describe.skipIf(pgSkip)('postgres least privilege: a DML-only role serves a migr
     expect(e1.message).toContain(`session-sidecar pg migrate --store URL --pg-schema ${none}`);
     expect(e1.message).not.toMatch(/retry later/);
 
+    // A migrated schema but no USAGE on it: the check itself is refused, and says so.
+    const noUsage = freshSchema('lp');
+    await migrateAsOwner(noUsage);
+    const { url: url3 } = await loginRole(noUsage, 'dml', (r) => servingGrants(noUsage, r).slice(1));
+    const e3 = await failure(openPostgresBackend({ url: url3, schema: noUsage }));
+    expect(e3).toMatchObject({ kind: 'UnsafeStore', details: { reason: 'privilege', privilege: 'USAGE', object: `schema ${noUsage}` } });
+    expect(e3.message).toContain(`it lacks the USAGE privilege on schema ${noUsage}`);
+
     // A schema one migration behind, with the serving GRANTs: the missing index needs the table's owner.
     const older = freshSchema('lp');
     await migrateAsOwner(older, MIGRATIONS.slice(0, -1));

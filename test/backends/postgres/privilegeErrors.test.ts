@@ -10,7 +10,9 @@ describe('postgres 42501 (insufficient privilege) mapping', () => {
       ['permission denied for table sessions', 'INSERT INTO sessions (a) VALUES ($1)', 'INSERT', 'table sessions'],
       ['permission denied for table leases', 'SELECT token FROM leases WHERE session_id = $1 FOR SHARE', 'SELECT and UPDATE', 'table leases'],
       ['permission denied for table blobs', 'INSERT INTO blobs VALUES ($1) ON CONFLICT (sha256) DO UPDATE SET size = 1', 'INSERT and UPDATE', 'table blobs'],
-      ['permission denied for schema "My_s"', 'SELECT 1', 'SELECT', 'schema My_s'],
+      ['permission denied for schema "My_s"', 'SELECT to_regclass($1)', 'USAGE', 'schema My_s'],
+      ['permission denied for schema s', 'CREATE TABLE s.t (a int)', 'CREATE', 'schema s'],
+      ['permission denied for function f', 'SELECT f()', 'EXECUTE', 'function f'],
       ['permission denied for database postgres', 'CREATE SCHEMA "s"', 'CREATE', 'database postgres'],
     ];
     for (const [message, sql, privilege, object] of cases) {
