@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { openPostgresBackend } from '../../../src/backends/postgres/backend.js';
-import { MIGRATIONS } from '../../../src/backends/postgres/schema.js';
+import { migrate } from '../../../src/backends/postgres/migrations.js';
+import { PgConnections } from '../../../src/backends/postgres/pool.js';
+import { MIGRATIONS, type Migration } from '../../../src/backends/postgres/schema.js';
+import { parsePostgresUrl } from '../../../src/backends/postgres/url.js';
 import { freshSchema } from '../../pg/pgServer.js';
 import { backend, header, newId, pgSkip, recs, snap } from './pgTestKit.js';
 import { loginRole, migrateAsOwner, ownerConnections, servingGrants } from './pgRoles.js';
@@ -122,6 +125,36 @@ describe.skipIf(pgSkip)('postgres least privilege: a DML-only role serves a migr
     } finally {
       await c.query(`DROP EVENT TRIGGER IF EXISTS "${trigger}"`);
       await c.close();
+    }
+  }, 120_000);
+
+  it('a non-superuser owner with CREATE on the database migrates (a CONCURRENTLY index too); default privileges cover a table a later migration adds', async () => {
+    const schema = freshSchema('lp');
+    const { role: owner, url: ownerUrl } = await loginRole(schema, 'own', (r) => [`GRANT CREATE ON DATABASE postgres TO "${r}"`]);
+    const { role: dml, url } = await loginRole(schema, 'dml');
+    const oc = await PgConnections.open({ target: parsePostgresUrl(ownerUrl), schema, max: 2 });
+    try {
+      expect((await migrate(oc, schema)).applied).toEqual(MIGRATIONS.map((m) => m.version));
+      for (const g of servingGrants(schema, dml)) await oc.query(g);
+      await oc.query(`ALTER DEFAULT PRIVILEGES FOR ROLE "${owner}" IN SCHEMA "${schema}" GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO "${dml}"`);
+      const next = Math.max(...MIGRATIONS.map((m) => m.version)) + 1;
+      const newer: Migration[] = [...MIGRATIONS,
+        { version: next, name: 'a table', sql: 'CREATE TABLE extra (a int);', additive: true },
+        { version: next + 1, name: 'an index', sql: 'CREATE INDEX CONCURRENTLY extra_a ON extra (a)', concurrently: true, index: 'extra_a', additive: true }];
+      expect((await migrate(oc, schema, newer)).applied).toEqual([next, next + 1]);
+    } finally {
+      await oc.close();
+    }
+    const b = await backend({ url, schema, migrations: [...MIGRATIONS] });
+    const id = newId();
+    const fence = await b.leases.acquire(id);
+    await b.create(header(id), recs(1, 1), snap(), fence);
+    const dc = await PgConnections.open({ target: parsePostgresUrl(url), schema, max: 1 });
+    try {
+      await dc.query(`INSERT INTO "${schema}".extra VALUES (1)`, [], 'write');
+      expect(await dc.query(`SELECT a FROM "${schema}".extra`)).toEqual([{ a: 1 }]);
+    } finally {
+      await dc.close();
     }
   }, 120_000);
 });
