@@ -17,6 +17,7 @@ export const COMMANDS = [
   { name: 'prune', summary: 'move the sessions not updated for a while to the trash (--older-than 30d); --dry-run on a terminal', load: async () => (await import('./prune.js')).pruneCommand },
   { name: 'trash', summary: 'the deleted sessions: list, restore, or empty (the only way bytes leave the store)', load: async () => (await import('./trash.js')).trashCommand },
   { name: 'migrate', summary: 'copy every session of a store into another (directory <-> PostgreSQL), verified', load: async () => (await import('./migrate.js')).migrateCommand },
+  { name: 'pg', summary: 'PostgreSQL store administration: migrate the schema as its owner before a rollout; status', load: async () => (await import('./pg.js')).pgCommand },
   { name: 'rekey', summary: 'change the encryption key of a file store (or encrypt or decrypt it), crash-safely', load: async () => (await import('./rekey.js')).rekeyCommand },
   { name: 'conformance', summary: 'run the protocol conformance suite against a server command', load: async () => (await import('./conformance/index.js')).conformanceCommand },
 ] as const satisfies ReadonlyArray<{ name: string; summary: string; load: () => Promise<Command> }>;

@@ -48,7 +48,7 @@ export async function openReadOnlyBackend(t: Extract<StoreTarget, { kind: 'postg
     return await openPostgresBackend({ url: t.url, schema: t.schema, readOnly: true, poolMax: 2, applicationName: 'session-sidecar-cli' });
   } catch (e) {
     if (e instanceof PgBackendError && e.details.reason === 'noSchema') {
-      throw noStore(`no session store in schema ${t.schema} of ${t.display.replace(/ \(schema .*\)$/, '')} (nothing was created; 'session-sidecar serve --store URL' creates it)`);
+      throw noStore(`no session store in schema ${t.schema} of ${t.display.replace(/ \(schema .*\)$/, '')} (nothing was created; 'session-sidecar pg migrate --store URL' creates it, as does a first 'serve' with an owner role)`);
     }
     throw storeErrorOf(e);
   }

@@ -1,7 +1,8 @@
 /**
  * # The PostgreSQL backend: `class PostgresBackend implements Backend` (src/core/port.ts)
  *
- * `openPostgresBackend({ url, schema })` connects, applies migrations (migrations.ts), starts
+ * `openPostgresBackend({ url, schema })` connects, checks the schema with SELECTs only and
+ * applies missing migrations only when there are some (migrations.ts prepareSchema), starts
  * the LISTEN/liveness connection (changes.ts) and the lease heartbeat, and returns a
  * `PostgresBackend`. It persists what the core hands it (gated values only) and never
  * interprets record text: planning, secrets, turns, counters, cursors and compaction planning
@@ -52,7 +53,8 @@ import { ChangeListener, channelOf } from './changes.js';
 import { CommitNotifier } from './notify.js';
 import { asStoreErrors, type PgBackendError } from './errors.js';
 import { Leases } from './leases.js';
-import { inspectSchema, migrate, type MigrationResult } from './migrations.js';
+import { inspectSchema, prepareSchema, type MigrationResult } from './migrations.js';
+import type { Migration } from './schema.js';
 import { checkSchemaName, PgConnections } from './pool.js';
 import { blobSize, deleteState, getState, putBlob, readBlob, reserveToolSeq, setState, stateKeys } from './runtime.js';
 import { createSession, history, listByUpdate, listSessions, loadSession, readRange, removeSession, rotate } from './sessions.js';
@@ -101,6 +103,12 @@ export interface PostgresBackendOptions {
    * (default_transaction_read_only), no lease ever acquired.
    */
   readOnly?: boolean;
+  /**
+   * The migrations this binary knows (default MIGRATIONS): tests stand in an older or a newer
+   * binary with their own list. A current schema is checked with SELECTs only (migrations.ts
+   * prepareSchema); missing migrations are applied, when this role may.
+   */
+  migrations?: readonly Migration[];
   /** Background failures (idle connection lost, heartbeat failed): mapped, text-free. */
   onError?: (err: PgBackendError) => void;
   /** A held lease was found taken over (by the heartbeat). */
@@ -160,7 +168,7 @@ export class PostgresBackend implements Backend {
       ...(o.readOnly ? { readOnly: true } : {}),
       ...(o.applicationName !== undefined ? { applicationName: o.applicationName } : {}) });
     try {
-      const migration = o.readOnly ? await inspectSchema(conns, schema) : await migrate(conns, schema);
+      const migration = o.readOnly ? await inspectSchema(conns, schema, o.migrations) : await prepareSchema(conns, schema, o.migrations);
       const channel = channelOf(schema);
       const holder: LeaseHolder = { host: o.holder?.host ?? os.hostname(), pid: o.holder?.pid ?? process.pid, sidecarId: o.holder?.sidecarId ?? randomUUID() };
       let leases: Leases | undefined;

@@ -101,7 +101,7 @@ function unavailable(reason: string, sqlstate: string | undefined, phase: Phase,
  * Maps anything a database call threw. A `PgBackendError` passes through unchanged (the
  * backend's own checks throw those); everything else is classified by SQLSTATE or errno.
  */
-export function mapPgError(err: unknown, phase: Phase): PgBackendError {
+export function mapPgError(err: unknown, phase: Phase, statement?: string): PgBackendError {
   if (err instanceof PgBackendError) return err;
   const e = (err ?? {}) as { code?: unknown; message?: unknown; severity?: unknown };
   const code = typeof e.code === 'string' ? e.code : undefined;
@@ -116,6 +116,7 @@ export function mapPgError(err: unknown, phase: Phase): PgBackendError {
       sqlstate, reason: 'startupParameters', retryable: false, ...(phase === 'read' ? {} : { outcome: 'notWritten' }),
     });
   }
+  if (sqlstate === '42501') return privilegeError(typeof e.message === 'string' ? e.message : '', statement, phase);
   if (sqlstate !== undefined) return fromSqlState(sqlstate, phase);
   const msg = typeof e.message === 'string' ? e.message : '';
   if (DRIVER_TLS_MESSAGES.includes(msg)) return unavailable('tls', undefined, phase, false);
@@ -155,6 +156,52 @@ function fromSqlState(s: string, phase: Phase): PgBackendError {
     return new PgBackendError('NotWritten', 'the database refused the data; nothing was written', { sqlstate: s, reason: 'dataRejected', outcome: 'notWritten' });
   }
   return unavailable('databaseError', s, phase, true);
+}
+
+/**
+ * "permission denied for table sessions": the object is taken from the server's message only
+ * when the whole message is that fixed English shape with an identifier (an object name, never
+ * a parameter value); the privilege is the statement's own verb (our SQL text, never a
+ * parameter). Anything else (another lc_messages, a row-level-security text) gives neither.
+ */
+const DENIED = /^permission denied for (table|schema|sequence|function|database|view|relation|materialized view) ("?[A-Za-z_][A-Za-z0-9_$]{0,62}"?(?:\."?[A-Za-z_][A-Za-z0-9_$]{0,62}"?)?)$/;
+
+const OWNER = /^must be owner of (table|schema|sequence|function|index|view|relation|materialized view) ("?[A-Za-z_][A-Za-z0-9_$]{0,62}"?(?:\."?[A-Za-z_][A-Za-z0-9_$]{0,62}"?)?)$/;
+
+function privilegeOf(statement: string | undefined): string | undefined {
+  const verb = /^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|LISTEN|TRUNCATE|WITH)\b/i.exec(statement ?? '')?.[1]?.toUpperCase();
+  if (verb === undefined || verb === 'WITH') return undefined;
+  // SELECT ... FOR UPDATE/SHARE needs UPDATE as well as SELECT; an INSERT ... ON CONFLICT DO UPDATE needs UPDATE too.
+  if (verb === 'SELECT' && /\bFOR (UPDATE|SHARE|NO KEY UPDATE|KEY SHARE)\b/i.test(statement!)) return 'SELECT and UPDATE';
+  if (verb === 'INSERT' && /\bON CONFLICT\b[\s\S]*\bDO UPDATE\b/i.test(statement!)) return 'INSERT and UPDATE';
+  return verb;
+}
+
+/** "the INSERT privilege on table leases", from a privilege error's details (text of ours only). */
+export function privilegeText(d: Record<string, unknown>): string {
+  const on = typeof d.object === 'string' ? ` on ${d.object}` : '';
+  if (d.privilege === 'ownership') return `the ownership of ${typeof d.object === 'string' ? d.object : 'the object'}`;
+  return `${typeof d.privilege === 'string' ? `the ${d.privilege}` : 'a'} privilege${on}`;
+}
+
+function privilegeError(message: string, statement: string | undefined, phase: Phase): PgBackendError {
+  const owner = OWNER.exec(message);
+  const m = owner ?? DENIED.exec(message);
+  const object = m ? `${m[1]} ${m[2]!.replaceAll('"', '')}` : undefined;
+  // DDL on an existing object needs its ownership, whatever the statement; reaching into a
+  // schema needs USAGE on it (CREATE to create in it), connecting CONNECT, a function EXECUTE.
+  const verb = privilegeOf(statement);
+  const kind = m?.[1];
+  const privilege = owner ? 'ownership'
+    : kind === 'schema' ? (verb === 'CREATE' ? 'CREATE' : 'USAGE')
+    : kind === 'database' ? (verb === 'CREATE' ? 'CREATE' : 'CONNECT')
+    : kind === 'function' ? 'EXECUTE'
+    : verb;
+  const what = privilegeText({ privilege, object });
+  return new PgBackendError('UnsafeStore',
+    `the database role lacks ${what} (the statement was refused); grant it (see the GRANTs in protocol/STORAGE.md), or run 'session-sidecar pg migrate' as the schema owner when the schema is not migrated`, {
+      sqlstate: '42501', reason: 'privilege', retryable: false, ...(phase === 'read' ? {} : { outcome: 'notWritten' as const }), ...(privilege ? { privilege } : {}), ...(object ? { object } : {}),
+    });
 }
 
 /** Runs a database call and maps whatever it throws (see mapPgError). */

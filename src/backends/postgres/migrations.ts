@@ -1,67 +1,190 @@
 /**
- * Start-up migrations: every missing migration is applied in ONE transaction, under a
- * transaction-scoped advisory lock keyed by the schema, and recorded in `schema_migrations`.
+ * Applying migrations (`session-sidecar pg migrate`, and `serve` on a schema that misses some):
+ * the owner's path. `serve` on a current schema never comes here (schemaStatus.ts: SELECTs only).
  *
- * Concurrency: sidecars starting at once serialise on the advisory lock; each one, once it
- * holds the lock, reads the recorded versions and applies only what is missing — so the
- * first applies everything and the others find nothing to do. A crash mid-way rolls the whole
- * transaction back (DDL is transactional in PostgreSQL): a schema is at a recorded version or
- * untouched. A schema recorded at a version newer than this sidecar knows is refused
- * (UnsafeStore) rather than written with assumptions that may no longer hold.
+ * On one dedicated connection (not pooled, closed at the end):
+ * 1. `pg_advisory_lock(LOCK_CLASS, hashtext(schema))`, session-level, held to the end: migrators
+ *    serialise on it; each one, once it holds it, reads the recorded versions and applies only
+ *    what is missing — the first applies everything, the others find nothing to do.
+ * 2. ONE transaction: the schema, `schema_migrations` and its `compatible_down_to` column when
+ *    they are missing (only then: no DDL when there is nothing to do), then every missing
+ *    transactional migration, each recorded. A crash rolls it all back (DDL is transactional):
+ *    the schema is at a recorded version or untouched.
+ * 3. Each missing `concurrently` migration alone, outside any transaction (CREATE INDEX
+ *    CONCURRENTLY blocks no writer), in version order. Crash-safe: a build that was interrupted
+ *    (crash, cancel, a failed unique build) leaves an INVALID index; it is dropped (DROP INDEX
+ *    CONCURRENTLY) and rebuilt here on the next run; a VALID one left by a crash between the
+ *    build and the recording is kept. The version is recorded only after the index is VALID,
+ *    so a recorded version always means a usable index.
+ * 4. `pg_advisory_unlock`; closing the connection would release it too (a crashed migrator's
+ *    lock goes with its connection).
+ * A schema recorded at a version this binary may not serve after (schemaStatus.ts) is refused
+ * (UnsafeStore, schemaNewer) before anything is applied.
  */
-import { PgBackendError } from './errors.js';
+import type { Client } from 'pg';
+import { mapPgError, PgBackendError, privilegeText } from './errors.js';
 import type { PgConnections } from './pool.js';
-import { MIGRATIONS, type Migration } from './schema.js';
+import { compatibleDownToOf, MIGRATIONS, type Migration } from './schema.js';
+import { evaluate, knownVersion, readSchemaStatus, schemaNewerError, type SchemaStatus } from './schemaStatus.js';
 
 /** First key of the advisory lock: "ssmg" — the second is hashtext(schema). */
 const LOCK_CLASS = 0x73736d67;
+const INDEX_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+/** Lock waits of the transactional DDL (ALTER TABLE queues writers behind it while it waits). */
+const DDL_LOCK_TIMEOUT = '10s';
 
 export interface MigrationResult {
-  /** Versions this call applied (empty when the schema was current). */
+  /** Versions this call applied (empty when the schema was current), in the order applied. */
   applied: number[];
+  /** The schema's version afterwards (highest recorded). */
   version: number;
 }
 
-export async function migrate(conns: PgConnections, schema: string, migrations: readonly Migration[] = MIGRATIONS): Promise<MigrationResult> {
-  return conns.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, schema]);
-    // The name is validated (checkSchemaName) and quoted; it cannot be a bind parameter.
-    await tx.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-    await tx.query(`SET LOCAL search_path = "${schema}"`);
-    await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
-      version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-    const rows = await tx.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
-    const have = new Set(rows.map((r) => r.version));
-    const known = Math.max(0, ...migrations.map((m) => m.version));
-    const newest = Math.max(0, ...have);
-    if (newest > known) {
-      throw new PgBackendError('UnsafeStore', `the store schema is at version ${newest}, newer than this sidecar knows (${known})`, { reason: 'schemaNewer' });
+export interface MigrateOptions {
+  /** Told each migration as it is recorded (the CLI prints it). */
+  onApplied?: (m: Migration) => void;
+}
+
+export async function migrate(conns: PgConnections, schema: string, migrations: readonly Migration[] = MIGRATIONS, o: MigrateOptions = {}): Promise<MigrationResult> {
+  for (const m of migrations) checkMigration(m);
+  // Errors of this connection surface through its queries; the event only must not go unhandled.
+  const client = await conns.dedicatedClient(() => undefined);
+  const run = async <R>(sql: string, params: unknown[] = []): Promise<R[]> => {
+    try {
+      return (await client.query(sql, params)).rows as R[];
+    } catch (err) {
+      throw mapPgError(err, 'write', sql);
     }
+  };
+  try {
+    // Waiting for another migrator (it may be building an index) has no time limit.
+    await run('SET lock_timeout = 0');
+    await run('SELECT pg_advisory_lock($1, hashtext($2))', [LOCK_CLASS, schema]);
     const applied: number[] = [];
+    let status: SchemaStatus;
+    try {
+      status = await transactional(client, run, schema, migrations, applied, o);
+      const pending = migrations.filter((m) => m.concurrently && status.missing.includes(m.version)).sort((a, b) => a.version - b.version);
+      // The name is validated (checkSchemaName) and quoted; it cannot be a bind parameter.
+      if (pending.length > 0) await run(`SET search_path = "${schema}"`);
+      for (const m of pending) {
+        await concurrentIndex(run, schema, m);
+        applied.push(m.version);
+        o.onApplied?.(m);
+      }
+    } finally {
+      await run('SELECT pg_advisory_unlock($1, hashtext($2))', [LOCK_CLASS, schema]).catch(() => undefined);
+    }
+    return { applied, version: Math.max(status.version, ...applied) };
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+type Run = <R>(sql: string, params?: unknown[]) => Promise<R[]>;
+
+/** Step 2: one transaction; returns the status read in it (before its own migrations). */
+async function transactional(client: Client, run: Run, schema: string, migrations: readonly Migration[], applied: number[], o: MigrateOptions): Promise<SchemaStatus> {
+  await run('BEGIN');
+  try {
+    await run(`SET LOCAL lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
+    const ns = await run<{ one: number }>('SELECT 1 AS one FROM pg_namespace WHERE nspname = $1', [schema]);
+    if (ns.length === 0) await run(`CREATE SCHEMA "${schema}"`);
+    await run(`SET LOCAL search_path = "${schema}"`);
+    const table = await run<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [`"${schema}".schema_migrations`]);
+    if (!table[0]?.t) {
+      await run(`CREATE TABLE schema_migrations (
+        version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(), compatible_down_to integer)`);
+    } else {
+      const col = await run<{ one: number }>(
+        `SELECT 1 AS one FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'compatible_down_to' AND NOT attisdropped`, [`"${schema}".schema_migrations`]);
+      // Bookkeeping, not a store migration: older binaries read the table with SELECT *.
+      if (col.length === 0) await run('ALTER TABLE schema_migrations ADD COLUMN compatible_down_to integer');
+    }
+    const status = evaluate(await run(`SELECT * FROM schema_migrations ORDER BY version`), migrations);
+    if (status.state === 'newerIncompatible') throw schemaNewerError(status);
     for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
-      if (have.has(m.version)) continue;
-      await tx.query(m.sql);
-      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      if (m.concurrently || !status.missing.includes(m.version)) continue;
+      await run(m.sql);
+      await record(run, m);
       applied.push(m.version);
     }
-    return { applied, version: known };
-  });
+    await run('COMMIT');
+    for (const v of applied) o.onApplied?.(migrations.find((m) => m.version === v)!);
+    return status;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Step 3 for one migration: drop an INVALID leftover, build unless a VALID one exists, check, record. */
+async function concurrentIndex(run: Run, schema: string, m: Migration): Promise<void> {
+  const index = m.index!;
+  const validity = async () => (await run<{ valid: boolean }>(
+    `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND c.relname = $2`, [schema, index]))[0]?.valid;
+  const before = await validity();
+  if (before === false) await run(`DROP INDEX CONCURRENTLY IF EXISTS "${schema}"."${index}"`);
+  if (before !== true) await run(m.sql);
+  if ((await validity()) !== true) {
+    throw new PgBackendError('UnsafeStore', `migration ${m.version} did not leave its index ${index} valid; run 'session-sidecar pg migrate' again`, { reason: 'indexInvalid', version: m.version });
+  }
+  await record(run, m);
+}
+
+async function record(run: Run, m: Migration): Promise<void> {
+  await run('INSERT INTO schema_migrations (version, name, compatible_down_to) VALUES ($1, $2, $3)', [m.version, m.name, compatibleDownToOf(m)]);
+}
+
+function checkMigration(m: Migration): void {
+  if (m.concurrently && !(m.index !== undefined && INDEX_NAME.test(m.index))) {
+    throw new Error(`migration ${m.version}: a concurrently migration names its index (index: [a-z_][a-z0-9_]*)`);
+  }
+  if (m.compatibleDownTo !== undefined && !(Number.isSafeInteger(m.compatibleDownTo) && m.compatibleDownTo >= 1 && m.compatibleDownTo <= m.version)) {
+    throw new Error(`migration ${m.version}: compatibleDownTo must be from 1 to ${m.version}`);
+  }
 }
 
 /**
- * For a read-only store (the CLI's inspection commands): the schema must exist and be at a
- * version this sidecar knows. Nothing is created or upgraded: a missing schema is UnsafeStore
- * with reason `noSchema` (so `list` against a mistyped schema never creates one).
+ * For a read-only store (the CLI's inspection commands) — SELECTs only: the schema must exist
+ * and be one this binary may serve. A missing schema is UnsafeStore `noSchema` (so `list`
+ * against a mistyped schema never creates one); one missing migrations is `schemaOlder`.
  */
 export async function inspectSchema(conns: PgConnections, schema: string, migrations: readonly Migration[] = MIGRATIONS): Promise<MigrationResult> {
-  const exists = await conns.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [`"${schema}".schema_migrations`]);
-  if (!exists[0]?.t) throw new PgBackendError('UnsafeStore', 'there is no session store in this PostgreSQL schema', { reason: 'noSchema' });
-  const rows = await conns.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
-  const known = Math.max(0, ...migrations.map((m) => m.version));
-  const newest = Math.max(0, ...rows.map((r) => r.version));
-  if (newest > known) {
-    throw new PgBackendError('UnsafeStore', `the store schema is at version ${newest}, newer than this sidecar knows (${known})`, { reason: 'schemaNewer' });
+  const s = await readSchemaStatus(conns, schema, migrations);
+  if (s.state === 'noSchema') throw new PgBackendError('UnsafeStore', 'there is no session store in this PostgreSQL schema', { reason: 'noSchema' });
+  if (s.state === 'newerIncompatible') throw schemaNewerError(s);
+  if (s.state === 'missing') {
+    throw new PgBackendError('UnsafeStore', `the store schema is at version ${s.version}, this binary needs ${knownVersion(migrations)}: run 'session-sidecar pg migrate' as the schema owner to upgrade it`, { reason: 'schemaOlder' });
   }
-  if (newest < known) throw new PgBackendError('UnsafeStore', `the store schema is at version ${newest}: start a sidecar (serve) once to upgrade it`, { reason: 'schemaOlder' });
-  return { applied: [], version: newest };
+  return { applied: [], version: s.version };
+}
+
+/**
+ * What `serve` does at start. A schema this binary may serve as it is (current, or newer by
+ * compatible migrations only) is found with SELECTs alone and nothing else is run: a DML-only
+ * role serves it. Otherwise the missing migrations are applied here (a convenience for
+ * development: an owner role starting the first sidecar); when the role may not, the error
+ * names the privilege and says to run `pg migrate` as the owner.
+ */
+export async function prepareSchema(conns: PgConnections, schema: string, migrations: readonly Migration[] = MIGRATIONS): Promise<MigrationResult> {
+  const s = await readSchemaStatus(conns, schema, migrations).catch((e: unknown) => { throw ownerHint(e, schema, undefined); });
+  if (s.state === 'current' || s.state === 'newerCompatible') return { applied: [], version: s.version };
+  if (s.state === 'newerIncompatible') throw schemaNewerError(s);
+  try {
+    return await migrate(conns, schema, migrations);
+  } catch (e) {
+    throw ownerHint(e, schema, s);
+  }
+}
+
+function ownerHint(e: unknown, schema: string, s: SchemaStatus | undefined): unknown {
+  if (!(e instanceof PgBackendError) || e.details.reason !== 'privilege') return e;
+  const lacks = privilegeText(e.details);
+  const what = s === undefined ? `cannot read the schema's migration record`
+    : s.state === 'noSchema' ? 'cannot create the store schema' : `cannot apply the missing schema migrations (${s.missing.join(', ')})`;
+  return new PgBackendError('UnsafeStore',
+    `this database role ${what}: it lacks ${lacks}; run 'session-sidecar pg migrate --store URL --pg-schema ${schema}' as the schema owner (serving then needs only the DML GRANTs of protocol/STORAGE.md)`,
+    { ...e.details });
 }

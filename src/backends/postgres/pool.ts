@@ -10,7 +10,7 @@
  *   left unhandled (an unhandled `error` event would kill the process).
  */
 import type { Pool, PoolClient, Client, QueryResultRow } from 'pg';
-import { mapped, mapPgError, PgBackendError, type Phase } from './errors.js';
+import { mapPgError, PgBackendError, type Phase } from './errors.js';
 import type { PgTarget } from './url.js';
 import { negotiatingClient } from './tlsClient.js';
 
@@ -148,7 +148,11 @@ export class PgConnections {
     this.checkParams(params);
     // Behind a transaction pooler a statement needs the settings, so it runs in a transaction of its own.
     if (this.options.pooler) return this.transaction((tx) => tx.query<R>(sql, params), 'read committed', phase);
-    return mapped(phase, async () => (await this.pool.query<R>(sql, params)).rows);
+    try {
+      return (await this.pool.query<R>(sql, params)).rows;
+    } catch (err) {
+      throw mapPgError(err, phase, sql); // the statement (our SQL, no values) names a missing privilege
+    }
   }
 
   /**
@@ -219,7 +223,13 @@ export class PgConnections {
       const tx: Tx = {
         query: async (sql, params = []) => {
           this.checkParams(params);
-          return (await client.query(sql, params)).rows;
+          try {
+            return (await client.query(sql, params)).rows;
+          } catch (err) {
+            // A missing privilege is named with the statement's verb (our SQL, no values); other
+            // errors reach the body as the driver threw them (it may inspect them) and are mapped below.
+            throw (err as { code?: unknown }).code === '42501' ? mapPgError(err, 'write', sql) : err;
+          }
         },
       };
       let result: T;

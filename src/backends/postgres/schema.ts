@@ -1,7 +1,26 @@
 /**
- * The migrations, in order. A published migration never changes: a schema change is a new
- * entry. Each runs inside the start-up transaction (migrations.ts) with search_path set to the
- * store's schema.
+ * The migrations, in order. Each runs with search_path set to the store's schema: the
+ * transactional ones together in ONE transaction, then the `concurrently` ones one at a time
+ * outside any transaction (migrations.ts).
+ *
+ * Rules for adding a migration (a DBA and older binaries depend on them):
+ * - A published migration (1–4 and every later one that shipped) never changes — not its SQL,
+ *   not its version, not a flag once recorded: a schema change is a new entry with the next
+ *   version.
+ * - An index on a table that may hold rows is built `concurrently: true` with
+ *   `CREATE INDEX CONCURRENTLY <index> ...` as its only statement (no IF NOT EXISTS: the
+ *   framework checks for a leftover itself) and `index` naming it, so writes go on while it
+ *   builds. (Migration 4 predates this and builds inside the transaction; it stays so.)
+ * - Expand/contract (rolling upgrades): mark a migration `additive: true` only when a binary
+ *   that does not know it can keep serving the schema after it — a new table, a new index, a
+ *   new NULLable column without a default that old writers never need to fill. A column
+ *   newer binaries keep in step with other data (a derived total) is NOT additive when old
+ *   writers would leave it stale; dropping, renaming, tightening (NOT NULL, CHECK) or changing
+ *   what a column means is never additive (contract: ship it only after every older binary is
+ *   gone). `compatibleDownTo` says it more finely: the oldest known-version of a binary that
+ *   may serve after it. What is recorded in `schema_migrations.compatible_down_to` is what older
+ *   binaries read (schemaStatus.ts), so a binary never needs to know a newer migration.
+ * Defaults (no flags): transactional, not additive — an older binary refuses the schema.
  *
  * Texts are `text`, never jsonb: jsonb would reorder keys and renormalise numbers, so the
  * stored bytes would no longer be the ones the secret gate checked and the checksum covers.
@@ -10,8 +29,26 @@ export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** Run outside a transaction (CREATE INDEX CONCURRENTLY), after the transactional ones; needs `index`. */
+  concurrently?: boolean;
+  /** The index a `concurrently` migration builds (unqualified name): an INVALID leftover of it is rebuilt. */
+  index?: string;
+  /** An older binary may keep serving after it (expand): compatibleDownTo defaults to 1. */
+  additive?: boolean;
+  /** The oldest known-version of a binary that may serve after this migration (default: additive ? 1 : version). */
+  compatibleDownTo?: number;
 }
 
+/** What is recorded for `m` in schema_migrations.compatible_down_to. */
+export function compatibleDownToOf(m: Migration): number {
+  return m.compatibleDownTo ?? (m.additive ? 1 : m.version);
+}
+
+/**
+ * 2–4 are marked additive as the framework came in: the flag of migration v is read only by a
+ * binary that knows fewer than v versions, and the binaries that predate v ≤ 4 predate this
+ * rule too (they refuse any newer schema), so it changes nothing for them.
+ */
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -86,17 +123,20 @@ CREATE TABLE state_values (
   },
   {
     version: 2,
+    additive: true,
     name: 'the effective title/metadata/tags after session/update (engine text)',
     sql: `ALTER TABLE sessions ADD COLUMN header_state text;`,
   },
   {
     version: 3,
+    additive: true,
     name: 'usage totals in the session row',
     // NULL in rows written before: the store reduces their totals from the records once.
     sql: 'ALTER TABLE sessions ADD COLUMN usage_text text;',
   },
   {
     version: 4,
+    additive: true,
     name: 'session/list order as an index (updatedAt, then session id, newest first; byte order)',
     // The expression is sessions.ts's UPDATED_AT: a list page reads its rows from the cursor on
     // in this order and stops once it has the page, instead of reading every row.
@@ -109,7 +149,8 @@ CREATE TABLE state_values (
     name: 'the writer\'s fencing token in the session row (the append checks it in its WHERE, not by a lease row lock)',
     // NULL until a writer of this version acquires the session's lease (leases.ts acquire sets it
     // in the takeover's transaction). Not additive in effect: a binary that predates it fences
-    // by the lease row only and would not see a takeover by one that fences here.
+    // by the lease row only and would not see a takeover by one that fences here: not additive
+    // (the default), so an older binary refuses a schema at version 5.
     sql: 'ALTER TABLE sessions ADD COLUMN writer_token bigint;',
   },
 ];
