@@ -3,7 +3,7 @@
  * the owner's path. `serve` on a current schema never comes here (schemaStatus.ts: SELECTs only).
  *
  * On one dedicated connection (not pooled, closed at the end):
- * 1. `pg_advisory_lock(LOCK_CLASS, hashtext(schema))`, session-level, held to the end: migrators
+ * 1. `pg_try_advisory_lock(LOCK_CLASS, hashtext(schema))` polled (lockSchema), session-level, held to the end: migrators
  *    serialise on it; each one, once it holds it, reads the recorded versions and applies only
  *    what is missing — the first applies everything, the others find nothing to do.
  * 2. ONE transaction: the schema, `schema_migrations` and its `compatible_down_to` column when
@@ -59,7 +59,7 @@ export async function migrate(conns: PgConnections, schema: string, migrations: 
   try {
     // Waiting for another migrator (it may be building an index) has no time limit.
     await run('SET lock_timeout = 0');
-    await run('SELECT pg_advisory_lock($1, hashtext($2))', [LOCK_CLASS, schema]);
+    await lockSchema(run, schema);
     const applied: number[] = [];
     let status: SchemaStatus;
     try {
@@ -82,6 +82,20 @@ export async function migrate(conns: PgConnections, schema: string, migrations: 
 }
 
 type Run = <R>(sql: string, params?: unknown[]) => Promise<R[]>;
+
+/**
+ * The schema's advisory lock, polled instead of waited for: a statement blocked in
+ * pg_advisory_lock holds a snapshot, and the holder's CREATE INDEX CONCURRENTLY waits for every
+ * older snapshot — a deadlock PostgreSQL breaks by failing one (an INVALID index left). Between
+ * tries this connection holds none.
+ */
+async function lockSchema(run: Run, schema: string): Promise<void> {
+  for (let delay = 50; ; delay = Math.min(1000, delay * 2)) {
+    const [row] = await run<{ got: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS got', [LOCK_CLASS, schema]);
+    if (row?.got) return;
+    await new Promise((r) => setTimeout(r, delay));
+  }
+}
 
 /** Step 2: one transaction; returns the status read in it (before its own migrations). */
 async function transactional(client: Client, run: Run, schema: string, migrations: readonly Migration[], applied: number[], o: MigrateOptions): Promise<SchemaStatus> {
