@@ -9,7 +9,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { clusterTmpRoot, type PgCluster } from './pgServer.js';
+import { clusterTmpRoot, freePort, type PgCluster } from './pgServer.js';
 
 export const PGBOUNCER = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((p) => fs.existsSync(p));
 
@@ -27,17 +27,6 @@ export interface Bouncer {
   /** postgres://postgres@127.0.0.1:<port>/postgres through the proxy. */
   url: string;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startPgBouncer(cluster: PgCluster, poolSize = 3): Promise<Bouncer> {
