@@ -2,16 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { PgConnections } from '../../../src/backends/postgres/pool.js';
 import { parsePostgresUrl } from '../../../src/backends/postgres/url.js';
 import { CommitNotifier } from '../../../src/backends/postgres/notify.js';
-import { backend, header, newId, pass, pgSkip, pgUrl, recs, snap } from './pgTestKit.js';
-
-async function kindOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return 'resolved';
-  } catch (e) {
-    return (e as { kind: string }).kind;
-  }
-}
+import { backend, header, kindOf, newId, pass, pgSkip, pgUrl, recs, snap } from './pgTestKit.js';
 import { freshSchema } from '../../pg/pgServer.js';
 
 /**

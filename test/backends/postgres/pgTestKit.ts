@@ -59,3 +59,13 @@ export function snap(label: string | null = null): Gated<Snapshot> {
 }
 
 export { recordCrc };
+
+/** The kind a promise rejects with ('resolved' when it does not). */
+export async function kindOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return 'resolved';
+  } catch (e) {
+    return (e as { kind: string }).kind;
+  }
+}
