@@ -38,8 +38,9 @@
  *
  * Notes:
  * - There is no torn tail to repair on this backend: `load(id, { writer })` is `load(id)`.
- * - Group commit is the core's (its commit queue sends one batch per session at a time); here
- *   a persist is one transaction.
+ * - Group commit within a session is the core's (its commit queue sends one batch per session
+ *   at a time); across sessions it is groupCommit.ts's: batches waiting for a connection share
+ *   one statement and one COMMIT.
  * - Blobs are never deleted (no refcount yet); purge leaves them. Scratch stays local.
  * - The connection sets options in the startup packet (`-c synchronous_commit=on ...`):
  *   transaction-pooling proxies that reject startup options need session pooling.
@@ -48,7 +49,8 @@ import os from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Backend, Gated, Leases as PortLeases, StateEntry, TrashedSession, UpdateCursor } from '../../core/port.js';
 import { StoreError } from '../../domain/errors.js';
-import { confirmBatch, persistBatch } from './append.js';
+import { checkMember, confirmBatch } from './append.js';
+import { GroupCommit } from './groupCommit.js';
 import { ChangeListener, channelOf } from './changes.js';
 import { CommitNotifier } from './notify.js';
 import { asStoreErrors, type PgBackendError } from './errors.js';
@@ -122,8 +124,10 @@ export class PostgresBackend implements Backend {
   private closed = false;
   /** Hints after COMMIT (notify.ts). */
   private readonly notifier: CommitNotifier;
-  /** Transactions that appended records so far (tests of the core's group commit). */
+  /** Batches persisted so far, one per session per commit of the core's group commit (its tests read it). */
   private appendTransactions = 0;
+  /** Append statements: batches of several sessions waiting together share one (groupCommit.ts). */
+  private readonly groupCommit: GroupCommit;
   /** The lease protocol as the port speaks it (the lease table itself: `leaseTable`). */
   readonly leases: PortLeases;
 
@@ -138,6 +142,8 @@ export class PostgresBackend implements Backend {
     onError: (err: PgBackendError) => void,
   ) {
     this.notifier = new CommitNotifier(conns, channel, (id) => listener.pokeLocal(id), onError);
+    // One pooled connection stays free of appends: reads, the heartbeat, lease changes.
+    this.groupCommit = new GroupCommit(conns, Math.max(1, conns.max - 1));
     listener.origin = this.notifier.origin;
     this.leases = {
       acquire: (sessionId) => asStoreErrors(() => leaseTable.acquire(sessionId)),
@@ -219,7 +225,11 @@ export class PostgresBackend implements Backend {
   }
 
   async persist(fence: Fence, recs: ReadonlyArray<Gated<SealedRecord>>, after: Gated<Snapshot>, at: Position): Promise<void> {
-    await this.notifying(fence.sessionId, () => persistBatch(this.conns, fence, recs, after, { lastSeq: at.lastSeq, generation: at.generation }));
+    const member = { fence, records: recs, after, at: { lastSeq: at.lastSeq, generation: at.generation } };
+    await this.notifying(fence.sessionId, () => {
+      checkMember(member);
+      return this.groupCommit.append(member);
+    });
     this.appendTransactions++;
   }
 
@@ -322,8 +332,8 @@ export class PostgresBackend implements Backend {
   }
 
   /** Append transactions so far, and LISTEN connections made (tests, stats). */
-  stats(): { appendTransactions: number; listenConnects: number } {
-    return { appendTransactions: this.appendTransactions, listenConnects: this.listener.connects };
+  stats(): { appendTransactions: number; appendStatements: number; listenConnects: number } {
+    return { appendTransactions: this.appendTransactions, appendStatements: this.groupCommit.counts.statements, listenConnects: this.listener.connects };
   }
 
   /** Resolves once the LISTEN connection is up again after a loss (tests). */

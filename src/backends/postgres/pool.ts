@@ -101,6 +101,9 @@ export interface Tx {
   query<R extends QueryResultRow = QueryResultRow>(sql: string, params?: unknown[]): Promise<R[]>;
 }
 
+/** Pooled connections when the caller says nothing (the backend passes --pg-pool-max's default). */
+const DEFAULT_MAX = 8;
+
 export class PgConnections {
   /**
    * The second net (the first is the store's final gate, over every value it hands the
@@ -134,9 +137,14 @@ export class PgConnections {
     private readonly pool: Pool,
   ) {}
 
+  /** Pooled connections at most (the LISTEN connection is not one of them). */
+  get max(): number {
+    return this.options.max ?? DEFAULT_MAX;
+  }
+
   static async open(options: PgConnectOptions): Promise<PgConnections> {
     const pg = await loadPg();
-    const pool = new pg.Pool({ ...clientConfig(options), max: options.max ?? 8, idleTimeoutMillis: 10_000, Client: negotiatingClient(pg, options.target) });
+    const pool = new pg.Pool({ ...clientConfig(options), max: options.max ?? DEFAULT_MAX, idleTimeoutMillis: 10_000, Client: negotiatingClient(pg, options.target) });
     // An idle client's error (server restart, network loss): the pool discards the client;
     // we report it (mapped, text-free) and carry on — the next checkout reconnects.
     pool.on('error', (err) => options.onError?.(mapPgError(err, 'read')));
@@ -183,8 +191,11 @@ export class PgConnections {
     } catch (err) {
       // Only a statement the server refused with an ERROR leaves the connection usable; a FATAL
       // (the backend terminated, the server shutting down) or a socket error does not.
-      if ((err as { severity?: unknown } | null)?.severity !== 'ERROR') healthy = false;
-      throw mapPgError(err, 'commit');
+      // An ERROR answer rolled the statement's transaction back: nothing was written, certainly
+      // (phase write). Anything else (the connection broke after sending) leaves it unknown.
+      const refused = (err as { severity?: unknown } | null)?.severity === 'ERROR';
+      if (!refused) healthy = false;
+      throw mapPgError(err, refused ? 'write' : 'commit');
     } finally {
       client.off('error', onClientError);
       client.release(healthy ? undefined : true);
