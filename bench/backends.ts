@@ -76,11 +76,27 @@ async function runShape(target: Target, tag: string, n: number, shape: Shape): P
 }
 
 /**
- * pgbench of the append-like statement at 1 and 32 clients (bench/pgbench.ts), the serial
- * PostgreSQL row as a ratio of the 1-client rate, and the notification-lock waits the server
- * logged during the rows above.
+ * The transport's floor: serial requests a sidecar answers without touching its store (an
+ * unknown method, answered MethodNotFound) — framing, dispatch and the two pipes, in both
+ * processes. Serial appends cannot beat 1 / (this + the database's own transaction time).
  */
-function pgbenchRows(cluster: PgCluster, rows: Row[], pgNote: string): Row[] {
+async function floorRate(target: Target, n: number): Promise<number> {
+  const c = await SidecarClient.start(target.spawn(`floor_${Date.now().toString(36)}`));
+  for (let i = 0; i < 200; i++) await c.request('bench/floor').catch(() => undefined);
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) await c.request('bench/floor').catch(() => undefined);
+  const ops = (n * 1000) / (performance.now() - t0);
+  await stopSidecar(c);
+  return ops;
+}
+
+/**
+ * pgbench of the append-like statement at 1 and 32 clients (bench/pgbench.ts), the serial
+ * PostgreSQL row as a ratio of the 1-client rate and of the ceiling the transport floor leaves
+ * (1 / (pgbench's time + the floor's)), and the notification-lock waits the server logged
+ * during the rows above.
+ */
+function pgbenchRows(cluster: PgCluster, rows: Row[], pgNote: string, floor: number): Row[] {
   const waits = notifyLockWaits(cluster);
   const text = JSON.stringify(appendRecord);
   const one = pgbenchTps(cluster, text, 1, 5);
@@ -90,6 +106,11 @@ function pgbenchRows(cluster: PgCluster, rows: Row[], pgNote: string): Row[] {
     { scenario: 'backends: pgbench, the append-like statement, 1 client', value: one, unit: 'appends/s', note: pgNote },
     { scenario: 'backends: pgbench, the append-like statement, 32 clients', value: many, unit: 'appends/s', note: pgNote },
     ...(serial ? [{ scenario: 'backends: PostgreSQL serial appends over pgbench at 1 client', value: serial.value, unit: 'appends/s' as const, ratio: serial.value / one, ratioTo: 'pgbench, 1 client' }] : []),
+    { scenario: 'backends: sidecar transport floor, serial requests answered without the store', value: floor, unit: 'requests/s', note: 'an unknown method (MethodNotFound) over the same stdio pipes: framing, dispatch, both processes' },
+    ...(serial ? [{
+      scenario: 'backends: PostgreSQL serial appends over the ceiling 1 / (pgbench 1-client time + the floor)', value: serial.value, unit: 'appends/s' as const,
+      ratio: serial.value * (1 / one + 1 / floor), ratioTo: 'pgbench + transport floor',
+    }] : []),
     { scenario: 'backends: PostgreSQL notification-lock waits logged during the rows above', value: waits, unit: 'count', note: 'count of "waiting for AccessExclusiveLock on object 0 of class 1262" lines in server.log (log_lock_waits, over 1 s); 0 expected' },
   ];
 }
@@ -132,7 +153,8 @@ export async function backendRows(work: string, n: number, limit: number): Promi
         if (target.name === 'file') fs.rmSync(path.join(work, `backends-${tag}`), { recursive: true, force: true });
       }
     }
-    if (cluster) rows.push(...pgbenchRows(cluster, rows, pgNote));
+    const pg = targets.find((t) => t.name === 'PostgreSQL');
+    if (cluster && pg) rows.push(...pgbenchRows(cluster, rows, pgNote, await floorRate(pg, Math.max(500, n))));
   } finally {
     if (cluster) destroyCluster(cluster);
   }
