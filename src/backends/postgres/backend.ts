@@ -143,7 +143,7 @@ export class PostgresBackend implements Backend {
   ) {
     this.notifier = new CommitNotifier(conns, channel, (id) => listener.pokeLocal(id), onError);
     // One pooled connection stays free of appends: reads, the heartbeat, lease changes.
-    this.groupCommit = new GroupCommit(conns, Math.max(1, conns.max - 1));
+    this.groupCommit = new GroupCommit(conns, { maxInFlight: conns.max - 1 });
     listener.origin = this.notifier.origin;
     this.leases = {
       acquire: (sessionId) => asStoreErrors(() => leaseTable.acquire(sessionId)),
@@ -333,7 +333,7 @@ export class PostgresBackend implements Backend {
 
   /** Append transactions so far, and LISTEN connections made (tests, stats). */
   stats(): { appendTransactions: number; appendStatements: number; listenConnects: number } {
-    return { appendTransactions: this.appendTransactions, appendStatements: this.groupCommit.counts.statements, listenConnects: this.listener.connects };
+    return { appendTransactions: this.appendTransactions, appendStatements: this.groupCommit.statements, listenConnects: this.listener.connects };
   }
 
   /** Resolves once the LISTEN connection is up again after a loss (tests). */

@@ -40,14 +40,28 @@ interface Waiting {
   reject: (err: unknown) => void;
 }
 
+export interface GroupCommitLimits {
+  /** Append statements running at once (at least 1). */
+  maxInFlight: number;
+  /** Sessions per statement (default MAX_MEMBERS). */
+  maxMembers?: number;
+  /** Record text per statement (default MAX_BYTES). */
+  maxBytes?: number;
+}
+
 export class GroupCommit {
   private readonly waiting: Waiting[] = [];
   private inFlight = 0;
-  /** Statements sent, and members they carried (bench and tests read them). */
-  readonly counts = { statements: 0, members: 0 };
+  private readonly maxInFlight: number;
+  private readonly maxMembers: number;
+  private readonly maxBytes: number;
+  /** Statements tried, refused ones included (bench and tests read it). */
+  statements = 0;
 
-  constructor(private readonly conns: PgConnections, private readonly maxInFlight: number) {
-    if (!(Number.isSafeInteger(maxInFlight) && maxInFlight >= 1)) throw new Error('maxInFlight must be a positive integer');
+  constructor(private readonly conns: PgConnections, limits: GroupCommitLimits) {
+    this.maxInFlight = Math.max(1, limits.maxInFlight);
+    this.maxMembers = limits.maxMembers ?? MAX_MEMBERS;
+    this.maxBytes = limits.maxBytes ?? MAX_BYTES;
   }
 
   /** Resolves once `member`'s records are committed (or rejects with why they are not). */
@@ -75,10 +89,10 @@ export class GroupCommit {
     const group: Waiting[] = [];
     const sessions = new Set<string>();
     let bytes = 0;
-    for (let i = 0; i < this.waiting.length && group.length < MAX_MEMBERS;) {
+    for (let i = 0; i < this.waiting.length && group.length < this.maxMembers;) {
       const w = this.waiting[i]!;
       const id = w.member.fence.sessionId;
-      if (sessions.has(id) || (group.length > 0 && bytes + w.bytes > MAX_BYTES)) {
+      if (sessions.has(id) || (group.length > 0 && bytes + w.bytes > this.maxBytes)) {
         i += 1;
         continue;
       }
@@ -91,8 +105,7 @@ export class GroupCommit {
   }
 
   private async send(group: Waiting[]): Promise<void> {
-    this.counts.statements += 1;
-    this.counts.members += group.length;
+    this.statements += 1;
     let advanced: Set<string>;
     try {
       advanced = await appendMany(this.conns, group.map((w) => w.member));
@@ -107,11 +120,8 @@ export class GroupCommit {
     }
     await Promise.all(group.map(async (w) => {
       if (advanced.has(w.member.fence.sessionId)) return w.resolve();
-      try {
-        w.reject(await whyNotAppended(this.conns, w.member.fence));
-      } catch (err) {
-        w.reject(err);
-      }
+      // why (LeaseLost, SessionNotFound, Conflict), or why that could not be read
+      w.reject(await whyNotAppended(this.conns, w.member.fence).catch((err: unknown) => err));
     }));
   }
 }

@@ -9,6 +9,9 @@ import { describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
 import type { Fence } from '../../../src/core/port.js';
 import type { PostgresBackend } from '../../../src/backends/postgres/backend.js';
+import { GroupCommit } from '../../../src/backends/postgres/groupCommit.js';
+import { PgConnections } from '../../../src/backends/postgres/pool.js';
+import { parsePostgresUrl } from '../../../src/backends/postgres/url.js';
 import { backend, header, newId, pgSkip, pgUrl, recs, snap } from './pgTestKit.js';
 import { freshSchema } from '../../pg/pgServer.js';
 
@@ -140,5 +143,81 @@ describe.skipIf(pgSkip)('postgres group commit across sessions', () => {
       await raw.end();
       await b.close();
     }
+  });
+
+  describe('the bounds of one statement (GroupCommit over its own connections, one statement at a time)', () => {
+    type S = { id: string; fence: Fence };
+    const member = (s: S, seq: number, body = 'x') => ({ fence: s.fence, records: recs(seq, 1, 'message', body), after: snap(), at: { lastSeq: seq - 1, generation: 0 } });
+    const bytesOf = (m: ReturnType<typeof member>) => Buffer.byteLength(m.records[0]!.text, 'utf8');
+
+    async function kit(n: number) {
+      const schema = freshSchema();
+      const b = await backend({ schema });
+      const conns = await PgConnections.open({ target: parsePostgresUrl(await pgUrl()), schema });
+      return { b, conns, all: await sessions(b, n), close: async () => { await conns.close(); await b.close(); } };
+    }
+
+    it('at most maxMembers sessions per statement', async () => {
+      const { b, conns, all, close } = await kit(8);
+      try {
+        const gc = new GroupCommit(conns, { maxInFlight: 1, maxMembers: 3 });
+        await Promise.all(all.map((s) => gc.append(member(s, 2))));
+        expect(gc.statements).toBe(1 + 3); // one alone, then the seven that waited: 3, 3 and 1
+        for (const s of all) expect((await b.load(s.id)).lastSeq).toBe(2);
+      } finally {
+        await close();
+      }
+    });
+
+    it('at most maxBytes of record text per statement, a first member of any size always going', async () => {
+      const { b, conns, all, close } = await kit(7);
+      try {
+        const rb = bytesOf(member(all[0]!, 2));
+        const gc = new GroupCommit(conns, { maxInFlight: 1, maxBytes: 2 * rb });
+        const [warm, a, c, d, e, big1, big2] = all;
+        await Promise.all([
+          gc.append(member(warm!, 2)),
+          ...[a, c, d, e].map((s) => gc.append(member(s!, 2))), // exactly 2 × rb fits: two by two
+          ...[big1, big2].map((s) => gc.append(member(s!, 2, 'y'.repeat(3 * rb)))), // over the bound: each alone
+        ]);
+        expect(gc.statements).toBe(1 + 2 + 2);
+        for (const s of all) expect((await b.load(s.id)).lastSeq).toBe(2);
+      } finally {
+        await close();
+      }
+    });
+
+    it('a session never twice in one statement: its next batch waits for the next one', async () => {
+      const { b, conns, all, close } = await kit(3);
+      try {
+        const [warm, x, y] = all;
+        const gc = new GroupCommit(conns, { maxInFlight: 1 });
+        await Promise.all([gc.append(member(warm!, 2)), gc.append(member(x!, 2)), gc.append(member(y!, 2)), gc.append(member(x!, 3))]);
+        expect(gc.statements).toBe(3); // warm; x and y; x again
+        expect(await b.load(x!.id)).toMatchObject({ lastSeq: 3, records: 3 });
+        expect((await b.readRange(x!.id, { limit: 10 })).records.map((r) => r.seq)).toEqual([1, 2, 3]);
+      } finally {
+        await close();
+      }
+    });
+
+    it('a statement refused before it was sent (a secret caught by the second net) is tried member by member', async () => {
+      const { b, conns, all, close } = await kit(4);
+      try {
+        conns.guardParams((t) => (t.includes('SECRET-ZZ') ? 'test rule' : undefined));
+        const [warm, leaky, p, q] = all;
+        const gc = new GroupCommit(conns, { maxInFlight: 1 });
+        const results = await Promise.allSettled([
+          gc.append(member(warm!, 2)), gc.append(member(leaky!, 2, 'SECRET-ZZ')), gc.append(member(p!, 2)), gc.append(member(q!, 2)),
+        ]);
+        expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+        expect((results[1] as PromiseRejectedResult).reason).toMatchObject({ kind: 'SecretRejected' });
+        expect(gc.statements).toBe(1 + 1 + 3);
+        expect((await b.load(leaky!.id)).lastSeq).toBe(1);
+        for (const s of [warm!, p!, q!]) expect((await b.load(s.id)).lastSeq).toBe(2);
+      } finally {
+        await close();
+      }
+    });
   });
 });
