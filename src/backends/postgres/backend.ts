@@ -66,6 +66,10 @@ import { exportSession, importSession, leaseHeld, sessionIds } from './transfer.
 import { verifyStore, type VerifyOptions, type VerifyReport } from './verify.js';
 import { DEFAULT_PG_SCHEMA } from './url.js';
 import { noPathsHere } from '../shared.js';
+import type { StoreKey } from '../../durable/storeKey.js';
+import { checkEncryption } from './encryptionRow.js';
+import { KeyCodec, PLAINTEXT, type PgCodec, type PlainNet } from './sealing.js';
+import { blobAad, openBundle, openRecord, openRow, openState, sealBundle, sealHeader, sealRecord, sealSnapshot, sealState } from './sealedValues.js';
 
 export { DEFAULT_PG_SCHEMA };
 
@@ -113,6 +117,12 @@ export interface PostgresBackendOptions {
   onError?: (err: PgBackendError) => void;
   /** A held lease was found taken over (by the heartbeat). */
   onLeaseLost?: (sessionId: string) => void;
+  /**
+   * Encryption at rest (`--encryption-key-env`/`--encryption-key-file`): every text of session
+   * data and every blob is sealed with it (sealedValues.ts); the store's marker must agree
+   * (encryptionRow.ts: KeyMismatch otherwise).
+   */
+  encryptionKey?: StoreKey;
 }
 
 export class PostgresBackend implements Backend {
@@ -126,6 +136,10 @@ export class PostgresBackend implements Backend {
   private appendTransactions = 0;
   /** The lease protocol as the port speaks it (the lease table itself: `leaseTable`). */
   readonly leases: PortLeases;
+  /** The second net over plaintext, applied right before a value is sealed (secondNet). */
+  private plainNet: PlainNet | undefined;
+  /** Sealing of every stored value (sealing.ts): PLAINTEXT without a key. */
+  readonly codec: PgCodec;
 
   private constructor(
     readonly display: string,
@@ -136,7 +150,9 @@ export class PostgresBackend implements Backend {
     private readonly leaseTable: Leases,
     channel: string,
     onError: (err: PgBackendError) => void,
+    key: StoreKey | undefined,
   ) {
+    this.codec = key ? new KeyCodec(key, () => this.plainNet) : PLAINTEXT;
     this.notifier = new CommitNotifier(conns, channel, (id) => listener.pokeLocal(id), onError);
     listener.origin = this.notifier.origin;
     this.leases = {
@@ -150,6 +166,12 @@ export class PostgresBackend implements Backend {
   /** Every statement's parameters pass `find` before they are sent (PgConnections.guardParams): the second net under the core's gate. */
   secondNet(find: (text: string) => string | undefined): void {
     this.conns.guardParams(find);
+    this.plainNet = find;
+  }
+
+  /** Whether the bytes are encrypted at rest (a key is in use): SQL over texts (search indexes) cannot be used. */
+  get encrypted(): boolean {
+    return this.codec.key !== undefined;
   }
 
   static async open(o: PostgresBackendOptions): Promise<PostgresBackend> {
@@ -169,6 +191,7 @@ export class PostgresBackend implements Backend {
       ...(o.applicationName !== undefined ? { applicationName: o.applicationName } : {}) });
     try {
       const migration = o.readOnly ? await inspectSchema(conns, schema, o.migrations) : await prepareSchema(conns, schema, o.migrations);
+      await conns.transaction((tx) => checkEncryption(tx, schema, o.encryptionKey, o.readOnly === true), 'read committed', o.readOnly ? 'read' : 'write');
       const channel = channelOf(schema);
       const holder: LeaseHolder = { host: o.holder?.host ?? os.hostname(), pid: o.holder?.pid ?? process.pid, sidecarId: o.holder?.sidecarId ?? randomUUID() };
       let leases: Leases | undefined;
@@ -178,7 +201,7 @@ export class PostgresBackend implements Backend {
       }, onError);
       leases = new Leases(conns, holder, () => listener.current(), staleMs, o.onLeaseLost, o.readOnly === true);
       await listener.start();
-      const b = new PostgresBackend(target.display, schema, migration, conns, listener, leases, channel, onError);
+      const b = new PostgresBackend(target.display, schema, migration, conns, listener, leases, channel, onError, o.encryptionKey);
       b.scheduleHeartbeat(o.heartbeatMs ?? Math.max(100, Math.floor(staleMs / 3)), onError);
       return b;
     } catch (err) {
@@ -211,29 +234,36 @@ export class PostgresBackend implements Backend {
 
   /** `fence` may be left out only by tools that make sessions outside any writer (tests). */
   create(header: Gated<SealedHeader>, initial: ReadonlyArray<Gated<SealedRecord>>, after: Gated<Snapshot>, fence?: Fence): Promise<void> {
-    return this.notifying(header.sessionId, () => createSession(this.conns, header, initial, after, fence));
+    const c = this.codec;
+    const id = header.sessionId;
+    return this.notifying(id, () => createSession(this.conns, sealHeader(c, header), initial.map((r) => sealRecord(c, id, r)), sealSnapshot(c, id, after), fence));
   }
 
   load(sessionId: string): Promise<SessionRow> {
-    return asStoreErrors(() => loadSession(this.conns, sessionId));
+    return asStoreErrors(async () => openRow(this.codec, await loadSession(this.conns, sessionId)));
   }
 
   async persist(fence: Fence, recs: ReadonlyArray<Gated<SealedRecord>>, after: Gated<Snapshot>, at: Position): Promise<void> {
-    await this.notifying(fence.sessionId, () => persistBatch(this.conns, fence, recs, after, { lastSeq: at.lastSeq, generation: at.generation }));
+    const c = this.codec;
+    const id = fence.sessionId;
+    await this.notifying(id, () => persistBatch(this.conns, fence, recs.map((r) => sealRecord(c, id, r)), sealSnapshot(c, id, after), { lastSeq: at.lastSeq, generation: at.generation }));
     this.appendTransactions++;
   }
 
   /** After an Unavailable with outcome `unknown`: did the batch ending with `last` commit? */
   confirmBatch(sessionId: string, generation: number, last: SealedRecord): Promise<'committed' | 'absent'> {
-    return confirmBatch(this.conns, sessionId, generation, last);
+    return confirmBatch(this.conns, sessionId, generation, last, this.encrypted ? (stored) => openRecord(this.codec, sessionId, generation, stored).text : undefined);
   }
 
   readRange(sessionId: string, o: ReadRangeOptions): Promise<ReadRangeResult> {
-    return asStoreErrors(() => readRange(this.conns, sessionId, o));
+    return asStoreErrors(async () => {
+      const r = await readRange(this.conns, sessionId, o);
+      return this.encrypted ? { ...r, records: r.records.map((rec) => openRecord(this.codec, sessionId, r.generation, rec)) } : r;
+    });
   }
 
   rotate(fence: Fence, p: { throughSeq: number; checkpoint: Gated<SealedRecord>; expect: Position }): Promise<{ generation: number; archived: ArchivedGeneration }> {
-    return this.notifying(fence.sessionId, () => rotate(this.conns, fence.sessionId, { ...p, fence }));
+    return this.notifying(fence.sessionId, () => rotate(this.conns, fence.sessionId, { ...p, checkpoint: sealRecord(this.codec, fence.sessionId, p.checkpoint), fence }));
   }
 
   history(sessionId: string): Promise<ArchivedGeneration[]> {
@@ -241,12 +271,13 @@ export class PostgresBackend implements Backend {
   }
 
   /** Keyset page by session id (ids are ULIDs: creation order); `after` is the last id seen. */
-  list(o: { after?: string; limit: number; trashed?: boolean }): Promise<{ sessions: SessionRow[]; nextAfter: string | null }> {
-    return listSessions(this.conns, o);
+  async list(o: { after?: string; limit: number; trashed?: boolean }): Promise<{ sessions: SessionRow[]; nextAfter: string | null }> {
+    const page = await listSessions(this.conns, o);
+    return { ...page, sessions: page.sessions.map((row) => openRow(this.codec, row)) };
   }
 
   listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean }): Promise<SessionRow[]> {
-    return asStoreErrors(() => listByUpdate(this.conns, o));
+    return asStoreErrors(async () => (await listByUpdate(this.conns, o)).map((row) => openRow(this.codec, row)));
   }
 
   /** Trashed rows; deletedAt is the row's updated_at, which the trash move sets (sessions.ts). */
@@ -289,14 +320,18 @@ export class PostgresBackend implements Backend {
   }
 
   readonly blobs = {
-    put: (bytes: Gated<Buffer>) => asStoreErrors(() => putBlob(this.conns, bytes)),
+    put: (bytes: Gated<Buffer>) => asStoreErrors(() => putBlob(this.conns, bytes, this.encrypted ? (sha, plain) => this.codec.sealBlob(blobAad(sha), plain) : undefined)),
     size: (sha256: string) => asStoreErrors(() => blobSize(this.conns, sha256)),
-    read: (sha256: string, range?: { offset: number; length: number }) => asStoreErrors(() => readBlob(this.conns, sha256, range)),
+    read: (sha256: string, range?: { offset: number; length: number }) => asStoreErrors(() => readBlob(this.conns, sha256, range,
+      this.encrypted ? (sha, stored) => this.codec.openBlob(blobAad(sha), stored, { sha256: sha }) : undefined)),
   };
 
   readonly state = {
-    set: (fence: Fence, entry: Gated<StateEntry>) => asStoreErrors(() => setState(this.conns, fence, entry.key, entry.text)),
-    get: (sessionId: string, key: string) => asStoreErrors(() => getState(this.conns, sessionId, key)),
+    set: (fence: Fence, entry: Gated<StateEntry>) => asStoreErrors(() => setState(this.conns, fence, entry.key, sealState(this.codec, fence.sessionId, entry.key, entry.text))),
+    get: (sessionId: string, key: string) => asStoreErrors(async () => {
+      const stored = await getState(this.conns, sessionId, key);
+      return stored === undefined ? undefined : openState(this.codec, sessionId, key, stored);
+    }),
     keys: (sessionId: string) => asStoreErrors(() => stateKeys(this.conns, sessionId)),
     delete: (fence: Fence, key: string) => asStoreErrors(() => deleteState(this.conns, fence, key)),
   };
@@ -305,12 +340,16 @@ export class PostgresBackend implements Backend {
     return asStoreErrors(() => reserveToolSeq(this.conns, fence, floor));
   }
 
-  /** Whole sessions, for `migrate` (transfer.ts): export, import in one transaction, ids, live lease. */
+  /**
+   * Whole sessions, for `migrate` (transfer.ts): export, import in one transaction, ids, live
+   * lease. Bundles are plaintext (opened after export, sealed before import on an encrypted store).
+   */
   readonly transfer = {
     ids: () => sessionIds(this.conns),
-    export: (sessionId: string) => exportSession(this.conns, sessionId),
+    export: async (sessionId: string) => openBundle(this.codec, await exportSession(this.conns, sessionId)),
     import: async (bundle: SessionBundle, snapshot: Snapshot, toolSeq: number) => {
-      await importSession(this.conns, bundle, snapshot, toolSeq);
+      const id = bundle.header.sessionId;
+      await importSession(this.conns, sealBundle(this.codec, bundle), sealSnapshot(this.codec, id, snapshot), toolSeq);
       this.notifier.committed(bundle.header.sessionId);
     },
     leaseHeld: (sessionId: string) => leaseHeld(this.conns, sessionId, this.leaseTable.staleMs),
