@@ -79,7 +79,7 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL encryption at rest${pgSkip ? ` (ski
     expect(texts[0]).toContain(`summary ${MARK}`);
     expect(texts.some((t) => t.includes(big.trim()))).toBe(true);
     expect(texts.some((t) => t.includes(`"n":"${MARK}"`))).toBe(true);
-    expect((await t.read(id, { generation: 0 })).records.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
+    expect((await t.read(id, { generation: 0 })).records.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]); // the update is record 5
     expect(await t.getState(id, 'k')).toEqual({ v: MARK });
     const listed = (await t.list({})).sessions;
     expect(listed.map((x) => x.title).sort()).toEqual([`new ${MARK}`, `new ${MARK}`]);
