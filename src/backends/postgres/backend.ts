@@ -198,7 +198,7 @@ export class PostgresBackend implements Backend {
       const listener = new ChangeListener(conns, channel, async () => {
         // A new liveness connection: re-assert held leases under it before anyone sees them as orphaned.
         await leases?.heartbeat().catch(onError);
-      }, onError);
+      }, onError, undefined, o.readOnly ? undefined : schema);
       leases = new Leases(conns, holder, () => listener.current(), staleMs, o.onLeaseLost, o.readOnly === true);
       await listener.start();
       const b = new PostgresBackend(target.display, schema, migration, conns, listener, leases, channel, onError, o.encryptionKey);
@@ -357,7 +357,13 @@ export class PostgresBackend implements Backend {
 
   /** Read-only check of the whole store (the CLI's `verify`): see verify.ts. */
   verify(o: VerifyOptions = {}): Promise<VerifyReport> {
-    return verifyStore(this.conns, { staleMs: this.leaseTable.staleMs, ...o });
+    const c = this.codec;
+    const open = this.encrypted ? {
+      record: (id: string, generation: number, r: SealedRecord) => openRecord(c, id, generation, r).text,
+      state: (id: string, key: string, stored: string) => openState(c, id, key, stored),
+      blob: (sha: string, stored: Buffer) => c.openBlob(blobAad(sha), stored, { sha256: sha }),
+    } : undefined;
+    return verifyStore(this.conns, { staleMs: this.leaseTable.staleMs, ...(open ? { open } : {}), ...o });
   }
 
   /** Append transactions so far, and LISTEN connections made (tests, stats). */
