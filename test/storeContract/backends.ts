@@ -8,10 +8,13 @@
  *   CI=true pgAvailability() throws instead, so CI cannot pass by skipping.
  * - `memory`: the core's Sessions over a MemoryBackend (the ephemeral sessions' backend), which
  *   proves the port: the same contract over a third backend.
+ * - `postgres, encrypted`: `postgres` with an encryption key (src/backends/postgres/sealing.ts):
+ *   the whole contract over sealed values.
  *
  * Every instance a test makes is closed after the test (closeAll), crashed ones excepted.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { StoreKey } from '../../src/durable/storeKey.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import pgLib from 'pg';
@@ -64,6 +67,8 @@ export interface StoreFixture {
 
 export interface Backend {
   name: BackendName;
+  /** Shown in the describe title when it differs from the name (a variant of a backend). */
+  label?: string;
   /** null when it can run, else why not (printed). */
   skip: string | null;
   make(opts?: StoreOpts): Promise<StoreFixture>;
@@ -99,8 +104,10 @@ const fileBackend: Backend = {
 };
 
 let pgSkip: string | null | undefined;
-const postgresBackend: Backend = {
+/** `postgres`, or (`key`) the same encrypted at rest: every test of the contract runs over sealed values too. */
+const postgresOf = (key?: StoreKey): Backend => ({
   name: 'postgres',
+  ...(key ? { label: 'postgres, encrypted' } : {}),
   get skip() {
     pgSkip ??= pgAvailability();
     return pgSkip;
@@ -112,7 +119,7 @@ const postgresBackend: Backend = {
     const open = async (o: StoreOpts) => {
       // A name of its own, to see in pg_stat_activity when its connections are gone (crash).
       const applicationName = `contract-${randomUUID()}`;
-      const db = await openPostgresBackend({ url, schema, applicationName, ...(o.readOnly ? { readOnly: true } : {}) });
+      const db = await openPostgresBackend({ url, schema, applicationName, ...(o.readOnly ? { readOnly: true } : {}), ...(key ? { encryptionKey: key } : {}) });
       const s = new Sessions(db, { scratch: scratchAt(localRoot), ...o });
       live.push(s);
       names.set(s, applicationName);
@@ -158,7 +165,7 @@ const postgresBackend: Backend = {
       },
     };
   },
-};
+});
 
 /**
  * `memory`: the core's Sessions over one MemoryBackend (ephemeral sessions' backend): another
@@ -194,7 +201,7 @@ const memoryBackend: Backend = {
   },
 };
 
-export const BACKENDS: Backend[] = [fileBackend, postgresBackend, memoryBackend];
+export const BACKENDS: Backend[] = [fileBackend, postgresOf(), postgresOf(new StoreKey(randomBytes(32))), memoryBackend];
 
 function filesUnder(dir: string): string[] {
   const out: string[] = [];
@@ -213,7 +220,7 @@ function filesUnder(dir: string): string[] {
 export function eachBackend(title: string, body: (setup: (opts?: StoreOpts) => Promise<StoreFixture>, name: BackendName) => void): void {
   for (const b of BACKENDS) {
     const skip = b.skip;
-    describe.skipIf(skip !== null)(`${title} [${b.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => body((o) => b.make(o), b.name));
+    describe.skipIf(skip !== null)(`${title} [${b.label ?? b.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => body((o) => b.make(o), b.name));
   }
 }
 
