@@ -63,6 +63,8 @@ export interface StoreFixture {
    * every row of every table of the schema, as PostgreSQL prints it (postgres; bytea as hex).
    */
   dump(): Promise<string>;
+  /** The backend seals what it keeps (dump() then shows ciphertext only). */
+  encrypted?: boolean;
 }
 
 export interface Backend {
@@ -128,6 +130,7 @@ const postgresOf = (key?: StoreKey): Backend => ({
     const names = new Map<SessionStore, string>();
     return {
       backend: 'postgres',
+      ...(key ? { encrypted: true } : {}),
       dump: async () => {
         const c = new pgLib.Client({ connectionString: url });
         await c.connect();
