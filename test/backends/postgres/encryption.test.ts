@@ -124,9 +124,6 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL encryption at rest${pgSkip ? ` (ski
     const other = rows.find((r) => r.session_id === a)!.header_text;
     await sql(`UPDATE ${schema}.sessions SET header_text = $1, header_crc = $2 WHERE session_id = $3`, [other, textCrc(b, other), b]);
     expect((await refusal(t.open(b, 'read'))).kind).toBe('Corrupt');
-    // A snapshot column moved to another column of the same row.
-    await fix(`UPDATE S.sessions SET runtime_text = turn_text WHERE session_id = '${a}' AND turn_text IS NOT NULL`);
-    await fix(`UPDATE S.sessions SET last_message = first_message WHERE session_id = '${a}'`);
     // State values swapped between keys.
     const st = await fix(`SELECT key, text FROM S.state_values WHERE session_id = '${a}' ORDER BY key`) as Array<{ key: string; text: string }>;
     await sql(`UPDATE ${schema}.state_values SET text = $1, crc = $2 WHERE session_id = $3 AND key = 'y'`, [st[0]!.text, textCrc(`${a}\ny`, st[0]!.text), a]);
@@ -135,6 +132,23 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL encryption at rest${pgSkip ? ` (ski
     await sql(`UPDATE ${schema}.state_values SET text = $1, crc = $2 WHERE session_id = $3 AND key = 'x'`, ['{"value":1}\n', textCrc(`${a}\nx`, '{"value":1}\n'), a]);
     expect((await refusal(t.getState(a, 'x'))).kind).toBe('Corrupt');
     await t.closeAll();
+  });
+
+  it('a row text moved to another column of its row fails to open: Corrupt naming the column', async () => {
+    const schema = freshSchema('crypt');
+    const db = await backend({ schema, encryptionKey: key });
+    const id = newId();
+    const fence = await db.leases.acquire(id);
+    await db.create(header(id), recs(1, 1), snap('label'), fence);
+    expect((await db.load(id)).snapshot).toMatchObject({ turn: 'label', firstMessage: 'label', lastMessage: 'label' });
+    await sql(`UPDATE ${schema}.sessions SET first_message = last_message WHERE session_id = $1`, [id]);
+    try {
+      await db.load(id);
+      expect.unreachable('a moved column opened');
+    } catch (e) {
+      expect((e as StoreError).kind).toBe('Corrupt');
+      expect((e as StoreError).details).toMatchObject({ sessionId: id, column: 'first_message' });
+    }
   });
 
   it('a blob moved under another address fails to open (Corrupt)', async () => {
