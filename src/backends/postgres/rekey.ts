@@ -9,7 +9,8 @@
  *    sidecar that may write refuses the rekey (SessionLocked storeServed) before anything is
  *    changed, and none starts while it runs.
  * 3. The marker becomes {rekeying, from, to} (one committed UPDATE): from then on every open is
- *    refused (rekeyUnfinished) until a rekey finishes.
+ *    refused (rekeyUnfinished) until a rekey finishes. Then every lease is taken over (token + 1,
+ *    released; sessions.writer_token cleared): any fence issued before is LeaseLost.
  * 4. Table by table, in pages of `pageSize` rows in key order, each page ONE transaction: every
  *    value under `from` (or plaintext, when encrypting) is opened and sealed under `to` (or
  *    left plaintext, when decrypting), its crc recomputed over the new stored text; values
@@ -77,6 +78,13 @@ export async function rekeyPgStore(conns: PgConnections, schema: string, o: PgRe
          ON CONFLICT (one) DO UPDATE SET key_id = NULL, rekeying = true, rekey_from = $1, rekey_to = $2, updated_at = now()`,
         [from?.id ?? null, to?.id ?? null], 'write');
     }
+    // Every writer's fence ends here (a takeover of every lease): a sidecar still writing under
+    // the old key without the serving lock (its LISTEN connection lost while this rekey started)
+    // is LeaseLost at its next write, never leaves a value under the old key behind a page done.
+    await conns.transaction(async (tx) => {
+      await tx.query('UPDATE leases SET token = token + 1, released_at = now()');
+      await tx.query('UPDATE sessions SET writer_token = NULL WHERE writer_token IS NOT NULL');
+    });
     const run = new Rekeying(conns, from, to, o);
     await run.all();
     if (to) {

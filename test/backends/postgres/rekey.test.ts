@@ -159,7 +159,18 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL rekey${pgSkip ? ` (skipped: ${pgSki
     } finally {
       await lock.end();
     }
+    // A writer that lost its LISTEN connection (so its serving lock) while a rekey starts: its fence
+    // ends with the rekey's takeover of every lease, so it leaves nothing under the old key.
+    const writer = await backend({ schema, encryptionKey: key });
+    const fence = await writer.leases.acquire(sessionId);
+    await (writer as unknown as { listener: { stop(): Promise<void> } }).listener.stop();
+    const { pass, recs, snap } = await import('./pgTestKit.js');
+    void pass;
+    const row = await writer.load(sessionId);
     await rekey(schema, { from: key, to: key2 });
+    expect(await reason(writer.persist(fence, recs(row.lastSeq + 1, 1), snap(), { lastSeq: row.lastSeq, generation: row.generation }))).toBe('LeaseLost/undefined');
+    expect(await reason(writer.state.set(fence, pass.stateEntry({ key: 'k', text: '{"value":1}\n' })))).toBe('LeaseLost/undefined');
+    expect(await sql(`SELECT count(*)::int AS n FROM ${schema}.records WHERE text NOT LIKE $1`, [`ss-sealed:${key2.id}:%`])).toEqual([{ n: 0 }]);
     expect((await (await core(schema, key2)).open(sessionId, 'read')).title).toBe('x');
   });
 });
