@@ -41,12 +41,16 @@
  * - Group commit is the core's (its commit queue sends one batch per session at a time); here
  *   a persist is one transaction.
  * - Blobs are never deleted (no refcount yet); purge leaves them. Scratch stays local.
+ * - Encryption at rest (`encryptionKey`): the store's marker is checked at open
+ *   (encryptionRow.ts); every value is sealed here, at the port, after the second net over
+ *   its plaintext, and opened on the way back (sealedValues.ts, sealedRuntime.ts); the SQL
+ *   below sees ciphertext only, and its checksums cover it.
  * - The connection sets options in the startup packet (`-c synchronous_commit=on ...`):
  *   transaction-pooling proxies that reject startup options need session pooling.
  */
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { Backend, Gated, Leases as PortLeases, StateEntry, TrashedSession, UpdateCursor } from '../../core/port.js';
+import type { Backend, Gated, Leases as PortLeases, TrashedSession, UpdateCursor } from '../../core/port.js';
 import { StoreError } from '../../domain/errors.js';
 import { confirmBatch, persistBatch } from './append.js';
 import { ChangeListener, channelOf } from './changes.js';
@@ -56,7 +60,7 @@ import { Leases } from './leases.js';
 import { inspectSchema, prepareSchema, type MigrationResult } from './migrations.js';
 import type { Migration } from './schema.js';
 import { checkSchemaName, PgConnections } from './pool.js';
-import { blobSize, deleteState, getState, putBlob, readBlob, reserveToolSeq, setState, stateKeys } from './runtime.js';
+import { reserveToolSeq } from './runtime.js';
 import { createSession, history, listByUpdate, listSessions, loadSession, readRange, removeSession, rotate } from './sessions.js';
 import type {
   ArchivedGeneration, Fence, LeaseHolder, Position, ReadRangeOptions, ReadRangeResult, SealedHeader, SealedRecord, SessionBundle, SessionRow, Snapshot,
@@ -69,7 +73,8 @@ import { noPathsHere } from '../shared.js';
 import type { StoreKey } from '../../durable/storeKey.js';
 import { checkEncryption } from './encryptionRow.js';
 import { KeyCodec, PLAINTEXT, type PgCodec, type PlainNet } from './sealing.js';
-import { blobAad, openBundle, openRecord, openRow, openState, sealBundle, sealHeader, sealRecord, sealSnapshot, sealState } from './sealedValues.js';
+import { openBundle, openRecord, openRow, sealBundle, sealHeader, sealRecord, sealSnapshot } from './sealedValues.js';
+import { blobPort, statePort, verifyOpen } from './sealedRuntime.js';
 
 export { DEFAULT_PG_SCHEMA };
 
@@ -153,6 +158,8 @@ export class PostgresBackend implements Backend {
     key: StoreKey | undefined,
   ) {
     this.codec = key ? new KeyCodec(key, () => this.plainNet) : PLAINTEXT;
+    this.blobs = blobPort(conns, this.codec);
+    this.state = statePort(conns, this.codec);
     this.notifier = new CommitNotifier(conns, channel, (id) => listener.pokeLocal(id), onError);
     listener.origin = this.notifier.origin;
     this.leases = {
@@ -319,22 +326,8 @@ export class PostgresBackend implements Backend {
     throw noPathsHere('this store is a PostgreSQL database: sessions are opened by id, not by path');
   }
 
-  readonly blobs = {
-    put: (bytes: Gated<Buffer>) => asStoreErrors(() => putBlob(this.conns, bytes, this.encrypted ? (sha, plain) => this.codec.sealBlob(blobAad(sha), plain) : undefined)),
-    size: (sha256: string) => asStoreErrors(() => blobSize(this.conns, sha256)),
-    read: (sha256: string, range?: { offset: number; length: number }) => asStoreErrors(() => readBlob(this.conns, sha256, range,
-      this.encrypted ? (sha, stored) => this.codec.openBlob(blobAad(sha), stored, { sha256: sha }) : undefined)),
-  };
-
-  readonly state = {
-    set: (fence: Fence, entry: Gated<StateEntry>) => asStoreErrors(() => setState(this.conns, fence, entry.key, sealState(this.codec, fence.sessionId, entry.key, entry.text))),
-    get: (sessionId: string, key: string) => asStoreErrors(async () => {
-      const stored = await getState(this.conns, sessionId, key);
-      return stored === undefined ? undefined : openState(this.codec, sessionId, key, stored);
-    }),
-    keys: (sessionId: string) => asStoreErrors(() => stateKeys(this.conns, sessionId)),
-    delete: (fence: Fence, key: string) => asStoreErrors(() => deleteState(this.conns, fence, key)),
-  };
+  readonly blobs: ReturnType<typeof blobPort>;
+  readonly state: ReturnType<typeof statePort>;
 
   reserveToolSeq(fence: Fence, floor: number): Promise<number> {
     return asStoreErrors(() => reserveToolSeq(this.conns, fence, floor));
@@ -357,12 +350,7 @@ export class PostgresBackend implements Backend {
 
   /** Read-only check of the whole store (the CLI's `verify`): see verify.ts. */
   verify(o: VerifyOptions = {}): Promise<VerifyReport> {
-    const c = this.codec;
-    const open = this.encrypted ? {
-      record: (id: string, generation: number, r: SealedRecord) => openRecord(c, id, generation, r).text,
-      state: (id: string, key: string, stored: string) => openState(c, id, key, stored),
-      blob: (sha: string, stored: Buffer) => c.openBlob(blobAad(sha), stored, { sha256: sha }),
-    } : undefined;
+    const open = verifyOpen(this.codec);
     return verifyStore(this.conns, { staleMs: this.leaseTable.staleMs, ...(open ? { open } : {}), ...o });
   }
 
