@@ -71,7 +71,7 @@ import { verifyStore, type VerifyOptions, type VerifyReport } from './verify.js'
 import { DEFAULT_PG_SCHEMA } from './url.js';
 import { noPathsHere } from '../shared.js';
 import type { StoreKey } from '../../durable/storeKey.js';
-import { checkEncryption } from './encryptionRow.js';
+import { checkEncryption, hasMarkerTable, recheckEncryption } from './encryptionRow.js';
 import { KeyCodec, PLAINTEXT, type PgCodec, type PlainNet } from './sealing.js';
 import { openBundle, openRecord, openRow, sealBundle, sealHeader, sealRecord, sealSnapshot } from './sealedValues.js';
 import { blobPort, statePort, verifyOpen } from './sealedRuntime.js';
@@ -156,6 +156,7 @@ export class PostgresBackend implements Backend {
     channel: string,
     onError: (err: PgBackendError) => void,
     key: StoreKey | undefined,
+    markerTable: boolean,
   ) {
     this.codec = key ? new KeyCodec(key, () => this.plainNet) : PLAINTEXT;
     this.blobs = blobPort(conns, this.codec);
@@ -163,7 +164,11 @@ export class PostgresBackend implements Backend {
     this.notifier = new CommitNotifier(conns, channel, (id) => listener.pokeLocal(id), onError);
     listener.origin = this.notifier.origin;
     this.leases = {
-      acquire: (sessionId) => asStoreErrors(() => leaseTable.acquire(sessionId)),
+      acquire: (sessionId) => asStoreErrors(async () => {
+        // The store still under this instance's key (or still plaintext): a rekey meanwhile is KeyMismatch before anything is written.
+        await recheckEncryption(conns, key, markerTable);
+        return leaseTable.acquire(sessionId);
+      }),
       // Every write checks its fence in the database (fence.ts): nothing to check before.
       check: () => undefined,
       release: (fence) => asStoreErrors(() => leaseTable.release(fence)),
@@ -199,6 +204,7 @@ export class PostgresBackend implements Backend {
     try {
       const migration = o.readOnly ? await inspectSchema(conns, schema, o.migrations) : await prepareSchema(conns, schema, o.migrations);
       await conns.transaction((tx) => checkEncryption(tx, schema, o.encryptionKey, o.readOnly === true), 'read committed', o.readOnly ? 'read' : 'write');
+      const markerTable = await hasMarkerTable(conns, schema);
       const channel = channelOf(schema);
       const holder: LeaseHolder = { host: o.holder?.host ?? os.hostname(), pid: o.holder?.pid ?? process.pid, sidecarId: o.holder?.sidecarId ?? randomUUID() };
       let leases: Leases | undefined;
@@ -208,7 +214,7 @@ export class PostgresBackend implements Backend {
       }, onError, undefined, o.readOnly ? undefined : schema);
       leases = new Leases(conns, holder, () => listener.current(), staleMs, o.onLeaseLost, o.readOnly === true);
       await listener.start();
-      const b = new PostgresBackend(target.display, schema, migration, conns, listener, leases, channel, onError, o.encryptionKey);
+      const b = new PostgresBackend(target.display, schema, migration, conns, listener, leases, channel, onError, o.encryptionKey, markerTable);
       b.scheduleHeartbeat(o.heartbeatMs ?? Math.max(100, Math.floor(staleMs / 3)), onError);
       return b;
     } catch (err) {

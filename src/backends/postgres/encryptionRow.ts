@@ -76,3 +76,21 @@ export async function checkEncryption(tx: Tx, schema: string, key: StoreKey | un
     throw keyMismatch('the store is not encrypted but an encryption key was given: encrypt it first with session-sidecar rekey --store URL --to-env NAME', 'notEncrypted');
   }
 }
+
+/**
+ * Before every write open (a lease acquisition), as the file store re-reads encryption.json:
+ * the marker must still say what it said at open. A rekey since (or the first keyed open of a
+ * store this instance found empty and plaintext) is KeyMismatch before anything is written.
+ * One SELECT; `hasTable` is what open found (a schema without migration 8 has no marker).
+ */
+export async function recheckEncryption(tx: Tx, key: StoreKey | undefined, hasTable: boolean): Promise<void> {
+  if (!hasTable) return;
+  const row = await readEncryptionRow(tx);
+  if (row?.rekeying) throw keyMismatch(REKEY_UNFINISHED, 'rekeyUnfinished');
+  if (!key) {
+    if (row) throw keyMismatch(KEY_REQUIRED, 'keyRequired');
+    return;
+  }
+  if (!row) throw keyMismatch('the store is not encrypted (any more) but an encryption key was given', 'notEncrypted');
+  if (!key.names(row.keyId)) throw keyMismatch('the encryption key given is not the store\'s key', 'wrongKey');
+}

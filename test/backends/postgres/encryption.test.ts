@@ -191,6 +191,19 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL encryption at rest${pgSkip ? ` (ski
     }
   });
 
+  it('every write open re-reads the marker: a keyless sidecar that found the store empty is refused once a keyed one encrypted it', async () => {
+    const schema = freshSchema('crypt');
+    const plain = await backend({ schema });
+    expect(plain.encrypted).toBe(false);
+    const keyed = await backend({ schema, encryptionKey: key });
+    const id = newId();
+    expect(await kindOf(plain.leases.acquire(id))).toBe('KeyMismatch');
+    const fence = await keyed.leases.acquire(id);
+    await keyed.create(header(id), recs(1, 1), snap(), fence);
+    expect(await kindOf(plain.leases.acquire(newId()))).toBe('KeyMismatch');
+    expect(await sql(`SELECT count(*)::int AS n FROM ${schema}.sessions`)).toEqual([{ n: 1 }]);
+  });
+
   it('the second net runs over the plaintext right before sealing (the parameters only see ciphertext): a secret is refused, nothing stored', async () => {
     const schema = freshSchema('crypt');
     const db = await backend({ schema, encryptionKey: key });
