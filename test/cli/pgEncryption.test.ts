@@ -12,7 +12,11 @@ import { StoreKey } from '../../src/durable/storeKey.js';
 import { freshSchema } from '../pg/pgServer.js';
 import { pgSkip, pgUrl } from '../backends/postgres/pgTestKit.js';
 import { tempDir } from '../helpers.js';
-import { explain, msg, runCli } from './helpers.js';
+import { explain, msg, runCli, startCli } from './helpers.js';
+import fs from 'node:fs';
+import pgLib from 'pg';
+import { backend, header, recs, snap } from '../backends/postgres/pgTestKit.js';
+import { newId } from '../backends/postgres/pgTestKit.js';
 import { dumpSchema } from './pgCliKit.js';
 
 const KEY = randomBytes(32).toString('base64');
@@ -105,5 +109,57 @@ describe.skipIf(pgSkip !== null)(`the command line on an encrypted PostgreSQL st
     expect(help.stdout).toContain('--store DIR|URL');
     const mhelp = await runCli(['migrate', '--help']);
     expect(mhelp.stdout).toContain('--to-key-env NAME');
+  });
+
+  it('rekey SIGKILLed mid-way (some pages committed): the store is refused, every value is under one of the keys, the same command finishes it', async () => {
+    const url = await pgUrl();
+    const schema = freshSchema('pgkill');
+    const N = 6000;
+    const db = await backend({ schema });
+    const id = newId();
+    const fence = await db.leases.acquire(id);
+    const initial = recs(1, N, 'message', `${MARK} body`);
+    await db.create(header(id, `t ${MARK}`), initial, snap('s'), fence);
+    await db.leases.release(fence);
+    await db.close();
+    const keyFile = path.join(tempDir('sidecar-pgkill-'), 'key');
+    fs.writeFileSync(keyFile, PGKEY, { mode: 0o600 });
+    const c = new pgLib.Client({ connectionString: url });
+    await c.connect();
+    const sealed = async () => Number((await c.query(`SELECT count(*) AS n FROM "${schema}".records WHERE text LIKE 'ss-sealed:%'`)).rows[0].n);
+    try {
+      const run = startCli(['rekey', '--store', url, '--pg-schema', schema, '--to-file', keyFile]);
+      let seen = 0;
+      for (let i = 0; i < 2000 && seen === 0; i++) {
+        seen = await sealed();
+        if (seen === 0) await new Promise((r) => setTimeout(r, 5));
+      }
+      run.child.kill('SIGKILL');
+      const exit = await run.exited;
+      expect(exit.signal).toBe('SIGKILL');
+      const mid = await sealed();
+      expect(mid, 'the kill landed mid-way').toBeGreaterThan(0);
+      expect(mid, 'the kill landed mid-way').toBeLessThan(N);
+      expect(mid % 500, 'whole pages only (one transaction each)').toBe(0);
+      const refused = await runCli(['list', '--store', url, '--pg-schema', schema, '--encryption-key-env', 'P'], { env });
+      expect(refused.code, explain(refused)).toBe(1);
+      expect(refused.stderr).toMatch(/rekey of this store was interrupted/);
+      const again = await runCli(['rekey', '--store', url, '--pg-schema', schema, '--to-env', 'P'], { env });
+      expect(again.code, explain(again)).toBe(0);
+      expect(again.stdout).toMatch(new RegExp(`${N - mid} value\\(s\\) rewritten`));
+      expect(await sealed()).toBe(N);
+    } finally {
+      await c.end();
+    }
+    const after = await backend({ schema, encryptionKey: keyOf(PGKEY) });
+    const texts: string[] = [];
+    for (let afterSeq = 0; ;) {
+      const page = await after.readRange(id, { afterSeq, limit: 5000 });
+      texts.push(...page.records.map((r) => r.text));
+      if (page.records.length < 5000) break;
+      afterSeq = page.records[page.records.length - 1]!.seq;
+    }
+    expect(texts).toEqual(initial.map((r) => r.text));
+    expect((await after.verify()).issues).toEqual([]);
   });
 });
