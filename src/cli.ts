@@ -57,7 +57,8 @@ Options (serve):
   --lease-stale-ms N       a writer lease left by a killed process is taken over after
                            N ms without refresh (default 10000, 5000..15000)
   --encryption-key-env NAME   encrypt the store at rest with the key in $NAME (base64 of
-                           32 random bytes: head -c32 /dev/urandom | base64); file store only
+                           32 random bytes: head -c32 /dev/urandom | base64), a directory
+                           store or a PostgreSQL one
   --encryption-key-file PATH  the same key read from PATH (mode 0600, owned by you; a
                            symbolic link is refused). An encrypted store needs its key to
                            be served or inspected; 'session-sidecar rekey' changes it
@@ -82,7 +83,7 @@ interface ServeArgs {
   maxMessageBytes: number;
   logLevel: LogLevel;
   leaseStaleMs: number;
-  /** Encryption at rest (file store only): the key, never printed. */
+  /** Encryption at rest (file or PostgreSQL store): the key, never printed. */
   key?: StoreKey;
 }
 
@@ -131,7 +132,6 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
   } catch (e) {
     throw e instanceof KeyOptionError ? new KeyError(e.message) : e;
   }
-  if (key && url) throw new UsageError('--encryption-key-env/--encryption-key-file: encryption at rest is for the file store only (not with a PostgreSQL store)');
   const common = { framing, maxMessageBytes, logLevel, leaseStaleMs, ...(key ? { key } : {}) } as const;
   // The workspace must exist: the store (or, with PostgreSQL, the tool scratch directories) goes
   // inside it, and is never created with parents on a mistyped path.
@@ -192,6 +192,7 @@ async function openDurableStore(args: ServeArgs, warn: (m: string) => void, secr
     import('./backends/postgres/backend.js'), import('./backends/postgres/errors.js'), import('./scratch/localScratch.js'),
     import('./backends/postgres/passwords.js'), import('./backends/postgres/url.js'),
   ]);
+  args.key?.registerWith(secrets); // the key may never be stored, in any encoding (as the file store's)
   // The database password is a process-wide secret: no record, error or log line may carry it
   // (one shorter than a registered secret's minimum is not, as any such value).
   for (const u of [args.store, ...(args.pg.listenUrl !== undefined ? [args.pg.listenUrl] : [])]) {
@@ -210,6 +211,7 @@ async function openDurableStore(args: ServeArgs, warn: (m: string) => void, secr
         url: args.store, schema: args.pg.schema, leaseStaleMs: args.leaseStaleMs, ...(args.pg.poolMax !== undefined ? { poolMax: args.pg.poolMax } : {}),
         ...(args.pg.pooler ? { pooler: args.pg.pooler } : {}), ...(args.pg.listenUrl !== undefined ? { listenUrl: args.pg.listenUrl } : {}),
         onError: (e) => warn(`database: ${e.kind}${e.details.reason ? ` (${String(e.details.reason)})` : ''}`),
+        ...(args.key ? { encryptionKey: args.key } : {}),
       });
       break;
     } catch (e) {

@@ -18,7 +18,7 @@ export const COMMANDS = [
   { name: 'trash', summary: 'the deleted sessions: list, restore, or empty (the only way bytes leave the store)', load: async () => (await import('./trash.js')).trashCommand },
   { name: 'migrate', summary: 'copy every session of a store into another (directory <-> PostgreSQL), verified', load: async () => (await import('./migrate.js')).migrateCommand },
   { name: 'pg', summary: 'PostgreSQL store administration: migrate the schema as its owner before a rollout; status', load: async () => (await import('./pg.js')).pgCommand },
-  { name: 'rekey', summary: 'change the encryption key of a file store (or encrypt or decrypt it), crash-safely', load: async () => (await import('./rekey.js')).rekeyCommand },
+  { name: 'rekey', summary: 'change the encryption key of a store, directory or PostgreSQL (or encrypt or decrypt it), crash-safely', load: async () => (await import('./rekey.js')).rekeyCommand },
   { name: 'conformance', summary: 'run the protocol conformance suite against a server command', load: async () => (await import('./conformance/index.js')).conformanceCommand },
 ] as const satisfies ReadonlyArray<{ name: string; summary: string; load: () => Promise<Command> }>;
 
@@ -49,6 +49,7 @@ export function splitCommand(argv: string[]): { command: CommandEntry | 'help'; 
         'from-pg-schema': { type: 'string' }, 'to-pg-schema': { type: 'string' },
         'encryption-key-env': { type: 'string' }, 'encryption-key-file': { type: 'string' },
         'from-env': { type: 'string' }, 'from-file': { type: 'string' }, 'to-env': { type: 'string' }, 'to-file': { type: 'string' },
+        'from-key-env': { type: 'string' }, 'from-key-file': { type: 'string' }, 'to-key-env': { type: 'string' }, 'to-key-file': { type: 'string' },
       },
     }));
   } catch {

@@ -108,8 +108,7 @@ export function parseCommand(
     throw e instanceof UsageError ? new UsageError(e.message, command.name) : e;
   }
   const key = keyOf(values);
-  if (key && target.kind === 'postgres') throw new UsageError('encryption at rest is for the file store only (not with a PostgreSQL store)', command.name);
-  if (key && target.kind === 'file') target = { ...target, key };
+  if (key) target = { ...target, key };
   return { values, positionals: parsed.positionals, root: target.display, target };
 }
 
@@ -173,7 +172,7 @@ export async function openWritableStore(target: StoreTarget): Promise<SessionSto
       import('../backends/postgres/backend.js'), import('../core/sessions/sessions.js'), import('../backends/postgres/errors.js'), import('../scratch/localScratch.js'),
     ]);
     try {
-      const db = await openPostgresBackend({ url: target.url, schema: target.schema, poolMax: 2, applicationName: 'session-sidecar-cli' });
+      const db = await openPostgresBackend({ url: target.url, schema: target.schema, poolMax: 2, applicationName: 'session-sidecar-cli', ...(target.key ? { encryptionKey: target.key } : {}) });
       return new Sessions(db, { scratch: scratchAt(path.join(process.cwd(), '.session-sidecar')), warn: storeWarning });
     } catch (e) {
       throw storeErrorOf(e);

@@ -8,6 +8,7 @@ import { CliError, type Command, UsageError } from './common.js';
 import { err, humanBytes, out } from './output.js';
 import { readOnlyFs } from './readOnlyFs.js';
 import { type StoreTarget, targetOf } from './storeTarget.js';
+import { KeyOptionError, loadKey } from './encryptionKey.js';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -44,6 +45,14 @@ Options:
                            session_sidecar)
   --from-pg-schema NAME    the source's schema, when both sides are PostgreSQL
   --to-pg-schema NAME      the destination's schema, when both sides are PostgreSQL
+  --from-key-env NAME      the source is encrypted at rest: its key, base64 in $NAME
+  --from-key-file PATH     the source's key read from PATH (mode 0600, owned by you)
+  --to-key-env NAME        encrypt the destination with this key (base64 in $NAME): a new
+                           or empty store is encrypted from its first byte; an existing
+                           encrypted one must be under this key
+  --to-key-file PATH       the destination's key read from PATH (mode 0600, owned by you)
+                           (Either side, directory or PostgreSQL, may be encrypted; sessions
+                           are opened at the source and sealed again at the destination.)
   -h, --help               this help
 `,
   async run(argv) {
@@ -54,6 +63,7 @@ Options:
         options: {
           from: { type: 'string' }, to: { type: 'string' }, 'pg-schema': { type: 'string' }, 'from-pg-schema': { type: 'string' },
           'to-pg-schema': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+          'from-key-env': { type: 'string' }, 'from-key-file': { type: 'string' }, 'to-key-env': { type: 'string' }, 'to-key-file': { type: 'string' },
         },
       }));
     } catch (e) {
@@ -71,19 +81,25 @@ Options:
     const from = targetOf(values.from, schemaOf(pgFrom, values['from-pg-schema']), usage);
     const to = targetOf(values.to, schemaOf(pgTo, values['to-pg-schema']), usage);
     if (from.display === to.display) throw usage('--from and --to name the same store');
-    return migrate(from, to);
+    try {
+      const fromKey = loadKey({ env: values['from-key-env'], file: values['from-key-file'] }, process.env, '--from-key');
+      const toKey = loadKey({ env: values['to-key-env'], file: values['to-key-file'] }, process.env, '--to-key');
+      return await migrate(fromKey ? { ...from, key: fromKey } : from, toKey ? { ...to, key: toKey } : to);
+    } catch (e) {
+      throw e instanceof KeyOptionError ? new CliError(e.message) : e;
+    }
   },
 };
 
 async function openEnd(t: StoreTarget, source: boolean): Promise<TransferEnd> {
-  if (t.kind === 'postgres') return pgEnd(t.url, t.schema, t.display, source);
+  if (t.kind === 'postgres') return pgEnd(t.url, t.schema, t.display, source, t.key);
   if (source) {
     if (!fs.lstatSync(path.join(t.root, 'sessions'), { throwIfNoEntry: false })?.isDirectory()) {
       throw new CliError(`no session store at ${t.root} (it has no sessions/ directory)`);
     }
-    return fileEnd(t.root, readOnlyFs());
+    return fileEnd(t.root, readOnlyFs(), t.key, true);
   }
-  return fileEnd(t.root, nodeFs);
+  return fileEnd(t.root, nodeFs, t.key);
 }
 
 async function migrate(fromT: StoreTarget, toT: StoreTarget): Promise<number> {

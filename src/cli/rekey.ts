@@ -7,11 +7,13 @@ import { rekeyStore } from '../backends/file/rekey.js';
 import { CliError, type Command, parseCommand, STORE_HELP, UsageError } from './common.js';
 import { KeyOptionError, loadKey } from './encryptionKey.js';
 import { out } from './output.js';
+import type { StoreTarget } from './storeTarget.js';
+import type { StoreKey } from '../durable/storeKey.js';
 
 export const rekeyCommand: Command = {
   name: 'rekey',
   summary: summaryOf('rekey'),
-  usage: `Usage: session-sidecar rekey --store DIR [--from-env OLD | --from-file PATH] [--to-env NEW | --to-file PATH]
+  usage: `Usage: session-sidecar rekey --store DIR|URL [--from-env OLD | --from-file PATH] [--to-env NEW | --to-file PATH]
 
 Rewrites every journal, archived generation, state value and blob of a file store from the
 current encryption key to a new one, crash-safely: an interrupted rekey leaves every file whole
@@ -19,6 +21,12 @@ under one of the two keys, the store is refused by servers and commands until th
 is run again, and that run finishes the job. Index entries and list.cache are removed (rebuilt
 from the journals). No sidecar may have the store open: a held writer lease refuses the rekey
 before anything is changed.
+
+With a PostgreSQL store (--store postgres://..., --pg-schema NAME) every sealed text column and
+blob is re-sealed in pages of rows, each page one transaction; every value names its key, so an
+interrupted rekey leaves each value whole under one of the two keys, the store is refused until
+the same command is run again, and that run finishes the job. A sidecar serving the store (or a
+command changing it) refuses the rekey before anything is changed.
 
 Options:
   --from-env NAME          the current key, base64 in $NAME (omit both --from options for a
@@ -34,7 +42,6 @@ ${STORE_HELP.split('\n').filter((l) => !/encryption-key|^\s{20,}the (same|key)/.
       'from-env': { type: 'string' }, 'from-file': { type: 'string' }, 'to-env': { type: 'string' }, 'to-file': { type: 'string' },
     }, { min: 0, max: 0, names: '' });
     if (!p) return out(this.usage), 0;
-    if (p.target.kind !== 'file') throw new UsageError('rekey is for a file store (encryption at rest is not available with PostgreSQL)', this.name);
     if (p.values['encryption-key-env'] !== undefined || p.values['encryption-key-file'] !== undefined) {
       throw new UsageError('rekey takes --from-env/--from-file and --to-env/--to-file, not --encryption-key-*', this.name);
     }
@@ -47,8 +54,14 @@ ${STORE_HELP.split('\n').filter((l) => !/encryption-key|^\s{20,}the (same|key)/.
       throw e instanceof KeyOptionError ? new CliError(e.message) : e;
     }
     if (!from && !to) throw new UsageError('give the current key (--from-env/--from-file), the new key (--to-env/--to-file), or both', this.name);
-    const report = await rekeyStore(new StoreLayout(p.target.root), { fs: { ...nodeFs }, ...(from ? { from } : {}), ...(to ? { to } : {}) });
     const what = to ? (from ? 'rekeyed' : 'encrypted') : 'decrypted';
+    if (p.target.kind === 'postgres') {
+      const report = await rekeyPg(p.target, from, to);
+      if (report.rewritten === 0 && report.skipped === 0) out(`${p.root} is already ${to ? 'under the new key' : 'plaintext'}: nothing to do\n`);
+      else out(`${what} ${p.root}: ${report.sessions} session(s), ${report.rewritten} value(s) rewritten, ${report.skipped} already done\n`);
+      return 0;
+    }
+    const report = await rekeyStore(new StoreLayout(p.target.root), { fs: { ...nodeFs }, ...(from ? { from } : {}), ...(to ? { to } : {}) });
     if (report.rewritten === 0 && report.skipped === 0) {
       out(`${p.root} is already ${to ? 'under the new key' : 'plaintext'}: nothing to do\n`);
       return 0;
@@ -61,6 +74,23 @@ ${STORE_HELP.split('\n').filter((l) => !/encryption-key|^\s{20,}the (same|key)/.
     return 0;
   },
 };
+
+/** A PostgreSQL store's rekey (src/backends/postgres/rekey.ts) on connections of its own; errors mapped, text-free. */
+async function rekeyPg(t: Extract<StoreTarget, { kind: 'postgres' }>, from: StoreKey | undefined, to: StoreKey | undefined) {
+  const [{ PgConnections }, { parsePostgresUrl }, { storeErrorOf }, { rekeyPgStore }] = await Promise.all([
+    import('../backends/postgres/pool.js'), import('../backends/postgres/url.js'), import('../backends/postgres/errors.js'), import('../backends/postgres/rekey.js'),
+  ]);
+  try {
+    const conns = await PgConnections.open({ target: parsePostgresUrl(t.url), schema: t.schema, max: 2, applicationName: 'session-sidecar-rekey' });
+    try {
+      return await rekeyPgStore(conns, t.schema, { ...(from ? { from } : {}), ...(to ? { to } : {}) });
+    } finally {
+      await conns.close();
+    }
+  } catch (e) {
+    throw storeErrorOf(e);
+  }
+}
 
 function filesIn(dir: string): number {
   try {

@@ -15,7 +15,7 @@ import type { StoreKey } from '../durable/storeKey.js';
  */
 export type StoreTarget =
   | { kind: 'file'; root: string; display: string; /** Encryption at rest: the store's key (never printed). */ key?: StoreKey }
-  | { kind: 'postgres'; url: string; schema: string; display: string };
+  | { kind: 'postgres'; url: string; schema: string; display: string; /** Encryption at rest: the store's key (never printed). */ key?: StoreKey };
 
 export const PG_SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -45,7 +45,7 @@ export function targetOf(store: string, schema: string | undefined, usage: (m: s
  */
 export async function openReadOnlyBackend(t: Extract<StoreTarget, { kind: 'postgres' }>, noStore: (m: string) => Error): Promise<PostgresBackend> {
   try {
-    return await openPostgresBackend({ url: t.url, schema: t.schema, readOnly: true, poolMax: 2, applicationName: 'session-sidecar-cli' });
+    return await openPostgresBackend({ url: t.url, schema: t.schema, readOnly: true, poolMax: 2, applicationName: 'session-sidecar-cli', ...(t.key ? { encryptionKey: t.key } : {}) });
   } catch (e) {
     if (e instanceof PgBackendError && e.details.reason === 'noSchema') {
       throw noStore(`no session store in schema ${t.schema} of ${t.display.replace(/ \(schema .*\)$/, '')} (nothing was created; 'session-sidecar pg migrate --store URL' creates it, as does a first 'serve' with an owner role)`);

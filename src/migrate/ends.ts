@@ -18,6 +18,11 @@ import type { SecretSet } from '../domain/secrets/knownSecrets.js';
 import { DEFAULT_LEASE_STALE_MS } from '../backends/file/leases.js';
 import { exportFileSession, fileLeaseHeld, fileSessionIds, placeOf } from '../backends/file/transfer/exportFile.js';
 import { importFileSession, settleImport } from '../backends/file/transfer/importFile.js';
+import type { StoreKey } from '../durable/storeKey.js';
+import { attachKey } from '../backends/file/journal/cipher.js';
+import { openStoreRoot } from '../backends/file/storeRoot.js';
+import { type ByteFinder, checkBytes } from '../domain/secrets/finalGate.js';
+import { SecretSet as Secrets } from '../domain/secrets/knownSecrets.js';
 
 export interface TransferEnd {
   readonly display: string;
@@ -37,8 +42,22 @@ export interface TransferEnd {
   close(): Promise<void>;
 }
 
-export function fileEnd(root: string, fsl: FsLayer): TransferEnd {
+/**
+ * A directory store's end. `key`: its encryption key (sealed journals and files are opened on
+ * export and sealed on import: the bundle is plaintext between the ends). Its marker must agree
+ * (openStoreRoot: KeyMismatch otherwise), the destination's checked before anything is written.
+ */
+export function fileEnd(root: string, base: FsLayer, key?: StoreKey, readOnly = false): TransferEnd {
   const layout = new StoreLayout(root);
+  const ownKey = keySecrets(key);
+  // The plaintext about to be sealed passes the session's secrets and the key itself (cipher.ts sealGated).
+  const keyed = (layer: FsLayer, secrets?: ByteFinder): FsLayer => {
+    if (key) attachKey(layer, { key, gate: (plain) => { if (secrets) checkBytes(secrets, plain); checkBytes(ownKey, plain); } });
+    return layer;
+  };
+  // A layer of its own: the key is attached to this end's layer only.
+  const fsl = keyed(Object.create(base) as FsLayer);
+  openStoreRoot(fsl, layout, key, readOnly);
   return {
     display: root,
     ids: async () => fileSessionIds(fsl, layout),
@@ -48,13 +67,13 @@ export function fileEnd(root: string, fsl: FsLayer): TransferEnd {
       return h ? `pid ${h.pid} on ${h.host}` : undefined;
     },
     export: async (id) => exportFileSession(fsl, layout, id),
-    import: async (b, _snapshot, _toolSeq, secrets) => importFileSession(gateFs(fsl, secrets), layout, b),
+    import: async (b, _snapshot, _toolSeq, secrets) => importFileSession(keyed(gateFs(fsl, secrets), secrets), layout, b),
     settle: async (id) => settleImport(fsl, layout, id),
     blob: async (sha) => (blobSize(fsl, layout, `sha256:${sha}`) === undefined ? undefined : readBlob(fsl, layout, `sha256:${sha}`).bytes),
     hasBlob: async (sha) => blobSize(fsl, layout, `sha256:${sha}`) !== undefined,
     putBlob: async (bytes, secrets) => {
       layout.init(fsl);
-      await putBlob(gateFs(fsl, secrets), layout, bytes);
+      await putBlob(keyed(gateFs(fsl, secrets), secrets), layout, bytes);
     },
     close: async () => {},
   };
@@ -68,8 +87,12 @@ const pg = asStoreErrors;
  * every connection read-only at the server. The destination's schema is created or upgraded as
  * by `serve`.
  */
-export async function pgEnd(url: string, schema: string, display: string, readOnly: boolean): Promise<TransferEnd> {
-  const db: PostgresBackend = await pg(() => openPostgresBackend({ url, schema, readOnly, poolMax: 4, applicationName: 'session-sidecar-migrate' }));
+export async function pgEnd(url: string, schema: string, display: string, readOnly: boolean, key?: StoreKey): Promise<TransferEnd> {
+  const db: PostgresBackend = await pg(() => openPostgresBackend({
+    url, schema, readOnly, poolMax: 4, applicationName: 'session-sidecar-migrate', ...(key ? { encryptionKey: key } : {}),
+  }));
+  // Sealing gates plaintext against the key itself too (the bundle was gated by the caller).
+  if (key) db.secondNet((text) => keySecrets(key).findInBytes(Buffer.from(text, 'utf8')));
   const exists = async (id: string) => {
     try {
       await db.load(id);
@@ -105,3 +128,11 @@ export async function pgEnd(url: string, schema: string, display: string, readOn
     close: () => db.close(),
   };
 }
+
+/** The keys are secrets of this process: no plaintext holding one is ever sealed. */
+function keySecrets(key: StoreKey | undefined): Secrets {
+  const s = new Secrets();
+  key?.registerWith(s);
+  return s;
+}
+

@@ -98,7 +98,7 @@ export class Lifecycle {
         tool: { scratch: true },
         state: { maxValueBytes: MAX_STATE_VALUE_BYTES },
         blob: { defaultThreshold: DEFAULT_BLOB_THRESHOLD, maxChunk: MAX_BLOB_CHUNK },
-        ...((this.opts.store.backend ?? 'file') === 'file' ? { encryptionAtRest: { algorithm: 'AES-256-GCM' as const, active: this.opts.store.encrypted === true } } : {}),
+        ...(['file', 'postgres'].includes(this.opts.store.backend ?? 'file') ? { encryptionAtRest: { algorithm: 'AES-256-GCM' as const, active: this.opts.store.encrypted === true } } : {}),
       },
       store: { root: this.opts.store.root, backend: this.opts.store.backend ?? 'file' },
     };

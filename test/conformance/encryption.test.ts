@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { filesUnder } from '../domain/secrets/secretsHelpers.js';
 import { tempDir } from '../helpers.js';
 import { FRAMINGS, rejection, type SidecarClient, spawnSidecar, startSidecar } from './harness.js';
+import pgLib from 'pg';
+import { freshSchema, pgAvailability, releaseSharedCluster, sharedCluster } from '../pg/pgServer.js';
 
 /**
  * Encryption at rest (protocol/README.md §20, STORAGE.md "Encryption at rest") over the built
@@ -217,10 +219,11 @@ describe.each(FRAMINGS)('encryption at rest over %s', (framing) => {
       expect(c.stderr).not.toContain(KEY);
     }
     expect(fs.existsSync(path.join(store, 'sessions'))).toBe(false); // nothing was created
-    // Not implemented for PostgreSQL: refused at start-up, before any connection.
-    const pg = spawnSidecar({ framing, store: 'postgres://nobody@127.0.0.1:1/none', env: keyEnv(), args: keyArgs });
-    expect((await pg.exited).code).toBe(2);
-    expect(pg.stderr).toMatch(/encryption at rest is for the file store only/);
+    // A PostgreSQL store takes the key (test/cli/pgEncryption.test.ts): here its database is unreachable, and the key is never shown.
+    const pg = spawnSidecar({ framing, store: 'postgres://nobody@127.0.0.1:1/none', env: { ...keyEnv(), SESSION_SIDECAR_PG_START_WAIT_MS: '0' }, args: keyArgs });
+    expect((await pg.exited).code).toBe(1);
+    expect(pg.stderr).toMatch(/cannot start/);
+    expect(pg.stderr).not.toContain(KEY);
     fs.chmodSync(keyFile, 0o600);
     const ok = await startSidecar({ framing, store, args: ['--encryption-key-file', keyFile] });
     const { sessionId } = await ok.create({ title: 'from a key file' });
@@ -251,5 +254,80 @@ describe.each(FRAMINGS)('encryption at rest over %s', (framing) => {
     expect(seen().map((r) => r.message?.content)).toEqual(['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7']);
     await watcher.shutdown();
     await writer.shutdown();
+  });
+});
+
+const pgSkip = pgAvailability();
+afterAll(() => releaseSharedCluster());
+
+/** Every row of every table of a schema as PostgreSQL prints it (bytea as hex), plus every bytea as raw bytes. */
+async function schemaBytes(url: string, schema: string): Promise<Array<{ name: string; bytes: Buffer }>> {
+  const c = new pgLib.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const out: Array<{ name: string; bytes: Buffer }> = [];
+    const tables = await c.query("SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE'", [schema]);
+    for (const { table_name: t } of tables.rows as Array<{ table_name: string }>) {
+      const rows = await c.query(`SELECT t::text AS row FROM "${schema}"."${t}" t`);
+      out.push({ name: t, bytes: Buffer.from((rows.rows as Array<{ row: string }>).map((r) => r.row).join('\n'), 'utf8') });
+    }
+    const blobs = await c.query(`SELECT bytes FROM "${schema}".blobs`);
+    out.push({ name: 'blobs (raw)', bytes: Buffer.concat((blobs.rows as Array<{ bytes: Buffer }>).map((r) => r.bytes)) });
+    return out;
+  } finally {
+    await c.end();
+  }
+}
+
+describe.skipIf(pgSkip !== null)(`encryption at rest on a PostgreSQL store (the built binary)${pgSkip ? ` (skipped: ${pgSkip})` : ''}`, () => {
+  it('serve --encryption-key-env on a postgres:// store: advertised; every field sealed in every table; read back after a restart; refusals as on the file store', async () => {
+    const { url } = await sharedCluster();
+    const schema = freshSchema('confenc');
+    const args = (...more: string[]) => ['--pg-schema', schema, '--workspace', tempDir('sidecar-pgenc-ws-'), ...more];
+    const c = spawnSidecar({ store: url, env: keyEnv(), args: args(...keyArgs) });
+    const init = await c.initialize();
+    expect(init.capabilities.encryptionAtRest).toEqual({ algorithm: 'AES-256-GCM', active: true });
+    expect(init.store.backend).toBe('postgres');
+    const ids = await writeEverything(c);
+    const before = await readEverything(c, ids);
+    const json = JSON.stringify(before);
+    for (const m of ids.markers.filter((x) => !/-(title|tag)-x$|-(blob|attach)-x/.test(x))) expect(json, m).toContain(m);
+    await c.shutdown();
+    const rows = await schemaBytes(url, schema);
+    expect(rows.find((r) => r.name === 'records')!.bytes.toString()).toContain('ss-sealed:');
+    const found = (markers: string[], extra: Array<{ name: string; bytes: Buffer }> = []) => {
+      const out: string[] = [];
+      for (const f of [...rows, ...extra]) for (const m of markers) for (const form of formsOf(m)) if (f.bytes.includes(form)) out.push(`${m} (${form}) in ${f.name}`);
+      return out;
+    };
+    expect(found(ids.markers)).toEqual([]);
+    expect(found([KEY, Buffer.from(KEY, 'base64').toString('hex')], [{ name: 'stdout', bytes: Buffer.concat(c.stdout) }, { name: 'stderr', bytes: Buffer.from(c.stderr) }])).toEqual([]);
+
+    const d = spawnSidecar({ store: url, env: keyEnv(), args: args(...keyArgs) });
+    await d.initialize();
+    expect(await readEverything(d, ids)).toEqual(before);
+    await d.open({ sessionId: ids.forkId, mode: 'write' });
+    const refused = await rejection(d.append({ sessionId: ids.forkId, records: [{ kind: 'message', message: { role: 'user', content: `key ${KEY}` } }] }));
+    expect(refused.data).toMatchObject({ kind: 'SecretRejected' });
+    await d.shutdown();
+
+    for (const [env, extra, what] of [
+      [keyEnv(OTHER_KEY), keyArgs, /not the store's key/],
+      [process.env, [], /the store is encrypted: give its key/],
+    ] as const) {
+      const bad = spawnSidecar({ store: url, env, args: args(...extra) });
+      expect((await bad.exited).code).toBe(1);
+      expect(bad.stderr).toMatch(what);
+      expect(bad.stderr).not.toContain(KEY);
+      expect(bad.stderr).not.toContain(OTHER_KEY);
+    }
+    // A key for a plaintext PostgreSQL store holding sessions: refused, pointing to rekey.
+    const plainSchema = freshSchema('confenc');
+    const p = await startSidecar({ store: url, args: ['--pg-schema', plainSchema, '--workspace', tempDir('sidecar-pgenc-ws-')] });
+    await p.create({ title: 'plain' });
+    await p.shutdown();
+    const notEnc = spawnSidecar({ store: url, env: keyEnv(), args: ['--pg-schema', plainSchema, '--workspace', tempDir('sidecar-pgenc-ws-'), ...keyArgs] });
+    expect((await notEnc.exited).code).toBe(1);
+    expect(notEnc.stderr).toMatch(/not encrypted but an encryption key was given.*rekey/);
   });
 });

@@ -8,10 +8,13 @@
  *   CI=true pgAvailability() throws instead, so CI cannot pass by skipping.
  * - `memory`: the core's Sessions over a MemoryBackend (the ephemeral sessions' backend), which
  *   proves the port: the same contract over a third backend.
+ * - `postgres, encrypted`: `postgres` with an encryption key (src/backends/postgres/sealing.ts):
+ *   the whole contract over sealed values.
  *
  * Every instance a test makes is closed after the test (closeAll), crashed ones excepted.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { StoreKey } from '../../src/durable/storeKey.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import pgLib from 'pg';
@@ -60,10 +63,14 @@ export interface StoreFixture {
    * every row of every table of the schema, as PostgreSQL prints it (postgres; bytea as hex).
    */
   dump(): Promise<string>;
+  /** The backend seals what it keeps (dump() then shows ciphertext only). */
+  encrypted?: boolean;
 }
 
 export interface Backend {
   name: BackendName;
+  /** Shown in the describe title when it differs from the name (a variant of a backend). */
+  label?: string;
   /** null when it can run, else why not (printed). */
   skip: string | null;
   make(opts?: StoreOpts): Promise<StoreFixture>;
@@ -99,8 +106,10 @@ const fileBackend: Backend = {
 };
 
 let pgSkip: string | null | undefined;
-const postgresBackend: Backend = {
+/** `postgres`, or (`key`) the same encrypted at rest: every test of the contract runs over sealed values too. */
+const postgresOf = (key?: StoreKey): Backend => ({
   name: 'postgres',
+  ...(key ? { label: 'postgres, encrypted' } : {}),
   get skip() {
     pgSkip ??= pgAvailability();
     return pgSkip;
@@ -112,7 +121,7 @@ const postgresBackend: Backend = {
     const open = async (o: StoreOpts) => {
       // A name of its own, to see in pg_stat_activity when its connections are gone (crash).
       const applicationName = `contract-${randomUUID()}`;
-      const db = await openPostgresBackend({ url, schema, applicationName, ...(o.readOnly ? { readOnly: true } : {}) });
+      const db = await openPostgresBackend({ url, schema, applicationName, ...(o.readOnly ? { readOnly: true } : {}), ...(key ? { encryptionKey: key } : {}) });
       const s = new Sessions(db, { scratch: scratchAt(localRoot), ...o });
       live.push(s);
       names.set(s, applicationName);
@@ -121,6 +130,7 @@ const postgresBackend: Backend = {
     const names = new Map<SessionStore, string>();
     return {
       backend: 'postgres',
+      ...(key ? { encrypted: true } : {}),
       dump: async () => {
         const c = new pgLib.Client({ connectionString: url });
         await c.connect();
@@ -158,7 +168,7 @@ const postgresBackend: Backend = {
       },
     };
   },
-};
+});
 
 /**
  * `memory`: the core's Sessions over one MemoryBackend (ephemeral sessions' backend): another
@@ -194,7 +204,7 @@ const memoryBackend: Backend = {
   },
 };
 
-export const BACKENDS: Backend[] = [fileBackend, postgresBackend, memoryBackend];
+export const BACKENDS: Backend[] = [fileBackend, postgresOf(), postgresOf(new StoreKey(randomBytes(32))), memoryBackend];
 
 function filesUnder(dir: string): string[] {
   const out: string[] = [];
@@ -213,7 +223,7 @@ function filesUnder(dir: string): string[] {
 export function eachBackend(title: string, body: (setup: (opts?: StoreOpts) => Promise<StoreFixture>, name: BackendName) => void): void {
   for (const b of BACKENDS) {
     const skip = b.skip;
-    describe.skipIf(skip !== null)(`${title} [${b.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => body((o) => b.make(o), b.name));
+    describe.skipIf(skip !== null)(`${title} [${b.label ?? b.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => body((o) => b.make(o), b.name));
   }
 }
 

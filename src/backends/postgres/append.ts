@@ -136,9 +136,20 @@ export async function whyNotUpdated(tx: Tx, sessionId: string): Promise<PgBacken
  * 'absent' is definitive only when the connection that sent COMMIT is gone (a database
  * restart, as after a crash, guarantees that).
  */
-export async function confirmBatch(conns: PgConnections, sessionId: string, generation: number, last: SealedRecord): Promise<'committed' | 'absent'> {
-  const rows = await conns.query<{ crc: string }>('SELECT crc FROM records WHERE session_id = $1 AND generation = $2 AND seq = $3', [sessionId, generation, last.seq]);
-  if (rows.length === 0) return 'absent';
-  if (rows[0]!.crc !== recordCrc(sessionId, last)) return 'absent';
+export async function confirmBatch(
+  conns: PgConnections, sessionId: string, generation: number, last: SealedRecord, open?: (stored: SealedRecord) => string,
+): Promise<'committed' | 'absent'> {
+  const rows = await conns.query<{ crc: string; ts: string; kind: string; text: string }>(
+    'SELECT crc, ts, kind, text FROM records WHERE session_id = $1 AND generation = $2 AND seq = $3', [sessionId, generation, last.seq]);
+  const row = rows[0];
+  if (!row) return 'absent';
+  // Sealed (fresh nonce per seal): the stored text differs from any other sealing of the same
+  // record, so it is opened and compared as plaintext; its crc is still checked first.
+  if (open) {
+    const stored = { seq: last.seq, ts: row.ts, kind: row.kind, text: row.text };
+    if (row.crc !== recordCrc(sessionId, stored)) return 'absent';
+    return row.ts === last.ts && row.kind === last.kind && open(stored) === last.text ? 'committed' : 'absent';
+  }
+  if (row.crc !== recordCrc(sessionId, last)) return 'absent';
   return 'committed';
 }

@@ -42,12 +42,16 @@
  *   at a time); across sessions it is groupCommit.ts's: batches waiting for a connection share
  *   one statement and one COMMIT.
  * - Blobs are never deleted (no refcount yet); purge leaves them. Scratch stays local.
+ * - Encryption at rest (`encryptionKey`): the store's marker is checked at open
+ *   (encryptionRow.ts); every value is sealed here, at the port, after the second net over
+ *   its plaintext, and opened on the way back (sealedValues.ts, sealedRuntime.ts); the SQL
+ *   below sees ciphertext only, and its checksums cover it.
  * - The connection sets options in the startup packet (`-c synchronous_commit=on ...`):
  *   transaction-pooling proxies that reject startup options need session pooling.
  */
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { Backend, Gated, Leases as PortLeases, StateEntry, TrashedSession, UpdateCursor } from '../../core/port.js';
+import type { Backend, Gated, Leases as PortLeases, TrashedSession, UpdateCursor } from '../../core/port.js';
 import { StoreError } from '../../domain/errors.js';
 import { checkMember, confirmBatch } from './append.js';
 import { GroupCommit } from './groupCommit.js';
@@ -58,7 +62,7 @@ import { Leases } from './leases.js';
 import { inspectSchema, prepareSchema, type MigrationResult } from './migrations.js';
 import type { Migration } from './schema.js';
 import { checkSchemaName, PgConnections } from './pool.js';
-import { blobSize, deleteState, getState, putBlob, readBlob, reserveToolSeq, setState, stateKeys } from './runtime.js';
+import { reserveToolSeq } from './runtime.js';
 import { createSession, history, listByUpdate, listSessions, loadSession, readRange, removeSession, rotate } from './sessions.js';
 import type {
   ArchivedGeneration, Fence, LeaseHolder, Position, ReadRangeOptions, ReadRangeResult, SealedHeader, SealedRecord, SessionBundle, SessionRow, Snapshot,
@@ -68,6 +72,11 @@ import { exportSession, importSession, leaseHeld, sessionIds } from './transfer.
 import { verifyStore, type VerifyOptions, type VerifyReport } from './verify.js';
 import { DEFAULT_PG_SCHEMA } from './url.js';
 import { noPathsHere } from '../shared.js';
+import type { StoreKey } from '../../durable/storeKey.js';
+import { checkEncryption, hasMarkerTable, recheckEncryption } from './encryptionRow.js';
+import { KeyCodec, PLAINTEXT, type PgCodec, type PlainNet } from './sealing.js';
+import { openBundle, openRecord, openRow, sealBundle, sealHeader, sealRecord, sealSnapshot } from './sealedValues.js';
+import { blobPort, statePort, verifyOpen } from './sealedRuntime.js';
 
 export { DEFAULT_PG_SCHEMA };
 
@@ -115,6 +124,12 @@ export interface PostgresBackendOptions {
   onError?: (err: PgBackendError) => void;
   /** A held lease was found taken over (by the heartbeat). */
   onLeaseLost?: (sessionId: string) => void;
+  /**
+   * Encryption at rest (`--encryption-key-env`/`--encryption-key-file`): every text of session
+   * data and every blob is sealed with it (sealedValues.ts); the store's marker must agree
+   * (encryptionRow.ts: KeyMismatch otherwise).
+   */
+  encryptionKey?: StoreKey;
 }
 
 export class PostgresBackend implements Backend {
@@ -130,6 +145,10 @@ export class PostgresBackend implements Backend {
   private readonly groupCommit: GroupCommit;
   /** The lease protocol as the port speaks it (the lease table itself: `leaseTable`). */
   readonly leases: PortLeases;
+  /** The second net over plaintext, applied right before a value is sealed (secondNet). */
+  private plainNet: PlainNet | undefined;
+  /** Sealing of every stored value (sealing.ts): PLAINTEXT without a key. */
+  readonly codec: PgCodec;
 
   private constructor(
     readonly display: string,
@@ -140,13 +159,22 @@ export class PostgresBackend implements Backend {
     private readonly leaseTable: Leases,
     channel: string,
     onError: (err: PgBackendError) => void,
+    key: StoreKey | undefined,
+    markerTable: boolean,
   ) {
+    this.codec = key ? new KeyCodec(key, () => this.plainNet) : PLAINTEXT;
+    this.blobs = blobPort(conns, this.codec);
+    this.state = statePort(conns, this.codec);
     this.notifier = new CommitNotifier(conns, channel, (id) => listener.pokeLocal(id), onError);
     // One pooled connection stays free of appends: reads, the heartbeat, lease changes.
     this.groupCommit = new GroupCommit(conns, { maxInFlight: conns.max - 1 });
     listener.origin = this.notifier.origin;
     this.leases = {
-      acquire: (sessionId) => asStoreErrors(() => leaseTable.acquire(sessionId)),
+      acquire: (sessionId) => asStoreErrors(async () => {
+        // The store still under this instance's key (or still plaintext): a rekey meanwhile is KeyMismatch before anything is written.
+        await recheckEncryption(conns, key, markerTable);
+        return leaseTable.acquire(sessionId);
+      }),
       // Every write checks its fence in the database (fence.ts): nothing to check before.
       check: () => undefined,
       release: (fence) => asStoreErrors(() => leaseTable.release(fence)),
@@ -156,6 +184,12 @@ export class PostgresBackend implements Backend {
   /** Every statement's parameters pass `find` before they are sent (PgConnections.guardParams): the second net under the core's gate. */
   secondNet(find: (text: string) => string | undefined): void {
     this.conns.guardParams(find);
+    this.plainNet = find;
+  }
+
+  /** Whether the bytes are encrypted at rest (a key is in use): SQL over texts (search indexes) cannot be used. */
+  get encrypted(): boolean {
+    return this.codec.key !== undefined;
   }
 
   static async open(o: PostgresBackendOptions): Promise<PostgresBackend> {
@@ -175,16 +209,18 @@ export class PostgresBackend implements Backend {
       ...(o.applicationName !== undefined ? { applicationName: o.applicationName } : {}) });
     try {
       const migration = o.readOnly ? await inspectSchema(conns, schema, o.migrations) : await prepareSchema(conns, schema, o.migrations);
+      await conns.transaction((tx) => checkEncryption(tx, schema, o.encryptionKey, o.readOnly === true), 'read committed', o.readOnly ? 'read' : 'write');
+      const markerTable = await hasMarkerTable(conns, schema);
       const channel = channelOf(schema);
       const holder: LeaseHolder = { host: o.holder?.host ?? os.hostname(), pid: o.holder?.pid ?? process.pid, sidecarId: o.holder?.sidecarId ?? randomUUID() };
       let leases: Leases | undefined;
       const listener = new ChangeListener(conns, channel, async () => {
         // A new liveness connection: re-assert held leases under it before anyone sees them as orphaned.
         await leases?.heartbeat().catch(onError);
-      }, onError);
+      }, onError, undefined, o.readOnly ? undefined : schema);
       leases = new Leases(conns, holder, () => listener.current(), staleMs, o.onLeaseLost, o.readOnly === true);
       await listener.start();
-      const b = new PostgresBackend(target.display, schema, migration, conns, listener, leases, channel, onError);
+      const b = new PostgresBackend(target.display, schema, migration, conns, listener, leases, channel, onError, o.encryptionKey, markerTable);
       b.scheduleHeartbeat(o.heartbeatMs ?? Math.max(100, Math.floor(staleMs / 3)), onError);
       return b;
     } catch (err) {
@@ -217,16 +253,20 @@ export class PostgresBackend implements Backend {
 
   /** `fence` may be left out only by tools that make sessions outside any writer (tests). */
   create(header: Gated<SealedHeader>, initial: ReadonlyArray<Gated<SealedRecord>>, after: Gated<Snapshot>, fence?: Fence): Promise<void> {
-    return this.notifying(header.sessionId, () => createSession(this.conns, header, initial, after, fence));
+    const c = this.codec;
+    const id = header.sessionId;
+    return this.notifying(id, () => createSession(this.conns, sealHeader(c, header), initial.map((r) => sealRecord(c, id, r)), sealSnapshot(c, id, after), fence));
   }
 
   load(sessionId: string): Promise<SessionRow> {
-    return asStoreErrors(() => loadSession(this.conns, sessionId));
+    return asStoreErrors(async () => openRow(this.codec, await loadSession(this.conns, sessionId)));
   }
 
   async persist(fence: Fence, recs: ReadonlyArray<Gated<SealedRecord>>, after: Gated<Snapshot>, at: Position): Promise<void> {
-    const member = { fence, records: recs, after, at: { lastSeq: at.lastSeq, generation: at.generation } };
-    await this.notifying(fence.sessionId, () => {
+    const c = this.codec;
+    const id = fence.sessionId;
+    const member = { fence, records: recs.map((r) => sealRecord(c, id, r)), after: sealSnapshot(c, id, after), at: { lastSeq: at.lastSeq, generation: at.generation } };
+    await this.notifying(id, () => {
       checkMember(member);
       return this.groupCommit.append(member);
     });
@@ -235,15 +275,18 @@ export class PostgresBackend implements Backend {
 
   /** After an Unavailable with outcome `unknown`: did the batch ending with `last` commit? */
   confirmBatch(sessionId: string, generation: number, last: SealedRecord): Promise<'committed' | 'absent'> {
-    return confirmBatch(this.conns, sessionId, generation, last);
+    return confirmBatch(this.conns, sessionId, generation, last, this.encrypted ? (stored) => openRecord(this.codec, sessionId, generation, stored).text : undefined);
   }
 
   readRange(sessionId: string, o: ReadRangeOptions): Promise<ReadRangeResult> {
-    return asStoreErrors(() => readRange(this.conns, sessionId, o));
+    return asStoreErrors(async () => {
+      const r = await readRange(this.conns, sessionId, o);
+      return this.encrypted ? { ...r, records: r.records.map((rec) => openRecord(this.codec, sessionId, r.generation, rec)) } : r;
+    });
   }
 
   rotate(fence: Fence, p: { throughSeq: number; checkpoint: Gated<SealedRecord>; expect: Position }): Promise<{ generation: number; archived: ArchivedGeneration }> {
-    return this.notifying(fence.sessionId, () => rotate(this.conns, fence.sessionId, { ...p, fence }));
+    return this.notifying(fence.sessionId, () => rotate(this.conns, fence.sessionId, { ...p, checkpoint: sealRecord(this.codec, fence.sessionId, p.checkpoint), fence }));
   }
 
   history(sessionId: string): Promise<ArchivedGeneration[]> {
@@ -251,12 +294,13 @@ export class PostgresBackend implements Backend {
   }
 
   /** Keyset page by session id (ids are ULIDs: creation order); `after` is the last id seen. */
-  list(o: { after?: string; limit: number; trashed?: boolean }): Promise<{ sessions: SessionRow[]; nextAfter: string | null }> {
-    return listSessions(this.conns, o);
+  async list(o: { after?: string; limit: number; trashed?: boolean }): Promise<{ sessions: SessionRow[]; nextAfter: string | null }> {
+    const page = await listSessions(this.conns, o);
+    return { ...page, sessions: page.sessions.map((row) => openRow(this.codec, row)) };
   }
 
   listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean }): Promise<SessionRow[]> {
-    return asStoreErrors(() => listByUpdate(this.conns, o));
+    return asStoreErrors(async () => (await listByUpdate(this.conns, o)).map((row) => openRow(this.codec, row)));
   }
 
   /** Trashed rows; deletedAt is the row's updated_at, which the trash move sets (sessions.ts). */
@@ -298,29 +342,23 @@ export class PostgresBackend implements Backend {
     throw noPathsHere('this store is a PostgreSQL database: sessions are opened by id, not by path');
   }
 
-  readonly blobs = {
-    put: (bytes: Gated<Buffer>) => asStoreErrors(() => putBlob(this.conns, bytes)),
-    size: (sha256: string) => asStoreErrors(() => blobSize(this.conns, sha256)),
-    read: (sha256: string, range?: { offset: number; length: number }) => asStoreErrors(() => readBlob(this.conns, sha256, range)),
-  };
-
-  readonly state = {
-    set: (fence: Fence, entry: Gated<StateEntry>) => asStoreErrors(() => setState(this.conns, fence, entry.key, entry.text)),
-    get: (sessionId: string, key: string) => asStoreErrors(() => getState(this.conns, sessionId, key)),
-    keys: (sessionId: string) => asStoreErrors(() => stateKeys(this.conns, sessionId)),
-    delete: (fence: Fence, key: string) => asStoreErrors(() => deleteState(this.conns, fence, key)),
-  };
+  readonly blobs: ReturnType<typeof blobPort>;
+  readonly state: ReturnType<typeof statePort>;
 
   reserveToolSeq(fence: Fence, floor: number): Promise<number> {
     return asStoreErrors(() => reserveToolSeq(this.conns, fence, floor));
   }
 
-  /** Whole sessions, for `migrate` (transfer.ts): export, import in one transaction, ids, live lease. */
+  /**
+   * Whole sessions, for `migrate` (transfer.ts): export, import in one transaction, ids, live
+   * lease. Bundles are plaintext (opened after export, sealed before import on an encrypted store).
+   */
   readonly transfer = {
     ids: () => sessionIds(this.conns),
-    export: (sessionId: string) => exportSession(this.conns, sessionId),
+    export: async (sessionId: string) => openBundle(this.codec, await exportSession(this.conns, sessionId)),
     import: async (bundle: SessionBundle, snapshot: Snapshot, toolSeq: number) => {
-      await importSession(this.conns, bundle, snapshot, toolSeq);
+      const id = bundle.header.sessionId;
+      await importSession(this.conns, sealBundle(this.codec, bundle), sealSnapshot(this.codec, id, snapshot), toolSeq);
       this.notifier.committed(bundle.header.sessionId);
     },
     leaseHeld: (sessionId: string) => leaseHeld(this.conns, sessionId, this.leaseTable.staleMs),
@@ -328,7 +366,8 @@ export class PostgresBackend implements Backend {
 
   /** Read-only check of the whole store (the CLI's `verify`): see verify.ts. */
   verify(o: VerifyOptions = {}): Promise<VerifyReport> {
-    return verifyStore(this.conns, { staleMs: this.leaseTable.staleMs, ...o });
+    const open = verifyOpen(this.codec);
+    return verifyStore(this.conns, { staleMs: this.leaseTable.staleMs, ...(open ? { open } : {}), ...o });
   }
 
   /** Append transactions so far, and LISTEN connections made (tests, stats). */

@@ -17,6 +17,7 @@
 import type { Client } from 'pg';
 import { mapPgError, PgBackendError } from './errors.js';
 import type { PgConnections } from './pool.js';
+import { holdServing } from './serveLock.js';
 
 export interface ConnIdentity {
   pid: number;
@@ -47,6 +48,8 @@ export class ChangeListener {
     private readonly onIdentity: (id: ConnIdentity) => Promise<void> | void,
     private readonly onError: (err: PgBackendError) => void,
     private readonly pollMs = 5000,
+    /** A writer's store schema: the serving lock is held shared on this connection (serveLock.ts); undefined for inspection. */
+    private readonly servingSchema?: string,
   ) {}
 
   async start(): Promise<void> {
@@ -104,6 +107,7 @@ export class ChangeListener {
     });
     try {
       await client.query(`LISTEN "${this.channel}"`);
+      if (this.servingSchema !== undefined) await holdServing(client, this.servingSchema);
       const r = await client.query<{ pid: number; start: string }>(
         'SELECT pg_backend_pid() AS pid, backend_start::text AS start FROM pg_stat_activity WHERE pid = pg_backend_pid()',
       );
@@ -118,7 +122,7 @@ export class ChangeListener {
       this.connects++;
     } catch (err) {
       await client.end().catch(() => undefined);
-      throw mapPgError(err, 'read');
+      throw err instanceof PgBackendError ? err : mapPgError(err, 'read');
     }
     await this.onIdentity(this.identity);
   }

@@ -27,7 +27,9 @@ export type PgBackendErrorKind =
   | 'LeaseLost'
   | 'InvalidArgument'
   | 'UnsafeStore'
-  | 'SecretRejected';
+  | 'SecretRejected'
+  /** Encryption at rest: the key given does not open the store (reasons keyRequired, wrongKey, notEncrypted, rekeyUnfinished). */
+  | 'KeyMismatch';
 
 /** Where the failing call was: before COMMIT nothing can have been written. */
 export type Phase = 'read' | 'write' | 'commit';

@@ -16,10 +16,14 @@ export interface BlobRef {
 
 const SHA = /^[0-9a-f]{64}$/;
 
-export async function putBlob(conns: PgConnections, bytes: Buffer): Promise<BlobRef> {
+/**
+ * `seal` (an encrypted store, sealedValues.ts): the bytes to store for the plaintext `bytes`
+ * whose address is `sha256`. The address and size stay those of the plaintext.
+ */
+export async function putBlob(conns: PgConnections, bytes: Buffer, seal?: (sha256: string, plain: Buffer) => Buffer): Promise<BlobRef> {
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   // ON CONFLICT DO NOTHING: the same content stored by another sidecar first is the same blob.
-  await conns.query('INSERT INTO blobs (sha256, size, bytes) VALUES ($1, $2, $3) ON CONFLICT (sha256) DO NOTHING', [sha256, bytes.length, bytes], 'write');
+  await conns.query('INSERT INTO blobs (sha256, size, bytes) VALUES ($1, $2, $3) ON CONFLICT (sha256) DO NOTHING', [sha256, bytes.length, seal ? seal(sha256, bytes) : bytes], 'write');
   return { sha256, size: bytes.length };
 }
 
@@ -30,15 +34,19 @@ export async function blobSize(conns: PgConnections, sha256: string): Promise<nu
 }
 
 /** The blob's bytes (or a range of them), verified against its address first; undefined if absent. */
-export async function readBlob(conns: PgConnections, sha256: string, range?: { offset: number; length: number }): Promise<Buffer | undefined> {
+export async function readBlob(
+  conns: PgConnections, sha256: string, range?: { offset: number; length: number }, open?: (sha256: string, stored: Buffer) => Buffer,
+): Promise<Buffer | undefined> {
   if (!SHA.test(sha256)) return undefined;
   const rows = await conns.query<{ bytes: Buffer; size: string }>('SELECT bytes, size FROM blobs WHERE sha256 = $1', [sha256]);
   const row = rows[0];
   if (!row) return undefined;
-  if (createHash('sha256').update(row.bytes).digest('hex') !== sha256 || row.bytes.length !== Number(row.size)) {
+  // Sealed: opened first (bound to its address), then held to the address like a plaintext blob.
+  const bytes = open ? open(sha256, row.bytes) : row.bytes;
+  if (createHash('sha256').update(bytes).digest('hex') !== sha256 || bytes.length !== Number(row.size)) {
     throw new PgBackendError('Corrupt', 'a stored blob does not match its sha256', { sha256 });
   }
-  return range ? row.bytes.subarray(range.offset, range.offset + range.length) : row.bytes;
+  return range ? bytes.subarray(range.offset, range.offset + range.length) : bytes;
 }
 
 export async function setState(conns: PgConnections, fence: Fence, key: string, text: string): Promise<void> {

@@ -153,4 +153,19 @@ CREATE TABLE state_values (
     // (the default), so an older binary refuses a schema at version 5.
     sql: 'ALTER TABLE sessions ADD COLUMN writer_token bigint;',
   },
+  {
+    version: 8,
+    name: 'the store\'s encryption marker (encryption at rest: the key id, or a rekey under way)',
+    // At most one row (encryptionRow.ts); none: a plaintext store. Not additive: a binary that
+    // predates it would ignore the marker, hand sealed texts out as records and write plaintext
+    // into an encrypted store, so an older binary refuses a schema at version 8.
+    sql: `CREATE TABLE store_encryption (
+  one        boolean PRIMARY KEY DEFAULT true CHECK (one),   -- a single row
+  key_id     text,                                         -- the key's id (never the key); NULL during a rekey
+  rekeying   boolean NOT NULL DEFAULT false,
+  rekey_from text,                                         -- during a rekey: the old key's id (NULL: plaintext)
+  rekey_to   text,                                         -- during a rekey: the new key's id (NULL: plaintext)
+  updated_at timestamptz NOT NULL DEFAULT now()
+);`,
+  },
 ];

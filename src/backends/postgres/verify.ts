@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { PgBackendError } from './errors.js';
 import type { PgConnections, Tx } from './pool.js';
 import { loadSession, readRange } from './sessions.js';
-import { textCrc } from './types.js';
+import { textCrc, type SealedRecord } from './types.js';
 
 export interface VerifyIssue {
   problem: 'corrupt' | 'lastSeqMismatch' | 'recordCountMismatch' | 'stateChecksum' | 'blobChecksum' | 'leaseInvalid';
@@ -64,6 +64,18 @@ export interface VerifyOptions {
   onText?: (sessionId: string, text: string) => void;
   /** A lease whose heartbeat is older than this is stale (default 15000). */
   staleMs?: number;
+  /**
+   * An encrypted store (backend.ts fills it from its codec): every value is opened before it is
+   * checked or handed to onText; one that does not open is reported as damage (checksums are
+   * over the stored, sealed text and are checked first).
+   */
+  open?: VerifyOpen;
+}
+
+export interface VerifyOpen {
+  record(sessionId: string, generation: number, r: SealedRecord): string;
+  state(sessionId: string, key: string, stored: string): string;
+  blob(sha256: string, stored: Buffer): Buffer;
 }
 
 const PAGE = 1000;
@@ -80,7 +92,7 @@ export async function verifyStore(conns: PgConnections, o: VerifyOptions = {}): 
     for (const { session_id: id } of ids) {
       // One snapshot per session: its row, generations, records and counts as of one instant, so
       // a sidecar appending or compacting meanwhile never shows as a mismatch between them.
-      await conns.transaction((tx) => verifySession(tx, id, report, o.onText), 'snapshot');
+      await conns.transaction((tx) => verifySession(tx, id, report, o.onText, o.open), 'snapshot');
     }
     after = ids[ids.length - 1]!.session_id;
   }
@@ -89,7 +101,19 @@ export async function verifyStore(conns: PgConnections, o: VerifyOptions = {}): 
   for (const s of states) {
     report.stateValues++;
     if (s.crc !== textCrc(`${s.session_id}\n${s.key}`, s.text)) report.issues.push({ problem: 'stateChecksum', sessionId: s.session_id });
-    else o.onText?.(s.session_id, s.text);
+    else {
+      let text = s.text;
+      if (o.open) {
+        try {
+          text = o.open.state(s.session_id, s.key, s.text);
+        } catch (err) {
+          if (!(err instanceof PgBackendError) || err.kind !== 'Corrupt') throw err;
+          report.issues.push({ problem: 'stateChecksum', sessionId: s.session_id });
+          continue;
+        }
+      }
+      o.onText?.(s.session_id, text);
+    }
   }
   const shas = only !== undefined ? [] : await conns.query<{ sha256: string }>('SELECT sha256 FROM blobs ORDER BY sha256');
   for (const { sha256 } of shas) {
@@ -97,7 +121,16 @@ export async function verifyStore(conns: PgConnections, o: VerifyOptions = {}): 
     const rows = await conns.query<{ bytes: Buffer; size: string }>('SELECT bytes, size FROM blobs WHERE sha256 = $1', [sha256]);
     const row = rows[0];
     if (row) report.blobRows.push({ sha256, size: Number(row.size) });
-    if (row && (createHash('sha256').update(row.bytes).digest('hex') !== sha256 || row.bytes.length !== Number(row.size))) {
+    let bytes = row?.bytes;
+    if (row && o.open) {
+      try {
+        bytes = o.open.blob(sha256, row.bytes);
+      } catch (err) {
+        if (!(err instanceof PgBackendError) || err.kind !== 'Corrupt') throw err;
+        bytes = undefined;
+      }
+    }
+    if (row && (!bytes || createHash('sha256').update(bytes).digest('hex') !== sha256 || bytes.length !== Number(row.size))) {
       report.issues.push({ problem: 'blobChecksum', sha256 });
     }
   }
@@ -121,7 +154,7 @@ export async function verifyStore(conns: PgConnections, o: VerifyOptions = {}): 
   return report;
 }
 
-async function verifySession(conns: Tx, id: string, report: VerifyReport, onText?: VerifyOptions['onText']): Promise<void> {
+async function verifySession(conns: Tx, id: string, report: VerifyReport, onText?: VerifyOptions['onText'], open?: VerifyOpen): Promise<void> {
   let row;
   try {
     row = await loadSession(conns, id);
@@ -145,7 +178,8 @@ async function verifySession(conns: Tx, id: string, report: VerifyReport, onText
         count += page.records.length;
         for (const r of page.records) {
           seen.bytes += Buffer.byteLength(r.text, 'utf8');
-          onText?.(id, r.text);
+          const text = open ? open.record(id, generation, r) : r.text; // Corrupt when it does not open: caught below
+          onText?.(id, text);
         }
         if (page.records.length > 0) last = page.records[page.records.length - 1]!.seq;
         if (page.records.length < PAGE) break;

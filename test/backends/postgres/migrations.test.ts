@@ -26,7 +26,7 @@ describe.skipIf(pgSkip)('postgres migrations', () => {
       expect(rows.map((r) => r.version)).toEqual(MIGRATIONS.map((m) => m.version));
       const tables = await conns[0]!.query<{ table_name: string }>(
         'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [schema]);
-      expect(tables.map((t) => t.table_name)).toEqual(['archived_generations', 'blobs', 'leases', 'records', 'schema_migrations', 'sessions', 'state_values']);
+      expect(tables.map((t) => t.table_name)).toEqual(['archived_generations', 'blobs', 'leases', 'records', 'schema_migrations', 'sessions', 'state_values', 'store_encryption']);
     } finally {
       await Promise.all(conns.map((c) => c.close()));
     }

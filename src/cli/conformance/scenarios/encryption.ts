@@ -25,7 +25,8 @@ function filesUnder(dir: string): Array<{ rel: string; bytes: Buffer }> {
  * §20: a file store advertises capabilities.encryptionAtRest; started with --encryption-key-env
  * it is active, writes no plaintext of the header, records or state values to any file, reads
  * everything back after a restart with the key, and is refused without the key or with another.
- * (Skipped for a server that does not advertise it, e.g. a PostgreSQL store.)
+ * (Skipped for a server that does not advertise it. With a PostgreSQL store the files checked
+ * are those of its workspace only: test/conformance/encryption.test.ts checks the schema.)
  */
 export const encryption: Scenario = {
   name: 'encryption',
