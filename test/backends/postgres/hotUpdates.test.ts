@@ -1,0 +1,91 @@
+/**
+ * Migration 6: every commit rewrites the `sessions` row, and that update is HOT (heap-only: the
+ * new version on the same page, no new index entry) — measured by the server's own counters
+ * (pg_stat_user_tables n_tup_hot_upd / n_tup_upd). At version 5 (migration 4's index over
+ * last_ts) the same appends are not HOT: the control that shows the measurement can fail.
+ */
+import { describe, expect, it } from 'vitest';
+import { MIGRATIONS, type Migration } from '../../../src/backends/postgres/schema.js';
+import { freshSchema } from '../../pg/pgServer.js';
+import { backend, header, newId, pass, pgSkip, recs } from './pgTestKit.js';
+import { migrateAsOwner, ownerConnections } from './pgRoles.js';
+
+const N = 200;
+
+/** The columns the append statement (append.ts APPEND) sets on every commit. */
+const PER_COMMIT = ['last_seq', 'last_ts', 'record_count', 'stored_bytes', 'turn_text', 'runtime_text', 'first_message', 'last_message', 'header_state', 'usage_text', 'updated_at'];
+
+/** N appends to one session (a realistic snapshot: ~600 bytes of last message), then the table's update counters. */
+async function appendAndCount(schema: string, migrations: readonly Migration[] = MIGRATIONS): Promise<{ upd: number; hot: number }> {
+  const b = await backend({ schema, migrations });
+  const id = newId();
+  const fence = await b.leases.acquire(id);
+  await b.create(header(id), recs(1, 1), pass.snapshot({ turn: null, runtime: null, usage: null, firstMessage: 'first', lastMessage: 'first', header: null }), fence);
+  const c = await ownerConnections(schema);
+  try {
+    const counters = async () => (await c.query<{ upd: string; hot: string }>(
+      `SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'sessions'`, [schema]))[0];
+    const before = await counters();
+    expect(Number(before?.upd ?? 0)).toBeLessThan(5);
+    for (let seq = 1; seq <= N; seq++) {
+      const last = `${'the assistant said something of a usual length. '.repeat(12)}${seq}`;
+      await b.persist(fence, recs(seq + 1, 1), pass.snapshot({ turn: `{"turn":${seq}}`, runtime: null, usage: `{"n":${seq}}`, firstMessage: 'first', lastMessage: last, header: null }),
+        { lastSeq: seq, generation: 0 });
+    }
+    // A backend's statistics reach the shared counters when it is idle for a while or when it
+    // ends: closing the backend (its connections) flushes them.
+    await b.close();
+    for (let i = 0; ; i++) {
+      await c.query('SELECT pg_stat_force_next_flush()');
+      const now = await counters();
+      if (Number(now?.upd ?? 0) >= N) return { upd: Number(now!.upd), hot: Number(now!.hot) };
+      if (i > 100) throw new Error(`the statistics never showed ${N} updates: ${JSON.stringify(now)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } finally {
+    await c.close();
+  }
+}
+
+describe.skipIf(pgSkip)('postgres HOT updates of the session row (migration 6)', () => {
+  it(`after ${N} appends at least 90% of the session row updates were HOT; at version 5 (last_ts indexed) most were not`, async () => {
+    const current = freshSchema('hot');
+    await migrateAsOwner(current);
+    const now = await appendAndCount(current);
+    expect(now.hot / now.upd).toBeGreaterThanOrEqual(0.9);
+
+    const v5 = freshSchema('hot');
+    const upTo5 = MIGRATIONS.filter((m) => m.version <= 5);
+    await migrateAsOwner(v5, upTo5);
+    const before = await appendAndCount(v5, upTo5);
+    // HOT only for the appends that kept last_ts (two in one millisecond).
+    expect(before.hot / before.upd).toBeLessThan(0.5);
+  }, 120_000);
+
+  it('no index of sessions covers a column every commit changes; the table has fillfactor 75; sessions_by_update is gone', async () => {
+    const schema = freshSchema('hot');
+    await migrateAsOwner(schema);
+    const c = await ownerConnections(schema);
+    try {
+      const indexes = await c.query<{ name: string; def: string; cols: string[] }>(
+        `SELECT ci.relname AS name, pg_get_indexdef(i.indexrelid) AS def,
+                ARRAY(SELECT a.attname::text FROM pg_attribute a WHERE a.attrelid = t.oid AND a.attnum = ANY(i.indkey)) AS cols
+           FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid JOIN pg_class ci ON ci.oid = i.indexrelid JOIN pg_namespace n ON n.oid = t.relnamespace
+          WHERE n.nspname = $1 AND t.relname = 'sessions'`, [schema]);
+      expect(indexes.map((x) => x.name)).not.toContain('sessions_by_update');
+      expect(indexes.length).toBeGreaterThan(0);
+      for (const ix of indexes) {
+        // Plain columns by number, expressions and predicates by their text.
+        for (const col of PER_COMMIT) {
+          expect(ix.cols, ix.def).not.toContain(col);
+          expect(ix.def, ix.def).not.toMatch(new RegExp(`\\b${col}\\b`));
+        }
+      }
+      const [rel] = await c.query<{ opts: string[] | null }>(
+        `SELECT c.reloptions AS opts FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = 'sessions'`, [schema]);
+      expect(rel?.opts).toContain('fillfactor=75');
+    } finally {
+      await c.close();
+    }
+  });
+});
