@@ -8,6 +8,7 @@ import { CliError, type Command, UsageError } from './common.js';
 import { err, humanBytes, out } from './output.js';
 import { readOnlyFs } from './readOnlyFs.js';
 import { type StoreTarget, targetOf } from './storeTarget.js';
+import { storeOption, StoreEnvError } from './storeEnv.js';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -15,6 +16,7 @@ export const migrateCommand: Command = {
   name: 'migrate',
   summary: summaryOf('migrate'),
   usage: `Usage: session-sidecar migrate --from DIR|URL --to URL|DIR [options]
+       (--from-store-env NAME / --to-store-env NAME instead of --from / --to)
 
 Copies every session of one store into another — a directory store into a PostgreSQL
 database (postgres://user:pass@host:port/db, also postgresql://, ?sslmode=..., ?host=/dir) or
@@ -40,6 +42,9 @@ Options:
   --from DIR|URL           the source store (a directory, or a PostgreSQL URL)
   --to URL|DIR             the destination store (created when missing; a PostgreSQL schema
                            is created or upgraded as by serve)
+  --from-store-env NAME    --from read from the environment variable NAME, and
+  --to-store-env NAME      --to likewise: a URL's password stays off the command line (or
+                           use PGPASSWORD, PGPASSFILE or ~/.pgpass)
   --pg-schema NAME         the PostgreSQL schema of the PostgreSQL side(s) (default
                            session_sidecar)
   --from-pg-schema NAME    the source's schema, when both sides are PostgreSQL
@@ -52,7 +57,8 @@ Options:
       ({ values } = parseArgs({
         args: argv, allowPositionals: false, strict: true,
         options: {
-          from: { type: 'string' }, to: { type: 'string' }, 'pg-schema': { type: 'string' }, 'from-pg-schema': { type: 'string' },
+          from: { type: 'string' }, to: { type: 'string' }, 'from-store-env': { type: 'string' }, 'to-store-env': { type: 'string' },
+          'pg-schema': { type: 'string' }, 'from-pg-schema': { type: 'string' },
           'to-pg-schema': { type: 'string' }, help: { type: 'boolean', short: 'h' },
         },
       }));
@@ -61,15 +67,23 @@ Options:
     }
     if (values.help) return out(this.usage), 0;
     const usage = (m: string) => new UsageError(m, 'migrate');
-    if (values.from === undefined || values.to === undefined) throw usage('--from and --to are required');
+    let fromText: string | undefined;
+    let toText: string | undefined;
+    try {
+      fromText = storeOption(values.from, values['from-store-env'], { value: '--from', env: '--from-store-env' });
+      toText = storeOption(values.to, values['to-store-env'], { value: '--to', env: '--to-store-env' });
+    } catch (e) {
+      throw e instanceof StoreEnvError ? usage(e.message) : e;
+    }
+    if (fromText === undefined || toText === undefined) throw usage('--from and --to are required (or --from-store-env, --to-store-env)');
     if (values['pg-schema'] !== undefined && (values['from-pg-schema'] !== undefined || values['to-pg-schema'] !== undefined)) {
       throw usage('--pg-schema excludes --from-pg-schema and --to-pg-schema');
     }
-    const pgFrom = /^postgres(ql)?:\/\//i.test(values.from);
-    const pgTo = /^postgres(ql)?:\/\//i.test(values.to);
+    const pgFrom = /^postgres(ql)?:\/\//i.test(fromText);
+    const pgTo = /^postgres(ql)?:\/\//i.test(toText);
     const schemaOf = (isPg: boolean, own: string | undefined) => (isPg ? own ?? values['pg-schema'] : own);
-    const from = targetOf(values.from, schemaOf(pgFrom, values['from-pg-schema']), usage);
-    const to = targetOf(values.to, schemaOf(pgTo, values['to-pg-schema']), usage);
+    const from = targetOf(fromText, schemaOf(pgFrom, values['from-pg-schema']), usage);
+    const to = targetOf(toText, schemaOf(pgTo, values['to-pg-schema']), usage);
     if (from.display === to.display) throw usage('--from and --to name the same store');
     return migrate(from, to);
   },

@@ -8,7 +8,7 @@ type PgTargetOf = Extract<StoreTarget, { kind: 'postgres' }>;
 export const pgCommand: Command = {
   name: 'pg',
   summary: summaryOf('pg'),
-  usage: `Usage: session-sidecar pg migrate --store URL [--pg-schema NAME] [--json]
+  usage: `Usage: session-sidecar pg migrate --store URL|--store-env NAME [--pg-schema NAME] [--json]
        session-sidecar pg migrate --status --store URL [--pg-schema NAME] [--json]
        session-sidecar pg status --store URL [--pg-schema NAME] [--json]
 
@@ -36,8 +36,10 @@ Options:
   --json                   the result as JSON
   --store URL              the PostgreSQL store, postgres://user@host:port/db (also
                            postgresql://, ?sslmode=..., a unix socket with ?host=/dir), or
-                           $SESSION_SIDECAR_STORE; keep the password out of the command line
-                           with PGPASSWORD or ~/.pgpass; it is never printed
+                           $SESSION_SIDECAR_STORE; it is never printed. Keep the password
+                           off the command line: --store-env, PGPASSWORD, PGPASSFILE or
+                           ~/.pgpass
+  --store-env NAME         the store URL read from the environment variable NAME
   --pg-schema NAME         the store's schema (default session_sidecar); migrate creates it
                            when missing
   -h, --help               this help
