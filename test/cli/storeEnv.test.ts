@@ -61,6 +61,7 @@ describe('--store-env NAME', () => {
       [['--store-env', 'SS_UNSET_VAR'], {}, /^session-sidecar: --store-env SS_UNSET_VAR: the environment variable SS_UNSET_VAR is not set\n/],
       [['--store', f.root, '--store-env', 'SS_DIR'], { SS_DIR: f.root }, /^session-sidecar: --store and --store-env exclude each other/],
       [['--store-env', secretish], {}, /^session-sidecar: --store-env takes the NAME of an environment variable/],
+      [['--store-env', 'SS_DIR', '--workspace', f.root], { SS_DIR: f.root }, /^session-sidecar: --store-env and --workspace exclude each other/],
       [['--store', 'postgres://u@h/db', '--pg-listen-url-env', 'SS_UNSET_VAR'], {}, /--pg-listen-url-env SS_UNSET_VAR: the environment variable SS_UNSET_VAR is not set/],
     ];
     for (const [args, env, message] of cases) {

@@ -64,4 +64,23 @@ describe.skipIf(pgSkip)('postgres migrations', () => {
       await c!.close();
     }
   });
+
+  it('a concurrently migration names the index it builds or drops, exactly one; index and dropIndex only go with concurrently', async () => {
+    const schema = freshSchema('mig');
+    const [c] = await connections(schema, 1);
+    try {
+      const bad: Migration[] = [
+        { version: NEXT, name: 'neither', sql: 'SELECT 1', concurrently: true },
+        { version: NEXT, name: 'both', sql: 'SELECT 1', concurrently: true, index: 'a_idx', dropIndex: 'b_idx' },
+        { version: NEXT, name: 'not a name', sql: 'SELECT 1', concurrently: true, dropIndex: 'x; DROP TABLE records' },
+        { version: NEXT, name: 'drop in a transaction', sql: 'SELECT 1', dropIndex: 'a_idx' },
+        { version: NEXT, name: 'build in a transaction', sql: 'SELECT 1', index: 'a_idx' },
+      ];
+      for (const m of bad) await expect(migrate(c!, schema, [...MIGRATIONS, m]), m.name).rejects.toThrow(/migration \d+: /);
+      // Nothing was applied: the list is checked before anything runs.
+      expect(await c!.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema])).toEqual([]);
+    } finally {
+      await c!.close();
+    }
+  });
 });
