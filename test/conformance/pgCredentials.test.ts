@@ -1,7 +1,7 @@
 /**
  * The database password against a server that checks it (scram-sha-256: test/pg/passwordCluster.ts),
  * over the built binary, for each way of giving it without the command line — `--store-env NAME`
- * (the URL with its password in $NAME), PGPASSWORD, PGPASSFILE:
+ * (the URL with its password in $NAME), PGPASSWORD, PGPASSFILE, ~/.pgpass:
  * - it is in no running process's /proc/PID/cmdline (the sidecar's and its descendants');
  * - it is a registered secret: a record quoting it is refused, and no row of any table of the
  *   store's schema holds it;
@@ -35,7 +35,7 @@ function commandLines(pid: number): string[] {
   return lines;
 }
 
-type How = 'store-env' | 'PGPASSWORD' | 'PGPASSFILE';
+type How = 'store-env' | 'PGPASSWORD' | 'PGPASSFILE' | '~/.pgpass';
 
 describe.skipIf(skip)('the database password: never in argv, logs or the store (password-checking server, built binary)', () => {
   let c: PasswordCluster;
@@ -62,9 +62,16 @@ describe.skipIf(skip)('the database password: never in argv, logs or the store (
     }
     if (how === 'PGPASSWORD') env.PGPASSWORD = password;
     else {
-      const file = path.join(tempDir('sidecar-pgpass-'), 'pgpass');
-      fs.writeFileSync(file, `127.0.0.1:${c.port}:postgres:${ROLE}:${password}\n`, { mode: 0o600 });
-      env.PGPASSFILE = file;
+      // libpq's format; wildcards for the fields that do not matter here.
+      const line = `127.0.0.1:${c.port}:*:${ROLE}:${password}\n`;
+      if (how === 'PGPASSFILE') {
+        const file = path.join(tempDir('sidecar-pgpass-'), 'pgpass');
+        fs.writeFileSync(file, line, { mode: 0o600 });
+        env.PGPASSFILE = file;
+      } else {
+        env.HOME = tempDir('sidecar-home-');
+        fs.writeFileSync(path.join(env.HOME, '.pgpass'), line, { mode: 0o600 });
+      }
     }
     return { args: ['--store', c.url(), ...args], env };
   }
@@ -88,7 +95,7 @@ describe.skipIf(skip)('the database password: never in argv, logs or the store (
     return found;
   }
 
-  for (const how of ['store-env', 'PGPASSWORD', 'PGPASSFILE'] as const) {
+  for (const how of ['store-env', 'PGPASSWORD', 'PGPASSFILE', '~/.pgpass'] as const) {
     it(`${how}: the sidecar logs in with it; not in any command line; a record quoting it is refused; no row holds it; not on stderr`, async () => {
       const schema = freshSchema('pwc');
       const s = await serve(how, schema);
@@ -128,7 +135,7 @@ describe.skipIf(skip)('the database password: never in argv, logs or the store (
     expect(s.stderr).not.toContain(ROLE_PASSWORD);
   }, 60_000);
 
-  for (const how of ['store-env', 'PGPASSWORD', 'PGPASSFILE'] as const) {
+  for (const how of ['store-env', 'PGPASSWORD', 'PGPASSFILE', '~/.pgpass'] as const) {
     it(`${how}: a wrong password ends the start at once, one line naming the authentication failure, neither password shown`, async () => {
       const wrong = `${ROLE_PASSWORD}-wrong`;
       const { args, env } = launch(how, freshSchema('pwc'), wrong);
