@@ -2,7 +2,9 @@
  * Migration 6: every commit rewrites the `sessions` row, and that update is HOT (heap-only: the
  * new version on the same page, no new index entry) — measured by the server's own counters
  * (pg_stat_user_tables n_tup_hot_upd / n_tup_upd). At version 5 (migration 4's index over
- * last_ts) the same appends are not HOT: the control that shows the measurement can fail.
+ * last_ts) the same appends are not HOT: the control that shows the measurement can fail. And
+ * with many sessions on full pages, the fillfactor is what leaves room for the new version on
+ * the same page (control: the table's fillfactor reset to 100).
  */
 import { describe, expect, it } from 'vitest';
 import { MIGRATIONS, type Migration } from '../../../src/backends/postgres/schema.js';
@@ -61,6 +63,52 @@ describe.skipIf(pgSkip)('postgres HOT updates of the session row (migration 6)',
     // HOT only for the appends that kept last_ts (two in one millisecond).
     expect(before.hot / before.upd).toBeLessThan(0.5);
   }, 120_000);
+
+  it('many sessions on full pages: the fillfactor leaves room for the new versions (HOT); without it about half are not', async () => {
+    const counts: Record<string, { upd: number; hot: number }> = {};
+    const ROUNDS = 3;
+    for (const fillfactor of ['75', 'reset']) {
+      const schema = freshSchema('hot');
+      await migrateAsOwner(schema);
+      const c = await ownerConnections(schema);
+      try {
+        if (fillfactor === 'reset') await c.query(`ALTER TABLE "${schema}".sessions RESET (fillfactor)`); // the control: pages filled to 100%
+        const b = await backend({ schema });
+        // Rows of ~1.5 KB (a first and a last message of 700 characters: under the TOAST threshold), 5 to a page.
+        const big = 'a first message of some length '.repeat(23).slice(0, 700);
+        const ids = Array.from({ length: 100 }, () => newId());
+        const fences = [];
+        for (const id of ids) {
+          const f = await b.leases.acquire(id);
+          await b.create(header(id), recs(1, 1), pass.snapshot({ turn: null, runtime: null, usage: null, firstMessage: big, lastMessage: big, header: null }), f);
+          fences.push(f);
+        }
+        // Round robin, as a fleet's sessions are written: every row updated on its page in turn.
+        for (let round = 1; round <= ROUNDS; round++) {
+          for (const [k, f] of fences.entries()) {
+            await b.persist(f, recs(round + 1, 1), pass.snapshot({ turn: `{"round":${round}}`, runtime: null, usage: null, firstMessage: big, lastMessage: `${big}${round} ${k}`, header: null }),
+              { lastSeq: round, generation: 0 });
+          }
+        }
+        await b.close();
+        for (let i = 0; ; i++) {
+          await c.query('SELECT pg_stat_force_next_flush()');
+          const [now] = await c.query<{ upd: string; hot: string }>(
+            `SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'sessions'`, [schema]);
+          if (Number(now?.upd ?? 0) >= ROUNDS * ids.length) {
+            counts[fillfactor] = { upd: Number(now!.upd), hot: Number(now!.hot) };
+            break;
+          }
+          if (i > 100) throw new Error(`the statistics never showed the updates: ${JSON.stringify(now)}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      } finally {
+        await c.close();
+      }
+    }
+    expect(counts['75']!.hot / counts['75']!.upd).toBeGreaterThanOrEqual(0.9);
+    expect(counts.reset!.hot / counts.reset!.upd).toBeLessThan(0.8);
+  }, 180_000);
 
   it('no index of sessions covers a column every commit changes; the table has fillfactor 75; sessions_by_update is gone', async () => {
     const schema = freshSchema('hot');
