@@ -176,9 +176,11 @@ CREATE TABLE state_values (
     // The fillfactor applies to pages written from now on (VACUUM FULL or pg_repack rewrites
     // the old ones; not needed: rows move to new pages as they are updated).
     // Additive: the index was only an access path — list reads the same rows in the same order
-    // by a scan and top-N sort (sessions.ts listByUpdate) — so a binary of version 4 or 5
-    // serves after it, only its list is slower. No lock that blocks writers: the drop is
-    // CONCURRENTLY, the ALTER takes SHARE UPDATE EXCLUSIVE.
+    // by a scan and top-N sort (sessions.ts listByUpdate) — so a binary that knows version 5
+    // serves after it, only its list is slower (one that knows only 4 is refused by 5 already).
+    // No lock that blocks writers: the drop is CONCURRENTLY, the ALTER takes SHARE UPDATE
+    // EXCLUSIVE. The drop waits for every transaction that has the table open (a running
+    // pg_dump too); writers go on meanwhile.
     sql: 'ALTER TABLE sessions SET (fillfactor = 75)',
     concurrently: true,
     dropIndex: 'sessions_by_update',
