@@ -27,8 +27,8 @@ store written from PostgreSQL has each record as its own batch: batch boundaries
 kept there).
 
 Every record is checked again by the secret gate (the session's registered secrets, from its
-secretEnv and llm.apiKeyEnv in this environment, and the credential rules): a session holding
-one is refused, not copied. Each session is copied in one atomic step (one transaction on
+secretEnv and llm.apiKeyEnv in this environment, the PostgreSQL ends' passwords, and the
+credential rules): a session holding one is refused, not copied. Each session is copied in one atomic step (one transaction on
 PostgreSQL; a staged directory renamed into place in a directory store), read back from the
 destination and compared byte for byte with the source. A session a live writer holds in the
 source is refused (close it or stop its sidecar first). A session already in the destination
@@ -100,6 +100,14 @@ async function openEnd(t: StoreTarget, source: boolean): Promise<TransferEnd> {
   return fileEnd(t.root, nodeFs);
 }
 
+/** The passwords of the PostgreSQL ends, wherever they come from (URL, PGPASSWORD, password file). */
+async function databasePasswordsOf(targets: StoreTarget[]): Promise<string[]> {
+  const pg = targets.filter((t): t is Extract<StoreTarget, { kind: 'postgres' }> => t.kind === 'postgres');
+  if (pg.length === 0) return [];
+  const [{ databasePasswords }, { parsePostgresUrl }] = await Promise.all([import('../backends/postgres/passwords.js'), import('../backends/postgres/url.js')]);
+  return (await Promise.all(pg.map((t) => databasePasswords(parsePostgresUrl(t.url)).catch(() => [])))).flat();
+}
+
 async function migrate(fromT: StoreTarget, toT: StoreTarget): Promise<number> {
   const from = await openEnd(fromT, true);
   let to: TransferEnd | undefined;
@@ -108,6 +116,7 @@ async function migrate(fromT: StoreTarget, toT: StoreTarget): Promise<number> {
     out(`migrating ${from.display} -> ${to.display}\n`);
     const s = await migrateStores(from, to, {
       env: process.env, vocabulary: protocolVocabulary(), progress: (line) => out(`${line}\n`), refuse: (line) => err(`session-sidecar: migrate: ${line}`),
+      processSecrets: await databasePasswordsOf([fromT, toT]),
     });
     out(`\n${s.sessions} session${s.sessions === 1 ? '' : 's'} copied (${s.records} records, ${humanBytes(s.bytes)} of record text, `
       + `${s.blobs} blob${s.blobs === 1 ? '' : 's'} ${humanBytes(s.blobBytes)}), ${s.alreadyThere} already there, ${s.refused} refused\n`);
