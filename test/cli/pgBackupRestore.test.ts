@@ -11,6 +11,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freshSchema, sharedCluster } from '../pg/pgServer.js';
 import { pgSkip, pgUrl } from '../backends/postgres/pgTestKit.js';
+import { ownDatabase, runSql } from '../pg/ownDatabase.js';
 import { tempDir } from '../helpers.js';
 import { explain, runCli } from './helpers.js';
 import { dumpSchema, makePgStore } from './pgCliKit.js';
@@ -19,13 +20,6 @@ import { dumpSchema, makePgStore } from './pgCliKit.js';
 async function pgTool(name: string): Promise<string> {
   const bin = (await sharedCluster()).local?.binDir;
   return bin ? path.join(bin, name) : name;
-}
-
-/** `url` naming another database of the same server (the URL's path is the database). */
-function inDatabase(url: string, db: string): string {
-  const moved = url.replace(/^(postgres(?:ql)?:\/\/[^/?]*)\/[^?]*/, `$1/${db}`);
-  if (moved === url) throw new Error('the test cluster URL has an unexpected shape');
-  return moved;
 }
 
 describe.skipIf(pgSkip)('PostgreSQL backup and restore: pg_dump -n schema, pg_restore into another database, verify', () => {
@@ -39,9 +33,8 @@ describe.skipIf(pgSkip)('PostgreSQL backup and restore: pg_dump -n schema, pg_re
     execFileSync(await pgTool('pg_dump'), ['--dbname', url, '--schema', schema, '--format', 'custom', '--no-owner', '--no-privileges', '--file', file], { stdio: ['ignore', 'pipe', 'pipe'] });
     expect(fs.statSync(file).size).toBeGreaterThan(1000);
 
-    const db = `restore_${schema}`.slice(0, 63);
-    await runSql(url, `CREATE DATABASE "${db}"`);
-    const restoredUrl = inDatabase(url, db);
+    const restore = await ownDatabase(`restore_${schema}`);
+    const restoredUrl = restore.url;
     try {
       execFileSync(await pgTool('pg_restore'), ['--dbname', restoredUrl, '--exit-on-error', '--no-owner', '--no-privileges', file], { stdio: ['ignore', 'pipe', 'pipe'] });
 
@@ -68,22 +61,10 @@ describe.skipIf(pgSkip)('PostgreSQL backup and restore: pg_dump -n schema, pg_re
       const status = await runCli(['pg', 'status', '--store', restoredUrl, '--pg-schema', schema, '--json']);
       expect(status.code, explain(status)).toBe(0);
       expect(JSON.parse(status.stdout)).toMatchObject({ state: 'current', canServe: true });
-      const opts = await runSql(restoredUrl, `SELECT reloptions FROM pg_class WHERE oid = '"${schema}".sessions'::regclass`);
-      expect(opts).toContain('fillfactor=75');
+      const [rel] = await runSql<{ opts: string[] }>(restoredUrl, `SELECT reloptions AS opts FROM pg_class WHERE oid = '"${schema}".sessions'::regclass`);
+      expect(rel?.opts).toEqual(['fillfactor=75']);
     } finally {
-      await runSql(url, `DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`);
+      await restore.drop();
     }
   }, 120_000);
 });
-
-/** One statement on a fresh connection (CREATE/DROP DATABASE cannot run in a transaction); the rows as JSON. */
-async function runSql(url: string, sql: string): Promise<string> {
-  const pg = (await import('pg')).default;
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return JSON.stringify((await c.query(sql)).rows);
-  } finally {
-    await c.end();
-  }
-}
