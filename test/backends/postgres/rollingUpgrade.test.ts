@@ -157,6 +157,8 @@ describe.skipIf(pgSkip)('postgres rolling upgrade (expand/contract)', () => {
   it('migration 6 (drop sessions_by_update CONCURRENTLY, fillfactor) while a v5 binary appends and lists: it goes on, starts again after it, lists in the same order', async () => {
     const schema = freshSchema('ru');
     const v5 = MIGRATIONS.filter((m) => m.version <= 5);
+    // The binary that brings migration 6 (later migrations of this binary are not the subject).
+    const v6 = MIGRATIONS.filter((m) => m.version <= 6);
     await migrateAsOwner(schema, v5);
     const old = await backend({ schema, migrations: v5 });
     const ids = [newId(), newId(), newId()];
@@ -179,7 +181,7 @@ describe.skipIf(pgSkip)('postgres rolling upgrade (expand/contract)', () => {
     })();
     const c = await ownerConnections(schema);
     try {
-      expect((await migrate(c, schema)).applied).toEqual([6]);
+      expect((await migrate(c, schema, v6)).applied).toEqual([6]);
     } finally {
       migrating = false;
     }
@@ -196,7 +198,7 @@ describe.skipIf(pgSkip)('postgres rolling upgrade (expand/contract)', () => {
     }
     // A fresh start of the v5 binary serves it; its list (no index now) and the new binary's agree.
     const again = await backend({ schema, migrations: v5 });
-    const now = await backend({ schema });
+    const now = await backend({ schema, migrations: v6 });
     const order = await listed(now);
     expect(await listed(again)).toEqual(order);
     // The list order (updatedAt = the later of last record ts and createdAt, then id; newest first), from the rows.
@@ -209,6 +211,8 @@ describe.skipIf(pgSkip)('postgres rolling upgrade (expand/contract)', () => {
   it('a DROP INDEX CONCURRENTLY cancelled while it waits for a writer is not recorded; the next pg migrate finishes it', async () => {
     const schema = freshSchema('ru');
     const v5 = MIGRATIONS.filter((m) => m.version <= 5);
+    // The binary that brings migration 6 (later migrations of this binary are not the subject).
+    const v6 = MIGRATIONS.filter((m) => m.version <= 6);
     await migrateAsOwner(schema, v5);
     const { PgConnections } = await import('../../../src/backends/postgres/pool.js');
     const c = await ownerConnections(schema);
@@ -219,7 +223,7 @@ describe.skipIf(pgSkip)('postgres rolling upgrade (expand/contract)', () => {
       // A writer's open transaction: the drop marks the index INVALID, commits, then waits for it.
       await writer.query('BEGIN');
       await writer.query(`LOCK TABLE "${schema}".sessions IN ROW EXCLUSIVE MODE`);
-      const run = migrate(migrator, schema).then(() => 'done', (e: { kind?: string }) => e.kind ?? 'error');
+      const run = migrate(migrator, schema, v6).then(() => 'done', (e: { kind?: string }) => e.kind ?? 'error');
       for (let i = 0; ; i++) {
         const waiting = await c.query<{ pid: number }>(
           "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'DROP INDEX CONCURRENTLY%' AND wait_event_type = 'Lock'", [app]);
@@ -234,15 +238,15 @@ describe.skipIf(pgSkip)('postgres rolling upgrade (expand/contract)', () => {
       await writer.query('ROLLBACK');
       // Left behind: the index, no longer valid (the planner ignores it); version 6 not recorded.
       expect(await indexValid(schema, 'sessions_by_update')).toMatchObject([{ valid: false }]);
-      expect((await readSchemaStatus(c, schema)).missing).toEqual([6]);
+      expect((await readSchemaStatus(c, schema, v6)).missing).toEqual([6]);
       // A v5 binary still serves meanwhile (its schema is current for it).
       const old = await backend({ schema, migrations: v5 });
       const id = newId();
       await old.create(header(id), recs(1, 1), snap(), await old.leases.acquire(id));
       expect((await old.listByUpdate({ limit: 5, includeTrashed: false })).map((r) => r.sessionId)).toEqual([id]);
-      expect(await migrateAsOwner(schema)).toEqual([6]);
+      expect(await migrateAsOwner(schema, v6)).toEqual([6]);
       expect(await indexValid(schema, 'sessions_by_update')).toEqual([]);
-      expect(await migrateAsOwner(schema)).toEqual([]);
+      expect(await migrateAsOwner(schema, v6)).toEqual([]);
     } finally {
       await writer.end().catch(() => undefined);
       await migrator.close();
