@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { printOut } from './cliOutput.js';
-import { type CommandEntry, commandList, findCommand, splitCommand } from './cli/commands.js';
+import { type CommandEntry, findCommand, splitCommand } from './cli/commands.js';
+import { TTY_HINT, USAGE } from './cli/serveUsage.js';
 import { CliError, type Command, UsageError as CommandUsageError } from './cli/common.js';
 import { out, err as printErr } from './cli/output.js';
 import { createStderrLogger, type LogLevel, redirectConsoleToStderr } from './log.js';
@@ -20,56 +21,9 @@ import { DEFAULT_PG_SCHEMA, isPostgresUrl } from './backends/postgres/url.js';
 import { packageInfo } from './version.js';
 import type { StoreKey } from './durable/storeKey.js';
 import { KeyOptionError, loadKey } from './cli/encryptionKey.js';
+import { storeOption, StoreEnvError } from './cli/storeEnv.js';
 
 redirectConsoleToStderr(); // before anything else can print: stdout is for protocol frames
-
-const USAGE = `session-sidecar — durable, secret-safe session storage for AI agents, over stdio JSON-RPC 2.0
-
-Usage:
-  session-sidecar [serve] [options]   serve the protocol on stdin/stdout
-  session-sidecar <command> [args]    inspect or manage a store (the inspection commands are
-                                      read-only and safe while it is served; prune, trash
-                                      restore/empty, rekey and migrate write)
-  session-sidecar --help | --version
-
-Commands (each takes --store DIR|URL / --workspace DIR; 'session-sidecar <command> --help'):
-${commandList()}
-
-Options (serve):
-  --store DIR|URL          the store directory (default: <workspace>/.session-sidecar,
-                           or $SESSION_SIDECAR_STORE when set), or a PostgreSQL database:
-                           postgres://user:pass@host:port/db (also postgresql://,
-                           ?sslmode=..., a unix socket with ?host=/dir)
-  --workspace DIR          the workspace whose .session-sidecar/ is the store (default: cwd);
-                           with a PostgreSQL store, where tool scratch directories go
-  --pg-schema NAME         the PostgreSQL schema of the store (default session_sidecar)
-  --pg-pool-max N          pooled PostgreSQL connections (default 4, 1..100); the LISTEN
-                           connection is one more, so a sidecar holds at most N + 1
-  --pg-pooler transaction  --store is a transaction-pooling proxy (PgBouncer pool_mode =
-                           transaction): no startup settings, SET LOCAL in each transaction
-  --pg-listen-url URL      where the LISTEN connection goes (default: --store); with
-                           --pg-pooler it must reach PostgreSQL directly. Keep its password
-                           off the command line: PGPASSWORD or ~/.pgpass
-  --framing MODE           auto (default: decided by the first byte), lsp (Content-Length
-                           headers) or ndjson (one JSON message per line)
-  --max-message-bytes N    largest accepted message (default 33554432 = 32 MiB)
-  --log-level LEVEL        error | warn (default) | info | debug; logs go to stderr
-  --lease-stale-ms N       a writer lease left by a killed process is taken over after
-                           N ms without refresh (default 10000, 5000..15000)
-  --encryption-key-env NAME   encrypt the store at rest with the key in $NAME (base64 of
-                           32 random bytes: head -c32 /dev/urandom | base64), a directory
-                           store or a PostgreSQL one
-  --encryption-key-file PATH  the same key read from PATH (mode 0600, owned by you; a
-                           symbolic link is refused). An encrypted store needs its key to
-                           be served or inspected; 'session-sidecar rekey' changes it
-
-A client spawns this process, then sends 'initialize'. The protocol: protocol/README.md.
-`;
-
-const TTY_HINT = `session-sidecar: this is a JSON-RPC server that talks to a program on stdin/stdout.
-Spawn it from your agent (see README.md); 'session-sidecar --help' lists the options.
-Waiting for JSON-RPC messages on stdin (Ctrl-D to end)...
-`;
 
 class UsageError extends Error {}
 /** A key that cannot be used (malformed, unreadable, unsafe file): a startup error, never printing the key. */
@@ -92,10 +46,10 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
     args: argv,
     allowPositionals: true,
     options: {
-      store: { type: 'string' }, workspace: { type: 'string' }, framing: { type: 'string', default: 'auto' },
+      store: { type: 'string' }, 'store-env': { type: 'string' }, workspace: { type: 'string' }, framing: { type: 'string', default: 'auto' },
       'max-message-bytes': { type: 'string', default: String(32 << 20) }, 'log-level': { type: 'string', default: 'warn' },
       'lease-stale-ms': { type: 'string', default: '10000' }, 'pg-schema': { type: 'string' }, 'pg-pool-max': { type: 'string' },
-      'pg-pooler': { type: 'string' }, 'pg-listen-url': { type: 'string' },
+      'pg-pooler': { type: 'string' }, 'pg-listen-url': { type: 'string' }, 'pg-listen-url-env': { type: 'string' },
       'encryption-key-env': { type: 'string' }, 'encryption-key-file': { type: 'string' },
       help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' },
     },
@@ -106,16 +60,24 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
   if ((command !== undefined && command !== 'serve') || extra.length > 0) {
     throw new UsageError(`unknown command: ${positionals.join(' ')}`);
   }
-  const url = postgresStore(values.store, values.workspace);
-  if (values.store !== undefined && values.workspace !== undefined && !url) throw new UsageError('--store and --workspace exclude each other');
+  let store: string | undefined;
+  let listen: string | undefined;
+  try {
+    store = storeOption(values.store, values['store-env']);
+    listen = storeOption(values['pg-listen-url'], values['pg-listen-url-env'], { value: '--pg-listen-url', env: '--pg-listen-url-env' });
+  } catch (e) {
+    throw e instanceof StoreEnvError ? new UsageError(e.message) : e;
+  }
+  const url = postgresStore(store, values.workspace);
+  if (store !== undefined && values.workspace !== undefined && !url) throw new UsageError(`${values['store-env'] !== undefined ? '--store-env' : '--store'} and --workspace exclude each other`);
   if (values['pg-schema'] !== undefined && !url) throw new UsageError('--pg-schema needs a PostgreSQL store (--store postgres://...)');
   if (values['pg-schema'] !== undefined && !PG_SCHEMA.test(values['pg-schema'])) throw new UsageError('--pg-schema must match [a-z_][a-z0-9_]{0,62}');
   if (values['pg-pool-max'] !== undefined && !url) throw new UsageError('--pg-pool-max needs a PostgreSQL store (--store postgres://...)');
-  if ((values['pg-pooler'] !== undefined || values['pg-listen-url'] !== undefined) && !url) throw new UsageError('--pg-pooler and --pg-listen-url need a PostgreSQL store (--store postgres://...)');
+  if ((values['pg-pooler'] !== undefined || listen !== undefined) && !url) throw new UsageError('--pg-pooler and --pg-listen-url need a PostgreSQL store (--store postgres://...)');
   if (values['pg-pooler'] !== undefined && values['pg-pooler'] !== 'transaction') throw new UsageError('--pg-pooler must be transaction');
-  if (values['pg-listen-url'] !== undefined && !isPostgresUrl(values['pg-listen-url'])) throw new UsageError('--pg-listen-url must be a postgres:// URL');
+  if (listen !== undefined && !isPostgresUrl(listen)) throw new UsageError('--pg-listen-url must be a postgres:// URL');
   const pooler = values['pg-pooler'] === 'transaction' ? { pooler: 'transaction' as const } : {};
-  const listenUrl = values['pg-listen-url'] !== undefined ? { listenUrl: values['pg-listen-url'] } : {};
+  const listenUrl = listen !== undefined ? { listenUrl: listen } : {};
   const poolMax = values['pg-pool-max'] === undefined ? undefined : Number(values['pg-pool-max']);
   if (poolMax !== undefined && (!Number.isSafeInteger(poolMax) || poolMax < 1 || poolMax > 100)) throw new UsageError('--pg-pool-max must be an integer from 1 to 100');
   const framing = values.framing;
@@ -142,7 +104,7 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
     const localRoot = path.resolve(values.workspace ?? process.cwd(), '.session-sidecar');
     return { store: url, pg: { schema: values['pg-schema'] ?? DEFAULT_PG_SCHEMA, localRoot, ...(poolMax !== undefined ? { poolMax } : {}), ...pooler, ...listenUrl }, ...common };
   }
-  return { store: storeRoot(values.store, values.workspace), ...common };
+  return { store: storeRoot(store, values.workspace), ...common };
 }
 
 const PG_SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;

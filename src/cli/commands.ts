@@ -44,7 +44,7 @@ export function splitCommand(argv: string[]): { command: CommandEntry | 'help'; 
     ({ tokens } = parseArgs({
       args: argv, strict: false, allowPositionals: true, tokens: true,
       options: {
-        store: { type: 'string' }, workspace: { type: 'string' }, framing: { type: 'string' }, 'max-message-bytes': { type: 'string' },
+        store: { type: 'string' }, 'store-env': { type: 'string' }, 'from-store-env': { type: 'string' }, 'to-store-env': { type: 'string' }, 'pg-listen-url': { type: 'string' }, 'pg-listen-url-env': { type: 'string' }, workspace: { type: 'string' }, framing: { type: 'string' }, 'max-message-bytes': { type: 'string' },
         'log-level': { type: 'string' }, 'lease-stale-ms': { type: 'string' }, 'pg-schema': { type: 'string' }, from: { type: 'string' }, to: { type: 'string' },
         'from-pg-schema': { type: 'string' }, 'to-pg-schema': { type: 'string' },
         'encryption-key-env': { type: 'string' }, 'encryption-key-file': { type: 'string' },

@@ -10,6 +10,7 @@ import { openReadOnlyBackend, openReadOnlyPgStore, type StoreTarget, targetOf } 
 import { parseDuration } from '../domain/retention.js';
 import type { StoreKey } from '../durable/storeKey.js';
 import { KeyOptionError, loadKey } from './encryptionKey.js';
+import { storeOption, StoreEnvError } from './storeEnv.js';
 
 /** A command-line mistake: one line on stderr, exit code 2. */
 export class UsageError extends Error {
@@ -47,6 +48,7 @@ export interface Command {
 /** Options every inspection command takes, with the same meaning and resolution as `serve`'s. */
 export const STORE_OPTIONS = {
   store: { type: 'string' },
+  'store-env': { type: 'string' },
   workspace: { type: 'string' },
   'pg-schema': { type: 'string' },
   'encryption-key-env': { type: 'string' },
@@ -59,6 +61,8 @@ export const STORE_HELP = `  --store DIR|URL          the store (default: <works
                            database postgres://user:pass@host:port/db (also postgresql://,
                            ?sslmode=..., a unix socket with ?host=/dir); the password is
                            never printed
+  --store-env NAME         the same, read from the environment variable NAME (keeps a URL's
+                           password off the command line; or use PGPASSWORD, ~/.pgpass)
   --pg-schema NAME         the PostgreSQL schema of the store (default session_sidecar);
                            it must exist: inspection never creates or upgrades it
   --workspace DIR          the workspace whose .session-sidecar/ is the store (default: cwd)
@@ -66,9 +70,15 @@ export const STORE_HELP = `  --store DIR|URL          the store (default: <works
   --encryption-key-file PATH  the same key read from PATH (mode 0600, owned by you)
   -h, --help               this help`;
 
-/** The store: --store, then --workspace DIR/.session-sidecar, then $SESSION_SIDECAR_STORE, then cwd. */
-export function storeTargetOf(store: string | undefined, workspace: string | undefined, schema: string | undefined): StoreTarget {
-  if (store !== undefined && workspace !== undefined) throw new UsageError('--store and --workspace exclude each other');
+/** The store: --store (or --store-env NAME: $NAME), then --workspace DIR/.session-sidecar, then $SESSION_SIDECAR_STORE, then cwd. */
+export function storeTargetOf(given: string | undefined, workspace: string | undefined, schema: string | undefined, storeEnv?: string): StoreTarget {
+  let store: string | undefined;
+  try {
+    store = storeOption(given, storeEnv);
+  } catch (e) {
+    throw e instanceof StoreEnvError ? new UsageError(e.message) : e;
+  }
+  if (store !== undefined && workspace !== undefined) throw new UsageError(`${storeEnv !== undefined ? '--store-env' : '--store'} and --workspace exclude each other`);
   const usage = (m: string) => new UsageError(m);
   if (store !== undefined) return targetOf(store, schema, usage);
   if (workspace === undefined && process.env.SESSION_SIDECAR_STORE) return targetOf(process.env.SESSION_SIDECAR_STORE, schema, usage);
@@ -103,7 +113,7 @@ export function parseCommand(
   if (n > positionals.max) throw new UsageError(`unexpected argument '${parsed.positionals[positionals.max]}'`, command.name);
   let target: StoreTarget;
   try {
-    target = storeTargetOf(values.store as string | undefined, values.workspace as string | undefined, values['pg-schema'] as string | undefined);
+    target = storeTargetOf(values.store as string | undefined, values.workspace as string | undefined, values['pg-schema'] as string | undefined, values['store-env'] as string | undefined);
   } catch (e) {
     throw e instanceof UsageError ? new UsageError(e.message, command.name) : e;
   }

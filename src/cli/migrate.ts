@@ -9,6 +9,7 @@ import { err, humanBytes, out } from './output.js';
 import { readOnlyFs } from './readOnlyFs.js';
 import { type StoreTarget, targetOf } from './storeTarget.js';
 import { KeyOptionError, loadKey } from './encryptionKey.js';
+import { storeOption, StoreEnvError } from './storeEnv.js';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -16,6 +17,7 @@ export const migrateCommand: Command = {
   name: 'migrate',
   summary: summaryOf('migrate'),
   usage: `Usage: session-sidecar migrate --from DIR|URL --to URL|DIR [options]
+       (--from-store-env NAME / --to-store-env NAME instead of --from / --to)
 
 Copies every session of one store into another — a directory store into a PostgreSQL
 database (postgres://user:pass@host:port/db, also postgresql://, ?sslmode=..., ?host=/dir) or
@@ -26,8 +28,8 @@ store written from PostgreSQL has each record as its own batch: batch boundaries
 kept there).
 
 Every record is checked again by the secret gate (the session's registered secrets, from its
-secretEnv and llm.apiKeyEnv in this environment, and the credential rules): a session holding
-one is refused, not copied. Each session is copied in one atomic step (one transaction on
+secretEnv and llm.apiKeyEnv in this environment, the PostgreSQL ends' passwords, and the
+credential rules): a session holding one is refused, not copied. Each session is copied in one atomic step (one transaction on
 PostgreSQL; a staged directory renamed into place in a directory store), read back from the
 destination and compared byte for byte with the source. A session a live writer holds in the
 source is refused (close it or stop its sidecar first). A session already in the destination
@@ -41,6 +43,9 @@ Options:
   --from DIR|URL           the source store (a directory, or a PostgreSQL URL)
   --to URL|DIR             the destination store (created when missing; a PostgreSQL schema
                            is created or upgraded as by serve)
+  --from-store-env NAME    --from read from the environment variable NAME, and
+  --to-store-env NAME      --to likewise: a URL's password stays off the command line (or
+                           use PGPASSWORD, PGPASSFILE or ~/.pgpass)
   --pg-schema NAME         the PostgreSQL schema of the PostgreSQL side(s) (default
                            session_sidecar)
   --from-pg-schema NAME    the source's schema, when both sides are PostgreSQL
@@ -61,7 +66,8 @@ Options:
       ({ values } = parseArgs({
         args: argv, allowPositionals: false, strict: true,
         options: {
-          from: { type: 'string' }, to: { type: 'string' }, 'pg-schema': { type: 'string' }, 'from-pg-schema': { type: 'string' },
+          from: { type: 'string' }, to: { type: 'string' }, 'from-store-env': { type: 'string' }, 'to-store-env': { type: 'string' },
+          'pg-schema': { type: 'string' }, 'from-pg-schema': { type: 'string' },
           'to-pg-schema': { type: 'string' }, help: { type: 'boolean', short: 'h' },
           'from-key-env': { type: 'string' }, 'from-key-file': { type: 'string' }, 'to-key-env': { type: 'string' }, 'to-key-file': { type: 'string' },
         },
@@ -71,15 +77,23 @@ Options:
     }
     if (values.help) return out(this.usage), 0;
     const usage = (m: string) => new UsageError(m, 'migrate');
-    if (values.from === undefined || values.to === undefined) throw usage('--from and --to are required');
+    let fromText: string | undefined;
+    let toText: string | undefined;
+    try {
+      fromText = storeOption(values.from, values['from-store-env'], { value: '--from', env: '--from-store-env' });
+      toText = storeOption(values.to, values['to-store-env'], { value: '--to', env: '--to-store-env' });
+    } catch (e) {
+      throw e instanceof StoreEnvError ? usage(e.message) : e;
+    }
+    if (fromText === undefined || toText === undefined) throw usage('--from and --to are required (or --from-store-env, --to-store-env)');
     if (values['pg-schema'] !== undefined && (values['from-pg-schema'] !== undefined || values['to-pg-schema'] !== undefined)) {
       throw usage('--pg-schema excludes --from-pg-schema and --to-pg-schema');
     }
-    const pgFrom = /^postgres(ql)?:\/\//i.test(values.from);
-    const pgTo = /^postgres(ql)?:\/\//i.test(values.to);
+    const pgFrom = /^postgres(ql)?:\/\//i.test(fromText);
+    const pgTo = /^postgres(ql)?:\/\//i.test(toText);
     const schemaOf = (isPg: boolean, own: string | undefined) => (isPg ? own ?? values['pg-schema'] : own);
-    const from = targetOf(values.from, schemaOf(pgFrom, values['from-pg-schema']), usage);
-    const to = targetOf(values.to, schemaOf(pgTo, values['to-pg-schema']), usage);
+    const from = targetOf(fromText, schemaOf(pgFrom, values['from-pg-schema']), usage);
+    const to = targetOf(toText, schemaOf(pgTo, values['to-pg-schema']), usage);
     if (from.display === to.display) throw usage('--from and --to name the same store');
     try {
       const fromKey = loadKey({ env: values['from-key-env'], file: values['from-key-file'] }, process.env, '--from-key');
@@ -102,6 +116,14 @@ async function openEnd(t: StoreTarget, source: boolean): Promise<TransferEnd> {
   return fileEnd(t.root, nodeFs, t.key);
 }
 
+/** The passwords of the PostgreSQL ends, wherever they come from (URL, PGPASSWORD, password file). */
+async function databasePasswordsOf(targets: StoreTarget[]): Promise<string[]> {
+  const pg = targets.filter((t): t is Extract<StoreTarget, { kind: 'postgres' }> => t.kind === 'postgres');
+  if (pg.length === 0) return [];
+  const [{ databasePasswords }, { parsePostgresUrl }] = await Promise.all([import('../backends/postgres/passwords.js'), import('../backends/postgres/url.js')]);
+  return (await Promise.all(pg.map((t) => databasePasswords(parsePostgresUrl(t.url)).catch(() => [])))).flat();
+}
+
 async function migrate(fromT: StoreTarget, toT: StoreTarget): Promise<number> {
   const from = await openEnd(fromT, true);
   let to: TransferEnd | undefined;
@@ -110,6 +132,7 @@ async function migrate(fromT: StoreTarget, toT: StoreTarget): Promise<number> {
     out(`migrating ${from.display} -> ${to.display}\n`);
     const s = await migrateStores(from, to, {
       env: process.env, vocabulary: protocolVocabulary(), progress: (line) => out(`${line}\n`), refuse: (line) => err(`session-sidecar: migrate: ${line}`),
+      processSecrets: await databasePasswordsOf([fromT, toT]),
     });
     out(`\n${s.sessions} session${s.sessions === 1 ? '' : 's'} copied (${s.records} records, ${humanBytes(s.bytes)} of record text, `
       + `${s.blobs} blob${s.blobs === 1 ? '' : 's'} ${humanBytes(s.blobBytes)}), ${s.alreadyThere} already there, ${s.refused} refused\n`);

@@ -8,7 +8,7 @@ type PgTargetOf = Extract<StoreTarget, { kind: 'postgres' }>;
 export const pgCommand: Command = {
   name: 'pg',
   summary: summaryOf('pg'),
-  usage: `Usage: session-sidecar pg migrate --store URL [--pg-schema NAME] [--json]
+  usage: `Usage: session-sidecar pg migrate --store URL|--store-env NAME [--pg-schema NAME] [--json]
        session-sidecar pg migrate --status --store URL [--pg-schema NAME] [--json]
        session-sidecar pg status --store URL [--pg-schema NAME] [--json]
 
@@ -19,8 +19,8 @@ as the role of the URL, which must own the schema (or may create it: CREATE on t
 — see the owner's rights in protocol/STORAGE.md. Run it with the NEW binary before rolling
 the sidecars out: a schema that is current lets 'serve' start with only the DML GRANTs, and
 an older sidecar keeps serving after migrations recorded as additive (expand/contract).
-Nothing is dropped or rewritten: migrations only add. Indexes are built with CREATE INDEX
-CONCURRENTLY (writers go on); an index left INVALID by an interrupted build is rebuilt. A
+No data is dropped or rewritten. Indexes are built (and dropped) CONCURRENTLY: writers go
+on; an index left INVALID by an interrupted build is rebuilt, an interrupted drop finished. A
 schema newer than this binary may serve is refused, nothing applied. Prints each migration
 applied, then the version.
 
@@ -36,8 +36,10 @@ Options:
   --json                   the result as JSON
   --store URL              the PostgreSQL store, postgres://user@host:port/db (also
                            postgresql://, ?sslmode=..., a unix socket with ?host=/dir), or
-                           $SESSION_SIDECAR_STORE; keep the password out of the command line
-                           with PGPASSWORD or ~/.pgpass; it is never printed
+                           $SESSION_SIDECAR_STORE; it is never printed. Keep the password
+                           off the command line: --store-env, PGPASSWORD, PGPASSFILE or
+                           ~/.pgpass
+  --store-env NAME         the store URL read from the environment variable NAME
   --pg-schema NAME         the store's schema (default session_sidecar); migrate creates it
                            when missing
   -h, --help               this help
@@ -79,7 +81,7 @@ async function migrateSchema(t: PgTargetOf, json: boolean): Promise<number> {
   const r = await withConnections(t, false, (conns) => migrate(conns, t.schema, MIGRATIONS, {
     onApplied: (m) => {
       applied.push({ version: m.version, name: m.name, concurrently: m.concurrently === true });
-      if (!json) out(`applied ${m.version}: ${m.name}${m.concurrently ? ' (index built concurrently)' : ''}\n`);
+      if (!json) out(`applied ${m.version}: ${m.name}${m.concurrently ? (m.dropIndex !== undefined ? ' (index dropped concurrently)' : ' (index built concurrently)') : ''}\n`);
     },
   }));
   if (json) out(`${JSON.stringify({ store: t.display, schema: t.schema, applied, version: r.version, known })}\n`);

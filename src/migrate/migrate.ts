@@ -24,7 +24,7 @@ import { baseState } from '../domain/sessionUpdate.js';
 import { StoreError } from '../domain/errors.js';
 import { checkBytes } from '../domain/secrets/finalGate.js';
 import { guardValue } from '../domain/secrets/gate.js';
-import type { SecretSet, Vocabulary } from '../domain/secrets/knownSecrets.js';
+import { MIN_SECRET_CHARS, type SecretSet, type Vocabulary } from '../domain/secrets/knownSecrets.js';
 import { resolveSecrets } from '../domain/secrets/sessionSecrets.js';
 import { redactTokens } from '../domain/secrets/tokenRules.js';
 import type { SessionHeader } from '../domain/types.js';
@@ -47,6 +47,12 @@ export interface MigrateOptions {
   progress: (line: string) => void;
   /** One line per refused session for stderr. */
   refuse: (line: string) => void;
+  /**
+   * Secrets of this process, refused in every session as its own are: the passwords of the
+   * PostgreSQL ends (a session written where the password was not known may quote it; it must
+   * not land in the database it opens).
+   */
+  processSecrets?: readonly string[];
 }
 
 const BLOB_REF = /\{"\$blob":"sha256:([0-9a-f]{64})","bytes":(\d+)/g;
@@ -111,6 +117,8 @@ async function copySession(from: TransferEnd, to: TransferEnd, id: string, o: Mi
 function gate(b: SessionBundle, o: MigrateOptions): SecretSet {
   const header = JSON.parse(b.header.text) as SessionHeader;
   const { set } = resolveSecrets({ apiKeyEnv: header.llm?.apiKeyEnv, headerEnv: header.secretEnv }, o.env, o.vocabulary);
+  // One shorter than a registered secret's minimum is not one (as serve registers them).
+  for (const p of o.processSecrets ?? []) if (p.length >= MIN_SECRET_CHARS) set.add(p);
   const check = (text: string, where: string) => {
     const value = JSON.parse(text) as Record<string, unknown>;
     const guarded = guardValue(value, set, where);

@@ -27,6 +27,7 @@ describe.skipIf(pgSkip)('session-sidecar pg migrate / status', () => {
     const r = await runCli(['pg', 'migrate', ...store]);
     expect(r.code, explain(r)).toBe(0);
     for (const m of MIGRATIONS) expect(r.stdout).toContain(`applied ${m.version}: ${m.name}`);
+    expect(r.stdout).toContain(`applied 6: ${MIGRATIONS.find((m) => m.version === 6)!.name} (index dropped concurrently)\n`);
     expect(r.stdout).toContain(`the schema is at version ${KNOWN}`);
     expect(r.stdout).toContain(`(schema ${schema})`);
     noPassword(r);

@@ -16,6 +16,11 @@
  *    CONCURRENTLY) and rebuilt here on the next run; a VALID one left by a crash between the
  *    build and the recording is kept. The version is recorded only after the index is VALID,
  *    so a recorded version always means a usable index.
+ *    A `dropIndex` migration runs its `sql` (one idempotent statement, autocommit), then
+ *    DROP INDEX CONCURRENTLY IF EXISTS (no writer blocked; it waits for the transactions that
+ *    may use the index). Interrupted, it leaves the index INVALID or still there: the next run
+ *    repeats both (the sql is idempotent, IF EXISTS finishes the drop). The version is recorded
+ *    only once the index is gone, so a recorded version always means it is.
  * 4. `pg_advisory_unlock`; closing the connection would release it too (a crashed migrator's
  *    lock goes with its connection).
  * A schema recorded at a version this binary may not serve after (schemaStatus.ts) is refused
@@ -68,7 +73,7 @@ export async function migrate(conns: PgConnections, schema: string, migrations: 
       // The name is validated (checkSchemaName) and quoted; it cannot be a bind parameter.
       if (pending.length > 0) await run(`SET search_path = "${schema}"`);
       for (const m of pending) {
-        await concurrentIndex(run, schema, m);
+        await (m.dropIndex !== undefined ? dropIndexConcurrently(run, schema, m) : concurrentIndex(run, schema, m));
         applied.push(m.version);
         o.onApplied?.(m);
       }
@@ -147,13 +152,28 @@ async function concurrentIndex(run: Run, schema: string, m: Migration): Promise<
   await record(run, m);
 }
 
+/**
+ * Step 3 for a dropIndex migration: its statement, the drop, record. The DROP returning means
+ * the index is gone (IF EXISTS: or was already — a crash after the drop, before the recording);
+ * any failure (a cancel while it waits, a lock) throws before the recording.
+ */
+async function dropIndexConcurrently(run: Run, schema: string, m: Migration): Promise<void> {
+  if (m.sql.trim() !== '') await run(m.sql);
+  await run(`DROP INDEX CONCURRENTLY IF EXISTS "${schema}"."${m.dropIndex!}"`);
+  await record(run, m);
+}
+
 async function record(run: Run, m: Migration): Promise<void> {
   await run('INSERT INTO schema_migrations (version, name, compatible_down_to) VALUES ($1, $2, $3)', [m.version, m.name, compatibleDownToOf(m)]);
 }
 
 function checkMigration(m: Migration): void {
-  if (m.concurrently && !(m.index !== undefined && INDEX_NAME.test(m.index))) {
-    throw new Error(`migration ${m.version}: a concurrently migration names its index (index: [a-z_][a-z0-9_]*)`);
+  const named = (x: string | undefined) => x !== undefined && INDEX_NAME.test(x);
+  if (m.concurrently && named(m.index) === named(m.dropIndex)) {
+    throw new Error(`migration ${m.version}: a concurrently migration names the index it builds (index) or drops (dropIndex), one of them: [a-z_][a-z0-9_]*`);
+  }
+  if (!m.concurrently && (m.index !== undefined || m.dropIndex !== undefined)) {
+    throw new Error(`migration ${m.version}: index and dropIndex are for concurrently migrations`);
   }
   if (m.compatibleDownTo !== undefined && !(Number.isSafeInteger(m.compatibleDownTo) && m.compatibleDownTo >= 1 && m.compatibleDownTo <= m.version)) {
     throw new Error(`migration ${m.version}: compatibleDownTo must be from 1 to ${m.version}`);

@@ -11,9 +11,15 @@
  *   `CREATE INDEX CONCURRENTLY <index> ...` as its only statement (no IF NOT EXISTS: the
  *   framework checks for a leftover itself) and `index` naming it, so writes go on while it
  *   builds. (Migration 4 predates this and builds inside the transaction; it stays so.)
+ * - An index is dropped `concurrently: true` with `dropIndex` naming it (the framework runs the
+ *   DROP INDEX CONCURRENTLY): a transactional DROP INDEX takes ACCESS EXCLUSIVE on the table,
+ *   and while it waits for a running transaction every writer queues behind it. Its `sql`, run
+ *   first in autocommit, must be idempotent (a crash before the recording runs it again) and
+ *   take no lock that blocks writers (ALTER TABLE SET (fillfactor) takes SHARE UPDATE EXCLUSIVE).
  * - Expand/contract (rolling upgrades): mark a migration `additive: true` only when a binary
  *   that does not know it can keep serving the schema after it — a new table, a new index, a
- *   new NULLable column without a default that old writers never need to fill. A column
+ *   new NULLable column without a default that old writers never need to fill, dropping an
+ *   index that older binaries only use for speed (none is unique, none named in a query). A column
  *   newer binaries keep in step with other data (a derived total) is NOT additive when old
  *   writers would leave it stale; dropping, renaming, tightening (NOT NULL, CHECK) or changing
  *   what a column means is never additive (contract: ship it only after every older binary is
@@ -29,10 +35,16 @@ export interface Migration {
   version: number;
   name: string;
   sql: string;
-  /** Run outside a transaction (CREATE INDEX CONCURRENTLY), after the transactional ones; needs `index`. */
+  /** Run outside a transaction (CREATE INDEX CONCURRENTLY), after the transactional ones; needs `index` or `dropIndex`. */
   concurrently?: boolean;
   /** The index a `concurrently` migration builds (unqualified name): an INVALID leftover of it is rebuilt. */
   index?: string;
+  /**
+   * The index a `concurrently` migration drops instead (unqualified name): the framework runs
+   * `DROP INDEX CONCURRENTLY IF EXISTS` itself, after `sql` (one idempotent statement run in
+   * autocommit — it may be empty), and records the version once the index is gone.
+   */
+  dropIndex?: string;
   /** An older binary may keep serving after it (expand): compatibleDownTo defaults to 1. */
   additive?: boolean;
   /** The oldest known-version of a binary that may serve after this migration (default: additive ? 1 : version). */
@@ -152,6 +164,27 @@ CREATE TABLE state_values (
     // by the lease row only and would not see a takeover by one that fences here: not additive
     // (the default), so an older binary refuses a schema at version 5.
     sql: 'ALTER TABLE sessions ADD COLUMN writer_token bigint;',
+  },
+  {
+    version: 6,
+    name: 'HOT updates of the session row: no index over what every commit changes (sessions_by_update dropped), fillfactor 75',
+    // Every append rewrites the sessions row (last_seq, last_ts, counters, snapshot). With
+    // migration 4's index over last_ts no such update could be HOT: each left a dead row and
+    // new entries in both indexes. Without it, only the primary key (session_id, never
+    // changed) indexes the table, and fillfactor leaves a quarter of each page free so the new
+    // version fits on the same page (HOT) and page pruning reclaims the old one without VACUUM.
+    // The fillfactor applies to pages written from now on (VACUUM FULL or pg_repack rewrites
+    // the old ones; not needed: rows move to new pages as they are updated).
+    // Additive: the index was only an access path — list reads the same rows in the same order
+    // by a scan and top-N sort (sessions.ts listByUpdate) — so a binary that knows version 5
+    // serves after it, only its list is slower (one that knows only 4 is refused by 5 already).
+    // No lock that blocks writers: the drop is CONCURRENTLY, the ALTER takes SHARE UPDATE
+    // EXCLUSIVE. The drop waits for every transaction that has the table open (a running
+    // pg_dump too); writers go on meanwhile.
+    sql: 'ALTER TABLE sessions SET (fillfactor = 75)',
+    concurrently: true,
+    dropIndex: 'sessions_by_update',
+    additive: true,
   },
   {
     version: 8,

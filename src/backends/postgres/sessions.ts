@@ -181,7 +181,10 @@ export async function history(conns: PgConnections, sessionId: string): Promise<
 /**
  * A session's updatedAt as the store shows it (core/sessions/read.ts summaryOfRow: the later of its last
  * record's ts and its createdAt), compared byte by byte as JavaScript compares these ASCII
- * strings — never by the database's collation. Migration 4 indexes exactly this expression.
+ * strings — never by the database's collation. Not indexed (migration 6 dropped migration 4's
+ * index over it): it changes on every commit, and an index over it would make every append's
+ * row update a non-HOT one. A page is a scan of the live rows with a top-N sort (LIMIT): the
+ * same rows in the same order, computed from the rows themselves, so never stale.
  */
 const UPDATED_AT = 'GREATEST(COALESCE(last_ts, created_at) COLLATE "C", created_at COLLATE "C")';
 

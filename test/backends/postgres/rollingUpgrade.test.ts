@@ -153,4 +153,104 @@ describe.skipIf(pgSkip)('postgres rolling upgrade (expand/contract)', () => {
       await c.close();
     }
   }, 180_000);
+
+  it('migration 6 (drop sessions_by_update CONCURRENTLY, fillfactor) while a v5 binary appends and lists: it goes on, starts again after it, lists in the same order', async () => {
+    const schema = freshSchema('ru');
+    const v5 = MIGRATIONS.filter((m) => m.version <= 5);
+    // The binary that brings migration 6 (later migrations of this binary are not the subject).
+    const v6 = MIGRATIONS.filter((m) => m.version <= 6);
+    await migrateAsOwner(schema, v5);
+    const old = await backend({ schema, migrations: v5 });
+    const ids = [newId(), newId(), newId()];
+    const fences = [];
+    for (const id of ids) {
+      const f = await old.leases.acquire(id);
+      await old.create(header(id), recs(1, 1), snap(), f);
+      fences.push(f);
+    }
+    const listed = async (b: typeof old) => (await b.listByUpdate({ limit: 10, includeTrashed: false })).map((r) => r.sessionId);
+    let seq = 1;
+    let migrating = true;
+    const appends = (async () => {
+      while (migrating || seq < 12) {
+        // Round robin: the last one appended to is the newest.
+        await old.persist(fences[seq % 3]!, recs(Math.floor((seq - 1) / 3) + 2, 1), snap(), { lastSeq: Math.floor((seq - 1) / 3) + 1, generation: 0 });
+        seq++;
+        await listed(old);
+      }
+    })();
+    const c = await ownerConnections(schema);
+    try {
+      expect((await migrate(c, schema, v6)).applied).toEqual([6]);
+    } finally {
+      migrating = false;
+    }
+    try {
+      await appends;
+      expect(await indexValid(schema, 'sessions_by_update')).toEqual([]);
+      const [rel] = await c.query<{ opts: string[] }>(`SELECT reloptions AS opts FROM pg_class WHERE oid = $1::regclass`, [`"${schema}".sessions`]);
+      expect(rel?.opts).toEqual(['fillfactor=75']);
+      const s = await readSchemaStatus(c, schema, v5);
+      expect(s).toMatchObject({ state: 'newerCompatible', version: 6, known: 5 });
+      expect(s.newer.map((n) => n.compatibleDownTo)).toEqual([1]);
+    } finally {
+      await c.close();
+    }
+    // A fresh start of the v5 binary serves it; its list (no index now) and the new binary's agree.
+    const again = await backend({ schema, migrations: v5 });
+    const now = await backend({ schema, migrations: v6 });
+    const order = await listed(now);
+    expect(await listed(again)).toEqual(order);
+    // The list order (updatedAt = the later of last record ts and createdAt, then id; newest first), from the rows.
+    const rows = await Promise.all(ids.map((id) => now.load(id)));
+    const key = (r: (typeof rows)[number]) => `${[r.lastTs ?? r.createdAt, r.createdAt].sort().pop()} ${r.sessionId}`;
+    expect(order).toEqual(rows.sort((a, b) => (key(a) < key(b) ? 1 : -1)).map((r) => r.sessionId));
+    expect(await migrateAsOwner(schema, v5)).toEqual([]);
+  }, 180_000);
+
+  it('a DROP INDEX CONCURRENTLY cancelled while it waits for a writer is not recorded; the next pg migrate finishes it', async () => {
+    const schema = freshSchema('ru');
+    const v5 = MIGRATIONS.filter((m) => m.version <= 5);
+    // The binary that brings migration 6 (later migrations of this binary are not the subject).
+    const v6 = MIGRATIONS.filter((m) => m.version <= 6);
+    await migrateAsOwner(schema, v5);
+    const { PgConnections } = await import('../../../src/backends/postgres/pool.js');
+    const c = await ownerConnections(schema);
+    const writer = await c.dedicatedClient(() => undefined);
+    const app = `mig_${schema}`.slice(0, 63);
+    const migrator = await PgConnections.open({ ...c.options, applicationName: app });
+    try {
+      // A writer's open transaction: the drop marks the index INVALID, commits, then waits for it.
+      await writer.query('BEGIN');
+      await writer.query(`LOCK TABLE "${schema}".sessions IN ROW EXCLUSIVE MODE`);
+      const run = migrate(migrator, schema, v6).then(() => 'done', (e: { kind?: string }) => e.kind ?? 'error');
+      for (let i = 0; ; i++) {
+        const waiting = await c.query<{ pid: number }>(
+          "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'DROP INDEX CONCURRENTLY%' AND wait_event_type = 'Lock'", [app]);
+        if (waiting.length > 0) {
+          await c.query('SELECT pg_cancel_backend($1)', [waiting[0]!.pid]);
+          break;
+        }
+        if (i > 600) throw new Error('the drop never waited');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(await run).not.toBe('done');
+      await writer.query('ROLLBACK');
+      // Left behind: the index, no longer valid (the planner ignores it); version 6 not recorded.
+      expect(await indexValid(schema, 'sessions_by_update')).toMatchObject([{ valid: false }]);
+      expect((await readSchemaStatus(c, schema, v6)).missing).toEqual([6]);
+      // A v5 binary still serves meanwhile (its schema is current for it).
+      const old = await backend({ schema, migrations: v5 });
+      const id = newId();
+      await old.create(header(id), recs(1, 1), snap(), await old.leases.acquire(id));
+      expect((await old.listByUpdate({ limit: 5, includeTrashed: false })).map((r) => r.sessionId)).toEqual([id]);
+      expect(await migrateAsOwner(schema, v6)).toEqual([6]);
+      expect(await indexValid(schema, 'sessions_by_update')).toEqual([]);
+      expect(await migrateAsOwner(schema, v6)).toEqual([]);
+    } finally {
+      await writer.end().catch(() => undefined);
+      await migrator.close();
+      await c.close();
+    }
+  }, 180_000);
 });
