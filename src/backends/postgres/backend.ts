@@ -167,7 +167,7 @@ export class PostgresBackend implements Backend {
     this.state = statePort(conns, this.codec);
     this.notifier = new CommitNotifier(conns, channel, (id) => listener.pokeLocal(id), onError);
     // One pooled connection stays free of appends: reads, the heartbeat, lease changes.
-    this.groupCommit = new GroupCommit(conns, { maxInFlight: conns.max - 1 });
+    this.groupCommit = new GroupCommit(conns, { maxInFlight: Math.max(1, conns.max - 1) });
     listener.origin = this.notifier.origin;
     this.leases = {
       acquire: (sessionId) => asStoreErrors(async () => {

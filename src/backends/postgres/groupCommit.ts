@@ -41,7 +41,7 @@ interface Waiting {
 }
 
 export interface GroupCommitLimits {
-  /** Append statements running at once (at least 1). */
+  /** Append statements running at once (at least 1: the caller's to ensure). */
   maxInFlight: number;
   /** Sessions per statement (default MAX_MEMBERS). */
   maxMembers?: number;
@@ -59,14 +59,14 @@ export class GroupCommit {
   statements = 0;
 
   constructor(private readonly conns: PgConnections, limits: GroupCommitLimits) {
-    this.maxInFlight = Math.max(1, limits.maxInFlight);
+    this.maxInFlight = limits.maxInFlight;
     this.maxMembers = limits.maxMembers ?? MAX_MEMBERS;
     this.maxBytes = limits.maxBytes ?? MAX_BYTES;
   }
 
   /** Resolves once `member`'s records are committed (or rejects with why they are not). */
   append(member: AppendMember): Promise<void> {
-    const bytes = member.records.reduce((n, r) => n + Buffer.byteLength(r.text, 'utf8'), 0);
+    const bytes = member.records.reduce((n, r) => n + Buffer.byteLength(r.text), 0);
     return new Promise<void>((resolve, reject) => {
       this.waiting.push({ member, bytes, resolve, reject });
       this.pump();
@@ -126,7 +126,11 @@ export class GroupCommit {
   }
 }
 
-/** The database refused the statement and rolled it back: certainly nothing was written. */
+/**
+ * The statement's transaction certainly did not commit: whatever the database or this process
+ * refused (an ERROR answer, a secret caught before sending, no connection to send it on) —
+ * everything but a connection that broke after sending (outcome unknown).
+ */
 function refusedWhole(err: unknown): boolean {
-  return err instanceof PgBackendError && (err.details.outcome === 'notWritten' || (err.kind !== 'Unavailable' && err.details.outcome === undefined));
+  return err instanceof PgBackendError && err.details.outcome !== 'unknown';
 }
