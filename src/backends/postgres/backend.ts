@@ -46,7 +46,7 @@
  */
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { Backend, Gated, Leases as PortLeases, StateEntry, TrashedSession, UpdateCursor } from '../../core/port.js';
+import type { Backend, CandidateQuery, Gated, SearchCandidate, Leases as PortLeases, StateEntry, TrashedSession, UpdateCursor } from '../../core/port.js';
 import { StoreError } from '../../domain/errors.js';
 import { confirmBatch, persistBatch } from './append.js';
 import { ChangeListener, channelOf } from './changes.js';
@@ -63,6 +63,7 @@ import type {
 } from './types.js';
 import { parsePostgresUrl } from './url.js';
 import { exportSession, importSession, leaseHeld, sessionIds } from './transfer.js';
+import { isUtf8, searchCandidates } from './search.js';
 import { verifyStore, type VerifyOptions, type VerifyReport } from './verify.js';
 import { DEFAULT_PG_SCHEMA } from './url.js';
 import { noPathsHere } from '../shared.js';
@@ -259,6 +260,17 @@ export class PostgresBackend implements Backend {
       if (page.nextAfter === null) return out;
       after = page.nextAfter;
     }
+  }
+
+  /** Whether the database is UTF8 (search.ts), asked at the first search. */
+  private utf8: Promise<boolean> | undefined;
+
+  /** session/search in SQL (search.ts); undefined when this database cannot match as the core does. */
+  async searchCandidates(q: CandidateQuery): Promise<SearchCandidate[] | undefined> {
+    if ((this as Backend).encrypted === true) return undefined; // sealed text cannot be matched in SQL
+    this.utf8 ??= asStoreErrors(() => isUtf8(this.conns)).catch((e: unknown) => { this.utf8 = undefined; throw e; });
+    if (!await this.utf8) return undefined;
+    return asStoreErrors(() => searchCandidates(this.conns, q));
   }
 
   trash(fence: Fence): Promise<void> {

@@ -140,11 +140,38 @@ async function concurrentIndex(run: Run, schema: string, m: Migration): Promise<
       WHERE n.nspname = $1 AND c.relname = $2`, [schema, index]))[0]?.valid;
   const before = await validity();
   if (before === false) await run(`DROP INDEX CONCURRENTLY IF EXISTS "${schema}"."${index}"`);
-  if (before !== true) await run(m.sql);
+  let sql = m.sql;
+  if (before !== true && m.extension !== undefined) {
+    const extSchema = await withExtension(run, m.extension);
+    if (extSchema === undefined) return record(run, m); // recorded without its index (schema.ts: extension)
+    sql = sql.replaceAll('{extschema}', `"${extSchema.replaceAll('"', '""')}"`);
+  }
+  if (before !== true) await run(sql);
   if ((await validity()) !== true) {
     throw new PgBackendError('UnsafeStore', `migration ${m.version} did not leave its index ${index} valid; run 'session-sidecar pg migrate' again`, { reason: 'indexInvalid', version: m.version });
   }
   await record(run, m);
+}
+
+/**
+ * The schema `extension` is installed in — created first in `public` when it is nowhere in the
+ * database (so that no store schema owns it: a DROP SCHEMA ... CASCADE of one store would take
+ * it, and every other store's index over it, along) — or undefined when it cannot be had (the
+ * server lacks it, or this role may not create it: pg_trgm is trusted from PostgreSQL 13, so
+ * CREATE on the database and on `public` suffices). A concurrent migrator of another schema
+ * that created it first is found on the second look.
+ */
+async function withExtension(run: Run, extension: string): Promise<string | undefined> {
+  const where = async () => (await run<{ nspname: string }>(
+    'SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = $1', [extension]))[0]?.nspname;
+  const found = await where();
+  if (found !== undefined) return found;
+  try {
+    await run(`CREATE EXTENSION IF NOT EXISTS "${extension}" SCHEMA public`);
+  } catch {
+    // Not available or not permitted: the caller records the migration without its index.
+  }
+  return where();
 }
 
 async function record(run: Run, m: Migration): Promise<void> {
@@ -152,6 +179,9 @@ async function record(run: Run, m: Migration): Promise<void> {
 }
 
 function checkMigration(m: Migration): void {
+  if (m.extension !== undefined && !(m.concurrently && INDEX_NAME.test(m.extension))) {
+    throw new Error(`migration ${m.version}: only a concurrently migration names an extension ([a-z_][a-z0-9_]*)`);
+  }
   if (m.concurrently && !(m.index !== undefined && INDEX_NAME.test(m.index))) {
     throw new Error(`migration ${m.version}: a concurrently migration names its index (index: [a-z_][a-z0-9_]*)`);
   }

@@ -16,8 +16,8 @@
  */
 import type { SessionUpdate } from '../../domain/sessionUpdate.js';
 import type {
-  AppendResult, CompactRequest, PurgeOutcome, ContextMessage, CreatedSession, HistoryEntry, ListOptions, ListPage, OpenedSession, OpenMode, PruneOptions, ReadOptions,
-  ReadPage, RecordInput, RecordsText, RewindResult, SecretsInput, SessionHeader, SessionHeaderInput, SessionStore, StoredRecord, TrashEntry, TurnChange, TurnKind,
+  AppendResult, CandidateQuery, CompactRequest, PurgeOutcome, ContextMessage, CreatedSession, HistoryEntry, ListOptions, ListPage, OpenedSession, OpenMode, PruneOptions, ReadOptions,
+  ReadPage, RecordInput, RecordsText, RewindResult, SearchCandidate, SecretsInput, SessionHeader, SessionHeaderInput, SessionStore, StoredRecord, TrashEntry, TurnChange, TurnKind,
   TurnState, UpdatedHeader, UsageReport,
 } from '../../domain/types.js';
 import { scrubText } from '../commit/header.js';
@@ -79,6 +79,16 @@ export class Sessions implements SessionStore {
 
   list(opts?: ListOptions): Promise<ListPage> {
     return list(this.c, opts);
+  }
+
+  /**
+   * session/search over the backend's index: after every write this instance was sent before
+   * (read-your-writes, as each session's read gives the scan), never over sealed text.
+   */
+  async searchCandidates(q: CandidateQuery): Promise<SearchCandidate[] | undefined> {
+    if (this.encrypted || !this.port.searchCandidates) return undefined;
+    await Promise.all([...this.c.sessions.keys()].map((id) => this.c.settled(id)));
+    return this.port.searchCandidates(q);
   }
 
   update(sessionId: string, change: SessionUpdate): Promise<UpdatedHeader> {
