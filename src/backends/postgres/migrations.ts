@@ -143,8 +143,11 @@ async function concurrentIndex(run: Run, schema: string, m: Migration): Promise<
   let sql = m.sql;
   if (before !== true && m.extension !== undefined) {
     const extSchema = await withExtension(run, m.extension);
-    if (extSchema === undefined) return record(run, m); // recorded without its index (schema.ts: extension)
-    sql = sql.replaceAll('{extschema}', `"${extSchema.replaceAll('"', '""')}"`);
+    if (extSchema === undefined && await ownsSchema(run, schema)) return record(run, m); // recorded without its index (schema.ts: extension)
+    // Not the owner (a serving role on an older schema): the build below fails with the
+    // ownership error, which names the privilege — never recorded without the index by a role
+    // that could not have built it anyway.
+    sql = sql.replaceAll('{extschema}', `"${(extSchema ?? 'public').replaceAll('"', '""')}"`);
   }
   if (before !== true) await run(sql);
   if ((await validity()) !== true) {
@@ -172,6 +175,12 @@ async function withExtension(run: Run, extension: string): Promise<string | unde
     // Not available or not permitted: the caller records the migration without its index.
   }
   return where();
+}
+
+/** Whether this role owns the store's schema (its owner, or a member of the owning role). */
+async function ownsSchema(run: Run, schema: string): Promise<boolean> {
+  const [row] = await run<{ owns: boolean }>(`SELECT pg_has_role(nspowner, 'USAGE') AS owns FROM pg_namespace WHERE nspname = $1`, [schema]);
+  return row?.owns === true;
 }
 
 async function record(run: Run, m: Migration): Promise<void> {
