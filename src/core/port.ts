@@ -181,6 +181,13 @@ export interface BlobStore {
   size(sha256: string): Promise<number | undefined>;
   /** Its bytes (or a range of them), verified against its address; undefined when absent. */
   read(sha256: string, range?: { offset: number; length: number }): Promise<Buffer | undefined>;
+  /**
+   * Optional (a backend whose purge deletes unreferenced blobs: PostgreSQL): before a commit
+   * whose records name these blobs, stored earlier, marks them as just vouched for, so that a
+   * concurrent purge's blob GC spares them; resolves with those that are gone, which the core
+   * puts again (it holds their bytes) before the commit.
+   */
+  touch?(sha256s: readonly string[]): Promise<string[]>;
 }
 
 export interface StateStore {

@@ -40,7 +40,8 @@
  * - There is no torn tail to repair on this backend: `load(id, { writer })` is `load(id)`.
  * - Group commit is the core's (its commit queue sends one batch per session at a time); here
  *   a persist is one transaction.
- * - Blobs are never deleted (no refcount yet); purge leaves them. Scratch stays local.
+ * - A purge deletes the blobs nothing else references (blobGc.ts, in the purge's transaction;
+ *   a blob put or touched within the grace period is spared). Scratch stays local.
  * - The connection sets options in the startup packet (`-c synchronous_commit=on ...`):
  *   transaction-pooling proxies that reject startup options need session pooling.
  */
@@ -56,7 +57,7 @@ import { Leases } from './leases.js';
 import { inspectSchema, prepareSchema, type MigrationResult } from './migrations.js';
 import type { Migration } from './schema.js';
 import { checkSchemaName, PgConnections } from './pool.js';
-import { blobSize, deleteState, getState, putBlob, readBlob, reserveToolSeq, setState, stateKeys } from './runtime.js';
+import { blobSize, deleteState, getState, putBlob, readBlob, reserveToolSeq, setState, stateKeys, touchBlobs } from './runtime.js';
 import { createSession, history, listByUpdate, listSessions, loadSession, readRange, removeSession, rotate } from './sessions.js';
 import type {
   ArchivedGeneration, Fence, LeaseHolder, Position, ReadRangeOptions, ReadRangeResult, SealedHeader, SealedRecord, SessionBundle, SessionRow, Snapshot,
@@ -64,6 +65,7 @@ import type {
 import { parsePostgresUrl } from './url.js';
 import { exportSession, importSession, leaseHeld, sessionIds } from './transfer.js';
 import { isUtf8, searchCandidates } from './search.js';
+import { BLOB_GRACE_MS } from './blobGc.js';
 import { verifyStore, type VerifyOptions, type VerifyReport } from './verify.js';
 import { DEFAULT_PG_SCHEMA } from './url.js';
 import { noPathsHere } from '../shared.js';
@@ -110,6 +112,8 @@ export interface PostgresBackendOptions {
    * prepareSchema); missing migrations are applied, when this role may.
    */
   migrations?: readonly Migration[];
+  /** Blob GC's grace period (blobGc.ts; default BLOB_GRACE_MS, 1 h): tests shorten it. */
+  blobGraceMs?: number;
   /** Background failures (idle connection lost, heartbeat failed): mapped, text-free. */
   onError?: (err: PgBackendError) => void;
   /** A held lease was found taken over (by the heartbeat). */
@@ -118,6 +122,8 @@ export interface PostgresBackendOptions {
 
 export class PostgresBackend implements Backend {
   readonly kind = 'postgres' as const;
+  /** Blob GC's grace period (blobGc.ts). */
+  private blobGraceMs = BLOB_GRACE_MS;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private heartbeatRun: Promise<void> | undefined;
   private closed = false;
@@ -180,6 +186,7 @@ export class PostgresBackend implements Backend {
       leases = new Leases(conns, holder, () => listener.current(), staleMs, o.onLeaseLost, o.readOnly === true);
       await listener.start();
       const b = new PostgresBackend(target.display, schema, migration, conns, listener, leases, channel, onError);
+      b.blobGraceMs = o.blobGraceMs ?? BLOB_GRACE_MS;
       b.scheduleHeartbeat(o.heartbeatMs ?? Math.max(100, Math.floor(staleMs / 3)), onError);
       return b;
     } catch (err) {
@@ -282,13 +289,13 @@ export class PostgresBackend implements Backend {
   }
 
   async purge(fence: Fence): Promise<void> {
-    await this.notifying(fence.sessionId, () => removeSession(this.conns, fence.sessionId, 'purge', fence));
+    await this.notifying(fence.sessionId, () => removeSession(this.conns, fence.sessionId, 'purge', fence, this.blobGraceMs));
     this.leaseTable.forget(fence.sessionId);
   }
 
   /** trash empty's purge: the row is deleted only while it is in the trash (one statement; sessions.ts). */
   async purgeTrashed(fence: Fence): Promise<void> {
-    await this.notifying(fence.sessionId, () => removeSession(this.conns, fence.sessionId, 'purgeTrashed', fence));
+    await this.notifying(fence.sessionId, () => removeSession(this.conns, fence.sessionId, 'purgeTrashed', fence, this.blobGraceMs));
     this.leaseTable.forget(fence.sessionId);
   }
 
@@ -304,6 +311,7 @@ export class PostgresBackend implements Backend {
     put: (bytes: Gated<Buffer>) => asStoreErrors(() => putBlob(this.conns, bytes)),
     size: (sha256: string) => asStoreErrors(() => blobSize(this.conns, sha256)),
     read: (sha256: string, range?: { offset: number; length: number }) => asStoreErrors(() => readBlob(this.conns, sha256, range)),
+    touch: (sha256s: readonly string[]) => asStoreErrors(() => touchBlobs(this.conns, sha256s)),
   };
 
   readonly state = {

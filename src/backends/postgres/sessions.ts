@@ -7,6 +7,7 @@
  * `Corrupt` naming generation and seq; a damaged record is never returned.
  */
 import { whyNotUpdated } from './append.js';
+import { BLOB_GRACE_MS, blobsOf, deleteUnreferenced } from './blobGc.js';
 import { PgBackendError } from './errors.js';
 import { checkFence, checkLeaseFence } from './fence.js';
 import type { PgConnections, Tx } from './pool.js';
@@ -217,13 +218,19 @@ export async function listSessions(conns: PgConnections, o: { after?: string; li
 }
 
 /**
- * trash / restore / purge, fenced by the caller's lease (purge also drops the lease row).
+ * trash / restore / purge, fenced by the caller's lease (purge also drops the lease row and
+ * deletes the blobs only the purged session referenced: blobGc.ts).
  * purgeTrashed (trash empty): the row is deleted only while it is in the trash — the check and
  * the delete are one statement, so a restore committed first leaves it live (SessionNotFound).
  */
-export async function removeSession(conns: PgConnections, sessionId: string, op: 'trash' | 'restore' | 'purge' | 'purgeTrashed', fence: Fence): Promise<void> {
+export async function removeSession(
+  conns: PgConnections, sessionId: string, op: 'trash' | 'restore' | 'purge' | 'purgeTrashed', fence: Fence, blobGraceMs = BLOB_GRACE_MS,
+): Promise<void> {
   await conns.transaction(async (tx) => {
     await checkFence(tx, fence, 'update');
+    const purging = op === 'purge' || op === 'purgeTrashed';
+    // Blob GC in the purge's own transaction (blobGc.ts): its candidates before its rows go.
+    const blobs = purging ? await blobsOf(tx, sessionId) : [];
     const sql = {
       trash: 'UPDATE sessions SET trashed_at = now(), updated_at = now() WHERE session_id = $1 AND trashed_at IS NULL RETURNING 1',
       restore: 'UPDATE sessions SET trashed_at = NULL, updated_at = now() WHERE session_id = $1 AND trashed_at IS NOT NULL RETURNING 1',
@@ -232,6 +239,9 @@ export async function removeSession(conns: PgConnections, sessionId: string, op:
     }[op];
     const done = await tx.query(sql, [sessionId]);
     if (done.length === 0) throw new PgBackendError('SessionNotFound', op === 'restore' || op === 'purgeTrashed' ? 'the session is not in the trash' : 'no such session', { sessionId });
-    if (op === 'purge' || op === 'purgeTrashed') await tx.query('DELETE FROM leases WHERE session_id = $1', [sessionId]);
+    if (purging) {
+      await tx.query('DELETE FROM leases WHERE session_id = $1', [sessionId]);
+      await deleteUnreferenced(tx, blobs, blobGraceMs);
+    }
   });
 }
