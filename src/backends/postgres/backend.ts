@@ -58,7 +58,7 @@ import { inspectSchema, prepareSchema, type MigrationResult } from './migrations
 import type { Migration } from './schema.js';
 import { checkSchemaName, PgConnections } from './pool.js';
 import { blobSize, deleteState, getState, putBlob, readBlob, reserveToolSeq, setState, stateKeys, touchBlobs } from './runtime.js';
-import { createSession, history, listByUpdate, listSessions, loadSession, readRange, removeSession, rotate } from './sessions.js';
+import { createSession, history, listByUpdate, listSessions, listTrashed, loadSession, readRange, removeSession, rotate } from './sessions.js';
 import type {
   ArchivedGeneration, Fence, LeaseHolder, Position, ReadRangeOptions, ReadRangeResult, SealedHeader, SealedRecord, SessionBundle, SessionRow, Snapshot,
 } from './types.js';
@@ -257,16 +257,9 @@ export class PostgresBackend implements Backend {
     return asStoreErrors(() => listByUpdate(this.conns, o));
   }
 
-  /** Trashed rows; deletedAt is the row's updated_at, which the trash move sets (sessions.ts). */
-  async listTrash(): Promise<TrashedSession[]> {
-    const out: TrashedSession[] = [];
-    let after: string | undefined;
-    for (;;) {
-      const page = await asStoreErrors(() => this.list({ ...(after !== undefined ? { after } : {}), limit: 1000, trashed: true }));
-      for (const row of page.sessions) out.push({ sessionId: row.sessionId, headerText: row.headerText, deletedAt: row.updatedAt, storedBytes: row.storedBytes });
-      if (page.nextAfter === null) return out;
-      after = page.nextAfter;
-    }
+  /** Trashed rows, in one statement (sessions.ts listTrashed); deletedAt is the row's updated_at, which the trash move sets. */
+  listTrash(): Promise<TrashedSession[]> {
+    return asStoreErrors(() => listTrashed(this.conns));
   }
 
   /** Whether the database is UTF8 (search.ts), asked at the first search. */

@@ -15,6 +15,7 @@ import {
   recordCrc, textCrc, type ArchivedGeneration, type Fence, type ReadRangeOptions, type ReadRangeResult, type SealedHeader, type SealedRecord, type SessionRow,
   type Snapshot,
 } from './types.js';
+import type { TrashedSession } from '../../core/port.js';
 
 export const EMPTY_SNAPSHOT: Snapshot = { turn: null, runtime: null, usage: null, firstMessage: null, lastMessage: null, header: null };
 
@@ -205,6 +206,23 @@ export async function listByUpdate(
     args,
   );
   return rows.map(toRow);
+}
+
+/**
+ * The trash listing: one statement over the trashed rows only, just the columns an entry is
+ * made of (no snapshot texts), each header verified. deletedAt is updated_at, which the trash
+ * move sets (removeSession) and nothing else changes while a session is in the trash.
+ */
+export async function listTrashed(conns: PgConnections): Promise<TrashedSession[]> {
+  const rows = await conns.query<{ session_id: string; header_text: string; header_crc: string; updated_at: Date; stored_bytes: string }>(
+    'SELECT session_id, header_text, header_crc, updated_at, stored_bytes FROM sessions WHERE trashed_at IS NOT NULL ORDER BY session_id',
+  );
+  return rows.map((r) => {
+    if (r.header_crc !== textCrc(r.session_id, r.header_text)) {
+      throw new PgBackendError('Corrupt', 'the session header fails its checksum', { sessionId: r.session_id, seq: 0 });
+    }
+    return { sessionId: r.session_id, headerText: r.header_text, deletedAt: r.updated_at.toISOString(), storedBytes: Number(r.stored_bytes) };
+  });
 }
 
 /** Keyset page by session id (ids are ULIDs: creation order). `after` is the last id seen. */
