@@ -161,6 +161,25 @@ export interface UpdateCursor {
   sessionId: string;
 }
 
+/**
+ * session/list's filters as a backend may apply them in its query (Backend.listByUpdate's
+ * `narrow`, from core/commit/listFilter.ts narrowingOf): every member keeps at least the rows the
+ * core's filter keeps, which still runs on each row returned.
+ */
+export interface ListNarrowing {
+  /** Exact: updatedAt (the later of last ts and createdAt, as summaryOfRow computes it) compared as strings. */
+  updatedAfter?: string;
+  updatedBefore?: string;
+  /** Each occurs verbatim in the header text or the header state text. */
+  headerContains?: string[];
+  /**
+   * Printable ASCII other than `"` and `\`, lowercase: occurs in the header, header state, first
+   * or last message text with ASCII letters of either case (i also U+0130, k also U+212A: what
+   * JavaScript's toLowerCase turns into them).
+   */
+  needle?: string;
+}
+
 export interface Leases {
   /** Takes the session's writer lease (a takeover increments the token), or SessionLocked naming the holder. */
   acquire(sessionId: string): Promise<Fence>;
@@ -261,9 +280,10 @@ export interface Backend {
    * Rows in session/list order (updatedAt, then id, newest first) after `before`, at most
    * `limit`: what a summary is made of (a backend may answer from a derived index without
    * reading the session). A session that cannot be read is left out and reported by the
-   * backend's warning channel, never fails the listing.
+   * backend's warning channel, never fails the listing. `narrow`: hints a backend may apply in
+   * its query to leave out rows the core's filter would drop (never one it would keep).
    */
-  listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean }): Promise<ListedRow[]>;
+  listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean; narrow?: ListNarrowing }): Promise<ListedRow[]>;
   /** Every session in the trash (any order). */
   listTrash(): Promise<TrashedSession[]>;
   /**

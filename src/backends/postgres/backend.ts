@@ -47,7 +47,7 @@
  */
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { Backend, CandidateQuery, Gated, SearchCandidate, Leases as PortLeases, StateEntry, TrashedSession, UpdateCursor } from '../../core/port.js';
+import type { Backend, CandidateQuery, Gated, ListNarrowing, SearchCandidate, Leases as PortLeases, StateEntry, TrashedSession, UpdateCursor } from '../../core/port.js';
 import { StoreError } from '../../domain/errors.js';
 import { confirmBatch, persistBatch } from './append.js';
 import { ChangeListener, channelOf } from './changes.js';
@@ -253,8 +253,10 @@ export class PostgresBackend implements Backend {
     return listSessions(this.conns, o);
   }
 
-  listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean }): Promise<SessionRow[]> {
-    return asStoreErrors(() => listByUpdate(this.conns, o));
+  listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean; narrow?: ListNarrowing }): Promise<SessionRow[]> {
+    // Sealed texts (encryption at rest) cannot be matched in SQL: the core's filter alone then.
+    const { narrow, ...rest } = o;
+    return asStoreErrors(() => listByUpdate(this.conns, (this as Backend).encrypted === true || !narrow ? rest : { ...rest, narrow }));
   }
 
   /** Trashed rows, in one statement (sessions.ts listTrashed); deletedAt is the row's updated_at, which the trash move sets. */

@@ -27,15 +27,22 @@ import { recordCrc } from './types.js';
 import type { CandidateQuery, SearchCandidate } from '../../core/port.js';
 
 /** What the core may send: printable ASCII without `"` and `\`. */
-const NEEDLE = /^[\x20\x21\x23-\x5b\x5d-\x7e]+$/;
+export const NEEDLE = /^[\x20\x21\x23-\x5b\x5d-\x7e]+$/;
+
+/**
+ * Beyond either ASCII case, the characters JavaScript makes equal to a letter: 'iu' matching
+ * (session/search) folds U+212A to k and U+017F to s; toLowerCase (session/list's query) turns
+ * U+212A into k and U+0130 into i + U+0307. (Every code point checked: these are all.)
+ */
+const FOLDS = { search: { k: '\u212a', s: '\u017f' }, lower: { k: '\u212a', i: '\u0130' } } as const;
 
 /** The ARE that finds `needle` with either case of each ASCII letter (see the header). */
-export function needlePattern(needle: string): string {
+export function needlePattern(needle: string, fold: keyof typeof FOLDS = 'search'): string {
   let out = '';
   for (const ch of needle) {
     if (/[a-zA-Z]/.test(ch)) {
       const lower = ch.toLowerCase();
-      out += `[${lower}${lower.toUpperCase()}${lower === 'k' ? '\u212a' : lower === 's' ? '\u017f' : ''}]`;
+      out += `[${lower}${lower.toUpperCase()}${(FOLDS[fold] as Record<string, string>)[lower] ?? ''}]`;
     } else if (/[0-9]/.test(ch)) out += ch;
     else out += `\\${ch}`;
   }

@@ -15,7 +15,8 @@ import {
   recordCrc, textCrc, type ArchivedGeneration, type Fence, type ReadRangeOptions, type ReadRangeResult, type SealedHeader, type SealedRecord, type SessionRow,
   type Snapshot,
 } from './types.js';
-import type { TrashedSession } from '../../core/port.js';
+import type { ListNarrowing, TrashedSession } from '../../core/port.js';
+import { NEEDLE, needlePattern } from './search.js';
 
 export const EMPTY_SNAPSHOT: Snapshot = { turn: null, runtime: null, usage: null, firstMessage: null, lastMessage: null, header: null };
 
@@ -192,13 +193,24 @@ const UPDATED_AT = 'GREATEST(COALESCE(last_ts, created_at) COLLATE "C", created_
  * (updatedAt, sessionId), at most `limit`; live rows only unless `includeTrashed`.
  */
 export async function listByUpdate(
-  conns: PgConnections, o: { before?: { updatedAt: string; sessionId: string }; limit: number; includeTrashed: boolean },
+  conns: PgConnections, o: { before?: { updatedAt: string; sessionId: string }; limit: number; includeTrashed: boolean; narrow?: ListNarrowing },
 ): Promise<SessionRow[]> {
   const where = [o.includeTrashed ? 'TRUE' : 'trashed_at IS NULL'];
   const args: unknown[] = [];
   if (o.before) {
     args.push(o.before.updatedAt, o.before.sessionId);
     where.push(`(${UPDATED_AT}, session_id COLLATE "C") < ($1 COLLATE "C", $2 COLLATE "C")`);
+  }
+  // The core's filter in SQL where it can be (port.ts ListNarrowing): only rows it may keep come back.
+  const n = o.narrow;
+  if (n?.updatedAfter !== undefined) where.push(`${UPDATED_AT} > $${args.push(n.updatedAfter)} COLLATE "C"`);
+  if (n?.updatedBefore !== undefined) where.push(`${UPDATED_AT} < $${args.push(n.updatedBefore)} COLLATE "C"`);
+  for (const text of n?.headerContains ?? []) {
+    const at = args.push(text);
+    where.push(`(strpos(header_text, $${at}) > 0 OR strpos(COALESCE(header_state, ''), $${at}) > 0)`);
+  }
+  if (n?.needle !== undefined && NEEDLE.test(n.needle)) {
+    where.push(`concat_ws(' ', header_text, header_state, first_message, last_message) ~ $${args.push(needlePattern(n.needle, 'lower'))}`);
   }
   args.push(o.limit);
   const rows = await conns.query<DbSession>(
