@@ -15,6 +15,9 @@ import type { CandidateQuery, RecordInput } from '../../src/domain/types.js';
 import type { Sessions } from '../../src/core/sessions/sessions.js';
 import { freshSchema, pgAvailability } from '../pg/pgServer.js';
 import { sharedPgStores } from './pgStoreKit.js';
+import { EphemeralRouter } from '../../src/core/services/ephemeral.js';
+import { MemoryBackend } from '../../src/backends/memory/memoryBackend.js';
+import { Sessions as SessionsClass } from '../../src/core/sessions/sessions.js';
 
 const pgSkip = pgAvailability();
 const { store, raw } = sharedPgStores();
@@ -157,5 +160,19 @@ describe.skipIf(pgSkip !== null)('session/search on PostgreSQL: the index gives 
         [needlePattern('unlikely-needle')]);
     });
     expect(plan.map((r) => r['QUERY PLAN']).join('\n')).toMatch(/Bitmap Index Scan on records_message_trgm[^\n]*\n\s*Index Cond: \(text ~/);
+  });
+  it('with ephemeral sessions in the process the search reads every session (they are in no index): their hits are there', async () => {
+    const s = await store(freshSchema());
+    const router = new EphemeralRouter(s, () => new SessionsClass(new MemoryBackend()));
+    const durable = (await router.create({})).sessionId;
+    await router.append(durable, [user('durable needle')]);
+    const eph = (await router.createEphemeral({})).sessionId;
+    await router.append(eph, [user('ephemeral needle')]);
+    const all = await searchSessions(router, { query: 'needle' });
+    expect(all.hits.map((h) => h.sessionId).sort()).toEqual([durable, eph].sort());
+    expect(await router.searchCandidates({ needle: 'needle', limit: 10 })).toBeUndefined();
+    await router.close(eph);
+    expect((await router.searchCandidates({ needle: 'needle', limit: 10 }))!.map((c) => c.sessionId)).toEqual([durable]);
+    await router.closeAll();
   });
 });

@@ -83,10 +83,11 @@ export class Sessions implements SessionStore {
 
   /**
    * session/search over the backend's index: after every write this instance was sent before
-   * (read-your-writes, as each session's read gives the scan), never over sealed text.
+   * (read-your-writes, as each session's read gives the scan). The backend refuses what it
+   * cannot match (sealed text: port.ts).
    */
   async searchCandidates(q: CandidateQuery): Promise<SearchCandidate[] | undefined> {
-    if (this.encrypted || !this.port.searchCandidates) return undefined;
+    if (!this.port.searchCandidates) return undefined;
     await Promise.all([...this.c.sessions.keys()].map((id) => this.c.settled(id)));
     return this.port.searchCandidates(q);
   }

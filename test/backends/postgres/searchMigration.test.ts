@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { MIGRATIONS, type Migration } from '../../../src/backends/postgres/schema.js';
 import { freshSchema } from '../../pg/pgServer.js';
-import { backend, header, newId, pass, pgSkip, snap } from './pgTestKit.js';
+import { backend, header, newId, pass, pgSkip, pgUrl, snap } from './pgTestKit.js';
 import type { Gated, SealedRecord } from '../../../src/core/port.js';
 import { openPostgresBackend } from '../../../src/backends/postgres/backend.js';
 import { loginRole, migrateAsOwner, ownerConnections, servingGrants } from './pgRoles.js';
@@ -74,5 +74,32 @@ describe.skipIf(pgSkip !== null)('PostgreSQL search index: migration 7 and its f
     await expect(b.searchCandidates({ needle: 'say "x"', limit: 10 })).rejects.toMatchObject({ kind: 'InvalidArgument' });
     Object.defineProperty(b, 'encrypted', { value: true });
     expect(await b.searchCandidates({ needle: 'needle', limit: 10 })).toBeUndefined();
+  });
+  it('a database that is not UTF8 is never searched in SQL (one character is not one code point there)', async () => {
+    const url = await pgUrl();
+    const dbName = `ascii_${Date.now().toString(36)}`;
+    const admin = await backend();
+    const conns = (admin as unknown as { conns: { query<R>(sql: string, p?: unknown[]): Promise<R[]> } }).conns;
+    await conns.query(`CREATE DATABASE ${dbName} ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0`);
+    // The same server, the other database: the URL's path names the database.
+    const asciiUrl = url.replace(/\/([^/?]+)(\?|$)/, `/${dbName}$2`);
+    expect(asciiUrl).toContain(dbName);
+    const b = await backend({ url: asciiUrl });
+    const id = newId();
+    const fence = await b.leases.acquire(id);
+    await b.create(header(id), messages(['a needle']), snap(), fence);
+    expect(await b.searchCandidates({ needle: 'needle', limit: 10 })).toBeUndefined();
+  });
+
+  it('an encrypted store gets no list narrowing in SQL either (sealed header texts): every row comes back for the core to filter', async () => {
+    const b = await backend();
+    for (const t of ['alpha', 'beta']) {
+      const id = newId();
+      await b.create(header(id, t), [], snap(), await b.leases.acquire(id));
+    }
+    const narrow = { needle: 'alpha' };
+    expect(await b.listByUpdate({ limit: 10, includeTrashed: false, narrow })).toHaveLength(1);
+    Object.defineProperty(b, 'encrypted', { value: true });
+    expect(await b.listByUpdate({ limit: 10, includeTrashed: false, narrow })).toHaveLength(2);
   });
 });
