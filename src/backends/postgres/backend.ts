@@ -253,10 +253,12 @@ export class PostgresBackend implements Backend {
     return listSessions(this.conns, o);
   }
 
-  listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean; narrow?: ListNarrowing }): Promise<SessionRow[]> {
-    // Sealed texts (encryption at rest) cannot be matched in SQL: the core's filter alone then.
+  async listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean; narrow?: ListNarrowing }): Promise<SessionRow[]> {
+    // Sealed texts (encryption at rest) cannot be matched in SQL, nor texts in another encoding
+    // than UTF8 (a filter's characters may have no equivalent there): the core's filter alone then.
     const { narrow, ...rest } = o;
-    return asStoreErrors(() => listByUpdate(this.conns, (this as Backend).encrypted === true || !narrow ? rest : { ...rest, narrow }));
+    const narrowed = narrow && (this as Backend).encrypted !== true && await this.isUtf8();
+    return asStoreErrors(() => listByUpdate(this.conns, narrowed ? { ...rest, narrow } : rest));
   }
 
   /** Trashed rows, in one statement (sessions.ts listTrashed); deletedAt is the row's updated_at, which the trash move sets. */
@@ -267,11 +269,18 @@ export class PostgresBackend implements Backend {
   /** Whether the database is UTF8 (search.ts), asked at the first search. */
   private utf8: Promise<boolean> | undefined;
 
+  private isUtf8(): Promise<boolean> {
+    this.utf8 ??= asStoreErrors(() => isUtf8(this.conns)).catch((e: unknown) => {
+      this.utf8 = undefined; // asked again next time
+      throw e;
+    });
+    return this.utf8;
+  }
+
   /** session/search in SQL (search.ts); undefined when this database cannot match as the core does. */
   async searchCandidates(q: CandidateQuery): Promise<SearchCandidate[] | undefined> {
     if ((this as Backend).encrypted === true) return undefined; // sealed text cannot be matched in SQL
-    this.utf8 ??= asStoreErrors(() => isUtf8(this.conns)).catch((e: unknown) => { this.utf8 = undefined; throw e; });
-    if (!await this.utf8) return undefined;
+    if (!await this.isUtf8()) return undefined;
     return asStoreErrors(() => searchCandidates(this.conns, q));
   }
 

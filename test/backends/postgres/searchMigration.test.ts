@@ -74,6 +74,8 @@ describe.skipIf(pgSkip !== null)('PostgreSQL search index: migration 7 and its f
     await expect(b.searchCandidates({ needle: 'say "x"', limit: 10 })).rejects.toMatchObject({ kind: 'InvalidArgument' });
     Object.defineProperty(b, 'encrypted', { value: true });
     expect(await b.searchCandidates({ needle: 'needle', limit: 10 })).toBeUndefined();
+    // Nor are list filters applied in its SQL: every row comes back for the core's filter.
+    expect(await b.listByUpdate({ limit: 10, includeTrashed: false, narrow: { needle: 'no such text' } })).toHaveLength(1);
   });
   it('a database that is not UTF8 is never searched in SQL (one character is not one code point there)', async () => {
     const url = await pgUrl();
