@@ -28,9 +28,9 @@
  */
 import type { StoreError } from '../domain/errors.js';
 import type { Gated } from './gate.js';
-import type { CandidateQuery, SearchCandidate } from '../domain/types.js';
+import type { CandidatePage, CandidateQuery, SearchCandidate } from '../domain/types.js';
 
-export type { CandidateQuery, SearchCandidate };
+export type { CandidatePage, CandidateQuery, SearchCandidate };
 
 export type { Gated };
 
@@ -291,12 +291,13 @@ export interface Backend {
    * generation of every live (not trashed) session whose stored text contains `needle` with
    * ASCII letters of either case (k also U+212A KELVIN SIGN, s also U+017F LONG S: the
    * characters JavaScript's case-insensitive Unicode matching makes equal to them), in
-   * (sessionId, seq) order — byte order of the ids — after `after`, at most `limit`, verified
+   * (sessionId, seq) order — byte order of the ids — after `after`, at most `limit` and about
+   * `maxBytes` of text (at least one record), `more` when the page was cut, verified
    * as readRange verifies. A superset of the hits: the core applies its own match to each.
    * Only what is committed when it is called. undefined: no SQL search here (the store is
    * encrypted, the database cannot match these bytes): the core reads every session instead.
    */
-  searchCandidates?(q: CandidateQuery): Promise<SearchCandidate[] | undefined>;
+  searchCandidates?(q: CandidateQuery): Promise<CandidatePage | undefined>;
   /**
    * The next toolSeq, durable before it is returned: max(reserved so far, floor) + 1. A reserved
    * number is never handed out again, even if no tool ran.

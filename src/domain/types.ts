@@ -183,6 +183,14 @@ export interface CandidateQuery {
   /** Only these sessions (sorted, distinct). */
   sessionIds?: readonly string[];
   limit: number;
+  /** Stop once this many bytes of text were returned (at least one record is). */
+  maxBytes?: number;
+}
+
+/** A page of candidates; `more`: there may be candidates after the last (the limit or maxBytes cut the page). */
+export interface CandidatePage {
+  candidates: SearchCandidate[];
+  more: boolean;
 }
 
 /** A stored message record session/search may hit, with its session: its exact stored text. */
@@ -255,7 +263,7 @@ export interface SessionStore {
    * writes sent before this call; undefined when there is none for this store (the search then
    * reads every session). Absent: none.
    */
-  searchCandidates?(q: CandidateQuery): Promise<SearchCandidate[] | undefined>;
+  searchCandidates?(q: CandidateQuery): Promise<CandidatePage | undefined>;
   listTrash?(): Promise<TrashEntry[]>;
   /**
    * trash empty's purge of one deleted session: removed for good only if no live session has its

@@ -172,7 +172,7 @@ describe.skipIf(pgSkip !== null)('session/search on PostgreSQL: the index gives 
     expect(all.hits.map((h) => h.sessionId).sort()).toEqual([durable, eph].sort());
     expect(await router.searchCandidates({ needle: 'needle', limit: 10 })).toBeUndefined();
     await router.close(eph);
-    expect((await router.searchCandidates({ needle: 'needle', limit: 10 }))!.map((c) => c.sessionId)).toEqual([durable]);
+    expect((await router.searchCandidates({ needle: 'needle', limit: 10 }))!.candidates.map((c) => c.sessionId)).toEqual([durable]);
     await router.closeAll();
   });
 });

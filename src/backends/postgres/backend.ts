@@ -47,7 +47,7 @@
  */
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { Backend, CandidateQuery, Gated, ListNarrowing, SearchCandidate, Leases as PortLeases, StateEntry, TrashedSession, UpdateCursor } from '../../core/port.js';
+import type { Backend, CandidatePage, CandidateQuery, Gated, ListNarrowing, Leases as PortLeases, StateEntry, TrashedSession, UpdateCursor } from '../../core/port.js';
 import { StoreError } from '../../domain/errors.js';
 import { confirmBatch, persistBatch } from './append.js';
 import { ChangeListener, channelOf } from './changes.js';
@@ -278,7 +278,7 @@ export class PostgresBackend implements Backend {
   }
 
   /** session/search in SQL (search.ts); undefined when this database cannot match as the core does. */
-  async searchCandidates(q: CandidateQuery): Promise<SearchCandidate[] | undefined> {
+  async searchCandidates(q: CandidateQuery): Promise<CandidatePage | undefined> {
     if ((this as Backend).encrypted === true) return undefined; // sealed text cannot be matched in SQL
     if (!await this.isUtf8()) return undefined;
     return asStoreErrors(() => searchCandidates(this.conns, q));

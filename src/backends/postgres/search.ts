@@ -24,7 +24,7 @@
 import { PgBackendError } from './errors.js';
 import type { PgConnections } from './pool.js';
 import { recordCrc } from './types.js';
-import type { CandidateQuery, SearchCandidate } from '../../core/port.js';
+import type { CandidatePage, CandidateQuery } from '../../core/port.js';
 
 /** What the core may send: printable ASCII without `"` and `\`. */
 export const NEEDLE = /^[\x20\x21\x23-\x5b\x5d-\x7e]+$/;
@@ -55,27 +55,35 @@ export async function isUtf8(conns: PgConnections): Promise<boolean> {
   return rows[0]?.enc === 'UTF8';
 }
 
-export async function searchCandidates(conns: PgConnections, q: CandidateQuery): Promise<SearchCandidate[]> {
+export async function searchCandidates(conns: PgConnections, q: CandidateQuery): Promise<CandidatePage> {
   if (!NEEDLE.test(q.needle)) throw new PgBackendError('InvalidArgument', 'a search needle must be printable ASCII without quotes or backslashes', { path: 'query' });
-  const args: unknown[] = [q.after?.sessionId ?? '', q.after?.seq ?? 0, needlePattern(q.needle), q.limit];
+  const args: unknown[] = [q.after?.sessionId ?? '', q.after?.seq ?? 0, needlePattern(q.needle), q.limit + 1, q.maxBytes ?? Number.MAX_SAFE_INTEGER];
   if (q.sessionIds) args.push(q.sessionIds);
   // (session id, seq) in byte order ("C"), as the core sorts ids (they are ASCII: domain/ids.ts).
-  const rows = await conns.query<{ session_id: string; generation: number; seq: string; ts: string; kind: string; text: string; crc: string }>(
-    `SELECT r.session_id, r.generation, r.seq, r.ts, r.kind, r.text, r.crc
-       FROM records r JOIN sessions s ON s.session_id = r.session_id
-      WHERE s.trashed_at IS NULL AND r.generation = s.generation AND r.seq >= s.first_seq AND r.seq <= s.last_seq
-        AND r.kind = 'message' AND r.text ~ $3
-        AND (r.session_id COLLATE "C" > $1 COLLATE "C" OR (r.session_id = $1 AND r.seq > $2))
-        ${q.sessionIds ? 'AND r.session_id = ANY($5::text[])' : ''}
-      ORDER BY r.session_id COLLATE "C", r.seq
-      LIMIT $4`,
+  // One more than the limit shows whether there are more; the page is cut (in the database:
+  // only what is kept is sent) once the text before a row reaches maxBytes; n: rows before the cut.
+  const rows = await conns.query<{ session_id: string; generation: number; seq: string; ts: string; kind: string; text: string; crc: string; n: string }>(
+    `WITH c AS (
+       SELECT r.session_id, r.generation, r.seq, r.ts, r.kind, r.text, r.crc,
+              sum(octet_length(r.text)) OVER (ORDER BY r.session_id COLLATE "C", r.seq) - octet_length(r.text) AS before
+         FROM records r JOIN sessions s ON s.session_id = r.session_id
+        WHERE s.trashed_at IS NULL AND r.generation = s.generation AND r.seq >= s.first_seq AND r.seq <= s.last_seq
+          AND r.kind = 'message' AND r.text ~ $3
+          AND (r.session_id COLLATE "C" > $1 COLLATE "C" OR (r.session_id = $1 AND r.seq > $2))
+          ${q.sessionIds ? 'AND r.session_id = ANY($6::text[])' : ''}
+        ORDER BY r.session_id COLLATE "C", r.seq
+        LIMIT $4)
+     SELECT session_id, generation, seq, ts, kind, text, crc, (SELECT count(*) FROM c) AS n
+       FROM c WHERE before < $5 ORDER BY session_id COLLATE "C", seq`,
     args,
   );
-  return rows.map((row) => {
+  const kept = rows.slice(0, q.limit);
+  const candidates = kept.map((row) => {
     const record = { seq: Number(row.seq), ts: row.ts, kind: row.kind, text: row.text };
     if (row.crc !== recordCrc(row.session_id, record)) {
       throw new PgBackendError('Corrupt', `record ${record.seq} of generation ${row.generation} fails its checksum`, { sessionId: row.session_id, generation: row.generation, seq: record.seq });
     }
     return { sessionId: row.session_id, record };
   });
+  return { candidates, more: kept.length > 0 && Number(kept[0]!.n) > kept.length };
 }

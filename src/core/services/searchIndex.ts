@@ -17,9 +17,10 @@
  * trash, an invalid id) fails the search with that read's error — once the sessions before it
  * gave their hits and the page is not full, exactly when the scan would reach it.
  */
+import { PAGE_BYTES } from '../../domain/limits.js';
 import type { ReadOptions, ReadPage, SearchCandidate, SessionStore } from '../../domain/types.js';
 
-/** Candidates asked for per round trip. */
+/** Candidates asked for per round trip (and at most PAGE_BYTES of their text: memory stays bounded as the scan's pages do). */
 const CANDIDATE_PAGE = 200;
 /** What may be searched for in the stored JSON text as it is. */
 const INDEXABLE = /^[\x20\x21\x23-\x5b\x5d-\x7e]+$/;
@@ -58,16 +59,18 @@ export async function searchByIndex<H extends { sessionId: string; seq: number }
   const hits: H[] = [];
   let after = o.after;
   while (ids === undefined || ids.length > 0) {
-    const page = await store.searchCandidates({ needle: query, limit: CANDIDATE_PAGE, ...(after ? { after } : {}), ...(ids ? { sessionIds: ids } : {}) });
+    const page = await store.searchCandidates({
+      needle: query, limit: CANDIDATE_PAGE, maxBytes: PAGE_BYTES, ...(after ? { after } : {}), ...(ids ? { sessionIds: ids } : {}),
+    });
     if (page === undefined) return undefined; // nothing was returned yet: the scan starts from the same cursor
-    for (const c of page) {
+    for (const c of page.candidates) {
       const hit = hitOf(c);
       if (hit === undefined) continue;
       hits.push(hit);
       if (hits.length === o.limit) return { hits, nextCursor: cursorOf(hit) };
     }
-    if (page.length < CANDIDATE_PAGE) break;
-    const last = page[page.length - 1]!;
+    const last = page.candidates[page.candidates.length - 1];
+    if (!page.more || !last) break;
     after = { sessionId: last.sessionId, seq: last.record.seq };
   }
   if (failing) throw failed;

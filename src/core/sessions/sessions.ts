@@ -17,7 +17,7 @@
 import type { SessionUpdate } from '../../domain/sessionUpdate.js';
 import type {
   AppendResult, CandidateQuery, CompactRequest, PurgeOutcome, ContextMessage, CreatedSession, HistoryEntry, ListOptions, ListPage, OpenedSession, OpenMode, PruneOptions, ReadOptions,
-  ReadPage, RecordInput, RecordsText, RewindResult, SearchCandidate, SecretsInput, SessionHeader, SessionHeaderInput, SessionStore, StoredRecord, TrashEntry, TurnChange, TurnKind,
+  ReadPage, RecordInput, RecordsText, RewindResult, CandidatePage, SecretsInput, SessionHeader, SessionHeaderInput, SessionStore, StoredRecord, TrashEntry, TurnChange, TurnKind,
   TurnState, UpdatedHeader, UsageReport,
 } from '../../domain/types.js';
 import { scrubText } from '../commit/header.js';
@@ -86,7 +86,7 @@ export class Sessions implements SessionStore {
    * (read-your-writes, as each session's read gives the scan). The backend refuses what it
    * cannot match (sealed text: port.ts).
    */
-  async searchCandidates(q: CandidateQuery): Promise<SearchCandidate[] | undefined> {
+  async searchCandidates(q: CandidateQuery): Promise<CandidatePage | undefined> {
     if (!this.port.searchCandidates) return undefined;
     await Promise.all([...this.c.sessions.keys()].map((id) => this.c.settled(id)));
     return this.port.searchCandidates(q);

@@ -31,7 +31,7 @@ describe.skipIf(pgSkip !== null)('PostgreSQL search index: migration 7 and its f
     const id = newId();
     const fence = await b.leases.acquire(id);
     await b.create(header(id), messages(['alpha needle', 'beta', 'gamma NEEDLE']), snap(), fence);
-    expect((await b.searchCandidates({ needle: 'needle', limit: 10 }))!.map((c) => c.record.seq)).toEqual([1, 3]);
+    expect((await b.searchCandidates({ needle: 'needle', limit: 10 }))!.candidates.map((c) => c.record.seq)).toEqual([1, 3]);
     await b.close();
     // A second start finds the schema current: nothing is applied again.
     const again = await backend({ schema, migrations: without });
@@ -70,7 +70,7 @@ describe.skipIf(pgSkip !== null)('PostgreSQL search index: migration 7 and its f
     const id = newId();
     const fence = await b.leases.acquire(id);
     await b.create(header(id), messages(['a needle']), snap(), fence);
-    expect(await b.searchCandidates({ needle: 'needle', limit: 10 })).toHaveLength(1);
+    expect((await b.searchCandidates({ needle: 'needle', limit: 10 }))!.candidates).toHaveLength(1);
     await expect(b.searchCandidates({ needle: 'say "x"', limit: 10 })).rejects.toMatchObject({ kind: 'InvalidArgument' });
     Object.defineProperty(b, 'encrypted', { value: true });
     expect(await b.searchCandidates({ needle: 'needle', limit: 10 })).toBeUndefined();
@@ -103,5 +103,23 @@ describe.skipIf(pgSkip !== null)('PostgreSQL search index: migration 7 and its f
     expect(await b.listByUpdate({ limit: 10, includeTrashed: false, narrow })).toHaveLength(1);
     Object.defineProperty(b, 'encrypted', { value: true });
     expect(await b.listByUpdate({ limit: 10, includeTrashed: false, narrow })).toHaveLength(2);
+  });
+  it('candidate pages: at most limit records and about maxBytes of text (at least one), `more` when cut, going on from `after`', async () => {
+    const b = await backend();
+    const id = newId();
+    const body = (i: number) => `needle ${i} ${'x'.repeat(960)}`;
+    await b.create(header(id), messages([0, 1, 2, 3, 4].map(body)), snap(), await b.leases.acquire(id));
+    const size = Buffer.byteLength(JSON.stringify({ kind: 'message', message: { role: 'user', content: body(0) } }));
+    const seqs = async (o: { limit: number; maxBytes?: number; after?: { sessionId: string; seq: number } }) => {
+      const p = (await b.searchCandidates({ needle: 'needle', ...o }))!;
+      return [p.candidates.map((c) => c.record.seq), p.more];
+    };
+    expect(await seqs({ limit: 10 })).toEqual([[1, 2, 3, 4, 5], false]);
+    expect(await seqs({ limit: 5 })).toEqual([[1, 2, 3, 4, 5], false]);
+    expect(await seqs({ limit: 2 })).toEqual([[1, 2], true]);
+    expect(await seqs({ limit: 10, maxBytes: size * 2 + 1 })).toEqual([[1, 2, 3], true]);
+    expect(await seqs({ limit: 10, maxBytes: 1 })).toEqual([[1], true]);
+    expect(await seqs({ limit: 10, after: { sessionId: id, seq: 3 } })).toEqual([[4, 5], false]);
+    expect(await seqs({ limit: 10, after: { sessionId: id, seq: 5 } })).toEqual([[], false]);
   });
 });
