@@ -55,26 +55,32 @@ export async function isUtf8(conns: PgConnections): Promise<boolean> {
   return rows[0]?.enc === 'UTF8';
 }
 
+/** The candidates statement ($1 after id, $2 after seq, $3 pattern, $4 limit + 1, $5 maxBytes, $6 the ids when `withIds`). */
+export function candidateSql(withIds: boolean): string {
+  return `WITH c AS (
+       SELECT r.session_id, r.generation, r.seq, r.ts, r.kind, r.text, r.crc
+         FROM records r JOIN sessions s ON s.session_id = r.session_id
+        WHERE s.trashed_at IS NULL AND r.generation = s.generation AND r.seq >= s.first_seq AND r.seq <= s.last_seq
+          AND r.kind = 'message' AND r.text ~ $3
+          AND (r.session_id COLLATE "C" > $1 COLLATE "C" OR (r.session_id = $1 AND r.seq > $2))
+          ${withIds ? 'AND r.session_id = ANY($6::text[])' : ''}
+        ORDER BY r.session_id COLLATE "C", r.seq
+        LIMIT $4),
+     w AS (
+       SELECT c.*, sum(octet_length(c.text)) OVER (ORDER BY c.session_id COLLATE "C", c.seq) - octet_length(c.text) AS before, count(*) OVER () AS n FROM c)
+     SELECT session_id, generation, seq, ts, kind, text, crc, n FROM w WHERE before < $5 ORDER BY session_id COLLATE "C", seq`;
+}
+
 export async function searchCandidates(conns: PgConnections, q: CandidateQuery): Promise<CandidatePage> {
   if (!NEEDLE.test(q.needle)) throw new PgBackendError('InvalidArgument', 'a search needle must be printable ASCII without quotes or backslashes', { path: 'query' });
   const args: unknown[] = [q.after?.sessionId ?? '', q.after?.seq ?? 0, needlePattern(q.needle), q.limit + 1, q.maxBytes ?? Number.MAX_SAFE_INTEGER];
   if (q.sessionIds) args.push(q.sessionIds);
   // (session id, seq) in byte order ("C"), as the core sorts ids (they are ASCII: domain/ids.ts).
-  // One more than the limit shows whether there are more; the page is cut (in the database:
-  // only what is kept is sent) once the text before a row reaches maxBytes; n: rows before the cut.
+  // One more than the limit shows whether there are more (the LIMIT is a top-N sort of the
+  // matches); of those, the page is cut in the database (only what is kept is sent) once the
+  // text before a row reaches maxBytes; n: the rows before the cut.
   const rows = await conns.query<{ session_id: string; generation: number; seq: string; ts: string; kind: string; text: string; crc: string; n: string }>(
-    `WITH c AS (
-       SELECT r.session_id, r.generation, r.seq, r.ts, r.kind, r.text, r.crc,
-              sum(octet_length(r.text)) OVER (ORDER BY r.session_id COLLATE "C", r.seq) - octet_length(r.text) AS before
-         FROM records r JOIN sessions s ON s.session_id = r.session_id
-        WHERE s.trashed_at IS NULL AND r.generation = s.generation AND r.seq >= s.first_seq AND r.seq <= s.last_seq
-          AND r.kind = 'message' AND r.text ~ $3
-          AND (r.session_id COLLATE "C" > $1 COLLATE "C" OR (r.session_id = $1 AND r.seq > $2))
-          ${q.sessionIds ? 'AND r.session_id = ANY($6::text[])' : ''}
-        ORDER BY r.session_id COLLATE "C", r.seq
-        LIMIT $4)
-     SELECT session_id, generation, seq, ts, kind, text, crc, (SELECT count(*) FROM c) AS n
-       FROM c WHERE before < $5 ORDER BY session_id COLLATE "C", seq`,
+    candidateSql(q.sessionIds !== undefined),
     args,
   );
   const kept = rows.slice(0, q.limit);
