@@ -123,4 +123,18 @@ describe.skipIf(pgSkip !== null)('blob GC on PostgreSQL', () => {
       await s.closeAll();
     }
   });
+  it('an encrypted store deletes no blob (its references cannot be read in SQL)', async () => {
+    const { s, b } = await storeWith(freshSchema(), 0);
+    try {
+      const s1 = (await s.create({})).sessionId;
+      await s.append(s1, [attach('sealed elsewhere')]);
+      const ref = await refAt(s, s1, 1);
+      Object.defineProperty(b, 'encrypted', { value: true });
+      await s.close(s1);
+      await s.delete(s1, true);
+      expect(await has(b, ref)).toBe(true);
+    } finally {
+      await s.closeAll();
+    }
+  });
 });

@@ -293,13 +293,18 @@ export class PostgresBackend implements Backend {
   }
 
   async purge(fence: Fence): Promise<void> {
-    await this.notifying(fence.sessionId, () => removeSession(this.conns, fence.sessionId, 'purge', fence, this.blobGraceMs));
+    await this.notifying(fence.sessionId, () => removeSession(this.conns, fence.sessionId, 'purge', fence, this.blobGc()));
     this.leaseTable.forget(fence.sessionId);
+  }
+
+  /** Blob GC's grace period, or null (no GC) when the store's texts are sealed: references to blobs cannot be read in SQL. */
+  private blobGc(): number | null {
+    return (this as Backend).encrypted === true ? null : this.blobGraceMs;
   }
 
   /** trash empty's purge: the row is deleted only while it is in the trash (one statement; sessions.ts). */
   async purgeTrashed(fence: Fence): Promise<void> {
-    await this.notifying(fence.sessionId, () => removeSession(this.conns, fence.sessionId, 'purgeTrashed', fence, this.blobGraceMs));
+    await this.notifying(fence.sessionId, () => removeSession(this.conns, fence.sessionId, 'purgeTrashed', fence, this.blobGc()));
     this.leaseTable.forget(fence.sessionId);
   }
 

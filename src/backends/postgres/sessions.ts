@@ -254,13 +254,14 @@ export async function listSessions(conns: PgConnections, o: { after?: string; li
  * the delete are one statement, so a restore committed first leaves it live (SessionNotFound).
  */
 export async function removeSession(
-  conns: PgConnections, sessionId: string, op: 'trash' | 'restore' | 'purge' | 'purgeTrashed', fence: Fence, blobGraceMs = BLOB_GRACE_MS,
+  conns: PgConnections, sessionId: string, op: 'trash' | 'restore' | 'purge' | 'purgeTrashed', fence: Fence, blobGraceMs: number | null = BLOB_GRACE_MS,
 ): Promise<void> {
   await conns.transaction(async (tx) => {
     await checkFence(tx, fence, 'update');
     const purging = op === 'purge' || op === 'purgeTrashed';
     // Blob GC in the purge's own transaction (blobGc.ts): its candidates before its rows go.
-    const blobs = purging ? await blobsOf(tx, sessionId) : [];
+    // None (null) where references cannot be read in SQL (sealed texts).
+    const blobs = purging && blobGraceMs !== null ? await blobsOf(tx, sessionId) : [];
     const sql = {
       trash: 'UPDATE sessions SET trashed_at = now(), updated_at = now() WHERE session_id = $1 AND trashed_at IS NULL RETURNING 1',
       restore: 'UPDATE sessions SET trashed_at = NULL, updated_at = now() WHERE session_id = $1 AND trashed_at IS NOT NULL RETURNING 1',
@@ -271,7 +272,7 @@ export async function removeSession(
     if (done.length === 0) throw new PgBackendError('SessionNotFound', op === 'restore' || op === 'purgeTrashed' ? 'the session is not in the trash' : 'no such session', { sessionId });
     if (purging) {
       await tx.query('DELETE FROM leases WHERE session_id = $1', [sessionId]);
-      await deleteUnreferenced(tx, blobs, blobGraceMs);
+      await deleteUnreferenced(tx, blobs, blobGraceMs ?? Infinity);
     }
   });
 }
