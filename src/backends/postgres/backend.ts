@@ -18,10 +18,11 @@
  * await b.confirmBatch(id, generation, lastRec)      // after Unavailable{outcome:'unknown'}
  * await b.readRange(id, { generation?, afterSeq, limit, kinds?, maxBytes? })   // crc-verified
  * await b.rotate(fence, { throughSeq, checkpoint, expect })                    // one transaction
- * await b.history(id); await b.listByUpdate({ before?, limit, includeTrashed }); await b.listTrash()
+ * await b.history(id); await b.listByUpdate({ before?, limit, includeTrashed, narrow? }); await b.listTrash()
+ * await b.searchCandidates({ needle, after?, sessionIds?, limit, maxBytes? })   // search.ts: pg_trgm index
  * await b.trash(fence); await b.restore(fence); await b.purge(fence); await b.purgeTrashed(fence)
  * const stop = b.changes(id, poke)                   // LISTEN/NOTIFY hint; re-read by seq
- * await b.blobs.put(bytes) / size(sha) / read(sha, range?)
+ * await b.blobs.put(bytes) / size(sha) / read(sha, range?) / touch(shas)   // a purge's blob GC: blobGc.ts
  * await b.state.set(fence, { key, text }) / get(id, key) / keys(id) / delete(fence, key)
  * await b.reserveToolSeq(fence, floor)
  * await b.leases.release(fence); await b.close()
