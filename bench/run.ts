@@ -35,6 +35,7 @@ import { serialAnatomy, overwriteLimit } from './anatomy.js';
 import { rawLimit, sidecarAppends } from './appends.js';
 import { appendFileNoSync } from './appendFile.js';
 import { backendRows } from './backends.js';
+import { searchRows } from './search.js';
 import { coldStart } from './coldStart.js';
 import { compaction } from './compact.js';
 import { compactionBeside } from './compactBeside.js';
@@ -127,6 +128,7 @@ try {
   await step('secret beside', () => secretBeside(work, quick ? 2 : 8));
   await step('cold start', () => coldStart(work, coldStarts));
   await step('backends', () => backendRows(work, N, limit));
+  await step('search', () => searchRows(work, quick ? 500 : 5_000));
   await step('stages', () => {
     stageRows = stageBench(quick ? 5_000 : 20_000);
     return [];

@@ -21,8 +21,10 @@ the sidecars out: a schema that is current lets 'serve' start with only the DML 
 an older sidecar keeps serving after migrations recorded as additive (expand/contract).
 No data is dropped or rewritten. Indexes are built (and dropped) CONCURRENTLY: writers go
 on; an index left INVALID by an interrupted build is rebuilt, an interrupted drop finished. A
-schema newer than this binary may serve is refused, nothing applied. Prints each migration
-applied, then the version.
+schema newer than this binary may serve is refused, nothing applied. The search index
+(migration 7) needs the pg_trgm extension: used where installed, else created in schema public;
+when it cannot be (not installed, not permitted) the migration is recorded without the index
+and search runs the same SQL without it. Prints each migration applied, then the version.
 
 'status' (or 'migrate --status') changes nothing (read-only connection): prints the schema's
 version, the version this binary knows, and whether this binary can serve it.

@@ -13,7 +13,8 @@ export const searchCommand: Command = {
 Finds TEXT (case-insensitive) in the messages of the store's sessions, as session/search does:
 one line per matching message record — session, seq and a snippet — in (session, seq) order.
 Archived generations (before a compaction) are not searched. Reads only; safe while a sidecar
-is serving the store.
+is serving the store. On PostgreSQL the database finds the candidate records through its
+search index (pg migrate's migration 7); the hits are the same as reading every session.
 
 Options:
   --session ID             search only this session (an id or a unique prefix; repeatable)

@@ -28,6 +28,9 @@
  */
 import type { StoreError } from '../domain/errors.js';
 import type { Gated } from './gate.js';
+import type { CandidatePage, CandidateQuery, SearchCandidate } from '../domain/types.js';
+
+export type { CandidatePage, CandidateQuery, SearchCandidate };
 
 export type { Gated };
 
@@ -158,6 +161,25 @@ export interface UpdateCursor {
   sessionId: string;
 }
 
+/**
+ * session/list's filters as a backend may apply them in its query (Backend.listByUpdate's
+ * `narrow`, from core/commit/listFilter.ts narrowingOf): every member keeps at least the rows the
+ * core's filter keeps, which still runs on each row returned.
+ */
+export interface ListNarrowing {
+  /** Exact: updatedAt (the later of last ts and createdAt, as summaryOfRow computes it) compared as strings. */
+  updatedAfter?: string;
+  updatedBefore?: string;
+  /** Each occurs verbatim in the header text or the header state text. */
+  headerContains?: string[];
+  /**
+   * Printable ASCII other than `"` and `\`, lowercase: occurs in the header, header state, first
+   * or last message text with ASCII letters of either case (i also U+0130, k also U+212A: what
+   * JavaScript's toLowerCase turns into them).
+   */
+  needle?: string;
+}
+
 export interface Leases {
   /** Takes the session's writer lease (a takeover increments the token), or SessionLocked naming the holder. */
   acquire(sessionId: string): Promise<Fence>;
@@ -178,6 +200,13 @@ export interface BlobStore {
   size(sha256: string): Promise<number | undefined>;
   /** Its bytes (or a range of them), verified against its address; undefined when absent. */
   read(sha256: string, range?: { offset: number; length: number }): Promise<Buffer | undefined>;
+  /**
+   * Optional (a backend whose purge deletes unreferenced blobs: PostgreSQL): before a commit
+   * whose records name these blobs, stored earlier, marks them as just vouched for, so that a
+   * concurrent purge's blob GC spares them; resolves with those that are gone, which the core
+   * puts again (it holds their bytes) before the commit.
+   */
+  touch?(sha256s: readonly string[]): Promise<string[]>;
 }
 
 export interface StateStore {
@@ -251,11 +280,24 @@ export interface Backend {
    * Rows in session/list order (updatedAt, then id, newest first) after `before`, at most
    * `limit`: what a summary is made of (a backend may answer from a derived index without
    * reading the session). A session that cannot be read is left out and reported by the
-   * backend's warning channel, never fails the listing.
+   * backend's warning channel, never fails the listing. `narrow`: hints a backend may apply in
+   * its query to leave out rows the core's filter would drop (never one it would keep).
    */
-  listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean }): Promise<ListedRow[]>;
+  listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean; narrow?: ListNarrowing }): Promise<ListedRow[]>;
   /** Every session in the trash (any order). */
   listTrash(): Promise<TrashedSession[]>;
+  /**
+   * Optional: session/search's candidates from an index. The `message` records of the active
+   * generation of every live (not trashed) session whose stored text contains `needle` with
+   * ASCII letters of either case (k also U+212A KELVIN SIGN, s also U+017F LONG S: the
+   * characters JavaScript's case-insensitive Unicode matching makes equal to them), in
+   * (sessionId, seq) order — byte order of the ids — after `after`, at most `limit` and about
+   * `maxBytes` of text (at least one record), `more` when the page was cut, verified
+   * as readRange verifies. A superset of the hits: the core applies its own match to each.
+   * Only what is committed when it is called. undefined: no SQL search here (the store is
+   * encrypted, the database cannot match these bytes): the core reads every session instead.
+   */
+  searchCandidates?(q: CandidateQuery): Promise<CandidatePage | undefined>;
   /**
    * The next toolSeq, durable before it is returned: max(reserved so far, floor) + 1. A reserved
    * number is never handed out again, even if no tool ran.

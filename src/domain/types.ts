@@ -174,6 +174,31 @@ export interface ListPage {
   nextCursor?: string;
 }
 
+/** What session/search asks of an index (SessionStore / Backend searchCandidates): a literal needle, where to go on from, how many. */
+export interface CandidateQuery {
+  /** Printable ASCII other than `"` and `\` (characters JSON text holds as they are); never empty. */
+  needle: string;
+  /** Only records after this (sessionId, seq), in (sessionId, seq) order. */
+  after?: { sessionId: string; seq: number };
+  /** Only these sessions (sorted, distinct). */
+  sessionIds?: readonly string[];
+  limit: number;
+  /** Stop once this many bytes of text were returned (at least one record is). */
+  maxBytes?: number;
+}
+
+/** A page of candidates; `more`: there may be candidates after the last (the limit or maxBytes cut the page). */
+export interface CandidatePage {
+  candidates: SearchCandidate[];
+  more: boolean;
+}
+
+/** A stored message record session/search may hit, with its session: its exact stored text. */
+export interface SearchCandidate {
+  sessionId: string;
+  record: { seq: number; ts: string; kind: string; text: string };
+}
+
 export interface SessionStore {
   /** Absolute path of the store (file backend), or its URL without the password (postgres). */
   readonly root: string;
@@ -233,6 +258,12 @@ export interface SessionStore {
    */
   delete(sessionId: string, purge?: boolean, opts?: { ifIdle?: boolean }): Promise<void>;
   /** The sessions in the trash, most recently deleted first. Optional: a store without it has no trash listing. */
+  /**
+   * session/search's candidates from the backend's index (Backend.searchCandidates), after the
+   * writes sent before this call; undefined when there is none for this store (the search then
+   * reads every session). Absent: none.
+   */
+  searchCandidates?(q: CandidateQuery): Promise<CandidatePage | undefined>;
   listTrash?(): Promise<TrashEntry[]>;
   /**
    * trash empty's purge of one deleted session: removed for good only if no live session has its

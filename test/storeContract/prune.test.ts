@@ -9,6 +9,7 @@ import { SecretSet } from '../../src/domain/secrets/knownSecrets.js';
 import type { SessionHeaderInput, SessionStore } from '../../src/domain/types.js';
 import { EphemeralRouter } from '../../src/core/services/ephemeral.js';
 import { pruneSessions } from '../../src/core/services/prune.js';
+import { selectForPrune } from '../../src/domain/retention.js';
 import { eachBackend, readAll, storeError, user } from './backends.js';
 
 const DAY = 86_400_000;
@@ -89,5 +90,41 @@ eachBackend('prune', (setup) => {
     expect(r.sessions.map((x) => x.sessionId)).not.toContain(e);
     expect(r.sessions.map((x) => x.sessionId)).toContain(a);
     expect(await ids(s)).toEqual([e]);
+  });
+  it('in pages: a page at a time from the list, the result the one selecting everything first gives (ephemeral sessions among them)', async () => {
+    const secrets = new SecretSet();
+    const f = await setup({ secrets });
+    const s = new EphemeralRouter(f.store, () => new Sessions(new MemoryBackend(), { secrets }));
+    const made: string[] = [];
+    for (let i = 0; i < 11; i++) {
+      const { sessionId } = await s.create(tagged(`t${i}`, i % 3 === 0 ? undefined : i % 2 ? ['ci', 'x'] : ['ci']));
+      await s.append(sessionId, [user(`m${i}`)]);
+      await s.close(sessionId);
+      made.push(sessionId);
+      await new Promise((r) => setTimeout(r, 3));
+    }
+    await s.createEphemeral({});
+    const now = Date.now() + 2 * DAY;
+    const all = (await s.list({ limit: 1000 })).sessions.filter((x) => !x.ephemeral);
+    let lists = 0;
+    const counting = new Proxy(s, {
+      get(target, key, recv) {
+        if (key === 'list') return (o: Parameters<SessionStore['list']>[0]) => { lists++; expect(o?.limit).toBe(3); return target.list(o); };
+        const v = Reflect.get(target, key, recv) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    }) as SessionStore;
+    for (const req of [{ olderThan: '1d', keepLast: 2 }, { olderThan: '1d', tags: ['ci'], keepLast: 1 }, { olderThan: '1d', tags: ['x'] }, { olderThan: '30d' }]) {
+      lists = 0;
+      const r = await pruneSessions(counting, { ...req, dryRun: true }, now, undefined, { pageSize: 3 });
+      const tagsOf = async (id: string) => (await s.header(id)).tags;
+      const withTags = await Promise.all(all.map(async (x) => ({ ...x, tags: x.tags ?? await tagsOf(x.sessionId) })));
+      const expected = selectForPrune(withTags, { olderThanMs: req.olderThan === '1d' ? DAY : 30 * DAY, keepLast: req.keepLast, tags: req.tags }, now);
+      expect(r.sessions.map((x) => x.sessionId), JSON.stringify(req)).toEqual(expected.map((x) => x.sessionId));
+      expect(lists).toBeGreaterThanOrEqual(4); // 12 sessions, 3 a page
+    }
+    const moved = await pruneSessions(s, { olderThan: '1d', keepLast: 4 }, now, undefined, { pageSize: 3 });
+    expect(moved.sessions.map((x) => x.sessionId)).toEqual([...made].reverse().slice(4));
+    expect((await s.list({ limit: 100 })).sessions.filter((x) => !x.ephemeral).map((x) => x.sessionId)).toEqual([...made].reverse().slice(0, 4));
   });
 });

@@ -18,10 +18,11 @@
  * await b.confirmBatch(id, generation, lastRec)      // after Unavailable{outcome:'unknown'}
  * await b.readRange(id, { generation?, afterSeq, limit, kinds?, maxBytes? })   // crc-verified
  * await b.rotate(fence, { throughSeq, checkpoint, expect })                    // one transaction
- * await b.history(id); await b.listByUpdate({ before?, limit, includeTrashed }); await b.listTrash()
+ * await b.history(id); await b.listByUpdate({ before?, limit, includeTrashed, narrow? }); await b.listTrash()
+ * await b.searchCandidates({ needle, after?, sessionIds?, limit, maxBytes? })   // search.ts: pg_trgm index
  * await b.trash(fence); await b.restore(fence); await b.purge(fence); await b.purgeTrashed(fence)
  * const stop = b.changes(id, poke)                   // LISTEN/NOTIFY hint; re-read by seq
- * await b.blobs.put(bytes) / size(sha) / read(sha, range?)
+ * await b.blobs.put(bytes) / size(sha) / read(sha, range?) / touch(shas)   // a purge's blob GC: blobGc.ts
  * await b.state.set(fence, { key, text }) / get(id, key) / keys(id) / delete(fence, key)
  * await b.reserveToolSeq(fence, floor)
  * await b.leases.release(fence); await b.close()
@@ -41,7 +42,9 @@
  * - Group commit within a session is the core's (its commit queue sends one batch per session
  *   at a time); across sessions it is groupCommit.ts's: batches waiting for a connection share
  *   one statement and one COMMIT.
- * - Blobs are never deleted (no refcount yet); purge leaves them. Scratch stays local.
+ * - A purge deletes the blobs nothing else references (blobGc.ts, in the purge's transaction;
+ *   a blob put or touched within the grace period is spared) — not on an encrypted store, whose
+ *   references are sealed: its blobs are never deleted. Scratch stays local.
  * - Encryption at rest (`encryptionKey`): the store's marker is checked at open
  *   (encryptionRow.ts); every value is sealed here, at the port, after the second net over
  *   its plaintext, and opened on the way back (sealedValues.ts, sealedRuntime.ts); the SQL
@@ -51,7 +54,7 @@
  */
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { Backend, Gated, Leases as PortLeases, TrashedSession, UpdateCursor } from '../../core/port.js';
+import type { Backend, CandidatePage, CandidateQuery, Gated, ListNarrowing, Leases as PortLeases, TrashedSession, UpdateCursor } from '../../core/port.js';
 import { StoreError } from '../../domain/errors.js';
 import { checkMember, confirmBatch } from './append.js';
 import { GroupCommit } from './groupCommit.js';
@@ -63,12 +66,14 @@ import { inspectSchema, prepareSchema, type MigrationResult } from './migrations
 import type { Migration } from './schema.js';
 import { checkSchemaName, PgConnections } from './pool.js';
 import { reserveToolSeq } from './runtime.js';
-import { createSession, history, listByUpdate, listSessions, loadSession, readRange, removeSession, rotate } from './sessions.js';
+import { createSession, history, listByUpdate, listSessions, listTrashed, loadSession, readRange, removeSession, rotate } from './sessions.js';
 import type {
   ArchivedGeneration, Fence, LeaseHolder, Position, ReadRangeOptions, ReadRangeResult, SealedHeader, SealedRecord, SessionBundle, SessionRow, Snapshot,
 } from './types.js';
 import { parsePostgresUrl } from './url.js';
 import { exportSession, importSession, leaseHeld, sessionIds } from './transfer.js';
+import { isUtf8, searchCandidates } from './search.js';
+import { BLOB_GRACE_MS } from './blobGc.js';
 import { verifyStore, type VerifyOptions, type VerifyReport } from './verify.js';
 import { DEFAULT_PG_SCHEMA } from './url.js';
 import { noPathsHere } from '../shared.js';
@@ -120,6 +125,8 @@ export interface PostgresBackendOptions {
    * prepareSchema); missing migrations are applied, when this role may.
    */
   migrations?: readonly Migration[];
+  /** Blob GC's grace period (blobGc.ts; default BLOB_GRACE_MS, 1 h): tests shorten it. */
+  blobGraceMs?: number;
   /** Background failures (idle connection lost, heartbeat failed): mapped, text-free. */
   onError?: (err: PgBackendError) => void;
   /** A held lease was found taken over (by the heartbeat). */
@@ -134,6 +141,8 @@ export interface PostgresBackendOptions {
 
 export class PostgresBackend implements Backend {
   readonly kind = 'postgres' as const;
+  /** Blob GC's grace period (blobGc.ts). */
+  private blobGraceMs = BLOB_GRACE_MS;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private heartbeatRun: Promise<void> | undefined;
   private closed = false;
@@ -221,6 +230,7 @@ export class PostgresBackend implements Backend {
       leases = new Leases(conns, holder, () => listener.current(), staleMs, o.onLeaseLost, o.readOnly === true);
       await listener.start();
       const b = new PostgresBackend(target.display, schema, migration, conns, listener, leases, channel, onError, o.encryptionKey, markerTable);
+      b.blobGraceMs = o.blobGraceMs ?? BLOB_GRACE_MS;
       b.scheduleHeartbeat(o.heartbeatMs ?? Math.max(100, Math.floor(staleMs / 3)), onError);
       return b;
     } catch (err) {
@@ -299,20 +309,35 @@ export class PostgresBackend implements Backend {
     return { ...page, sessions: page.sessions.map((row) => openRow(this.codec, row)) };
   }
 
-  listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean }): Promise<SessionRow[]> {
-    return asStoreErrors(async () => (await listByUpdate(this.conns, o)).map((row) => openRow(this.codec, row)));
+  async listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean; narrow?: ListNarrowing }): Promise<SessionRow[]> {
+    // Sealed texts (encryption at rest) cannot be matched in SQL, nor texts in another encoding
+    // than UTF8 (a filter's characters may have no equivalent there): the core's filter alone then.
+    const { narrow, ...rest } = o;
+    const narrowed = narrow && this.encrypted !== true && await this.isUtf8();
+    return asStoreErrors(async () => (await listByUpdate(this.conns, narrowed ? { ...rest, narrow } : rest)).map((row) => openRow(this.codec, row)));
   }
 
-  /** Trashed rows; deletedAt is the row's updated_at, which the trash move sets (sessions.ts). */
-  async listTrash(): Promise<TrashedSession[]> {
-    const out: TrashedSession[] = [];
-    let after: string | undefined;
-    for (;;) {
-      const page = await asStoreErrors(() => this.list({ ...(after !== undefined ? { after } : {}), limit: 1000, trashed: true }));
-      for (const row of page.sessions) out.push({ sessionId: row.sessionId, headerText: row.headerText, deletedAt: row.updatedAt, storedBytes: row.storedBytes });
-      if (page.nextAfter === null) return out;
-      after = page.nextAfter;
-    }
+  /** Trashed rows, in one statement (sessions.ts listTrashed); deletedAt is the row's updated_at, which the trash move sets. */
+  listTrash(): Promise<TrashedSession[]> {
+    return asStoreErrors(() => listTrashed(this.conns));
+  }
+
+  /** Whether the database is UTF8 (search.ts), asked at the first search. */
+  private utf8: Promise<boolean> | undefined;
+
+  private isUtf8(): Promise<boolean> {
+    this.utf8 ??= asStoreErrors(() => isUtf8(this.conns)).catch((e: unknown) => {
+      this.utf8 = undefined; // asked again next time
+      throw e;
+    });
+    return this.utf8;
+  }
+
+  /** session/search in SQL (search.ts); undefined when this database cannot match as the core does. */
+  async searchCandidates(q: CandidateQuery): Promise<CandidatePage | undefined> {
+    if (this.encrypted === true) return undefined; // sealed text cannot be matched in SQL
+    if (!await this.isUtf8()) return undefined;
+    return asStoreErrors(() => searchCandidates(this.conns, q));
   }
 
   trash(fence: Fence): Promise<void> {
@@ -324,13 +349,18 @@ export class PostgresBackend implements Backend {
   }
 
   async purge(fence: Fence): Promise<void> {
-    await this.notifying(fence.sessionId, () => removeSession(this.conns, fence.sessionId, 'purge', fence));
+    await this.notifying(fence.sessionId, () => removeSession(this.conns, fence.sessionId, 'purge', fence, this.blobGc()));
     this.leaseTable.forget(fence.sessionId);
+  }
+
+  /** Blob GC's grace period, or null (no GC) when the store's texts are sealed: references to blobs cannot be read in SQL. */
+  private blobGc(): number | null {
+    return this.encrypted === true ? null : this.blobGraceMs;
   }
 
   /** trash empty's purge: the row is deleted only while it is in the trash (one statement; sessions.ts). */
   async purgeTrashed(fence: Fence): Promise<void> {
-    await this.notifying(fence.sessionId, () => removeSession(this.conns, fence.sessionId, 'purgeTrashed', fence));
+    await this.notifying(fence.sessionId, () => removeSession(this.conns, fence.sessionId, 'purgeTrashed', fence, this.blobGc()));
     this.leaseTable.forget(fence.sessionId);
   }
 

@@ -145,7 +145,16 @@ async function concurrentIndex(run: Run, schema: string, m: Migration): Promise<
       WHERE n.nspname = $1 AND c.relname = $2`, [schema, index]))[0]?.valid;
   const before = await validity();
   if (before === false) await run(`DROP INDEX CONCURRENTLY IF EXISTS "${schema}"."${index}"`);
-  if (before !== true) await run(m.sql);
+  let sql = m.sql;
+  if (before !== true && m.extension !== undefined) {
+    const extSchema = await withExtension(run, m.extension);
+    if (extSchema === undefined && await ownsSchema(run, schema)) return record(run, m); // recorded without its index (schema.ts: extension)
+    // Not the owner (a serving role on an older schema): the build below fails with the
+    // ownership error, which names the privilege — never recorded without the index by a role
+    // that could not have built it anyway.
+    sql = sql.replaceAll('{extschema}', `"${(extSchema ?? 'public').replaceAll('"', '""')}"`);
+  }
+  if (before !== true) await run(sql);
   if ((await validity()) !== true) {
     throw new PgBackendError('UnsafeStore', `migration ${m.version} did not leave its index ${index} valid; run 'session-sidecar pg migrate' again`, { reason: 'indexInvalid', version: m.version });
   }
@@ -163,11 +172,41 @@ async function dropIndexConcurrently(run: Run, schema: string, m: Migration): Pr
   await record(run, m);
 }
 
+/**
+ * The schema `extension` is installed in — created first in `public` when it is nowhere in the
+ * database (so that no store schema owns it: a DROP SCHEMA ... CASCADE of one store would take
+ * it, and every other store's index over it, along) — or undefined when it cannot be had (the
+ * server lacks it, or this role may not create it: pg_trgm is trusted from PostgreSQL 13, so
+ * CREATE on the database and on `public` suffices). A concurrent migrator of another schema
+ * that created it first is found on the second look.
+ */
+async function withExtension(run: Run, extension: string): Promise<string | undefined> {
+  const where = async () => (await run<{ nspname: string }>(
+    'SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = $1', [extension]))[0]?.nspname;
+  const found = await where();
+  if (found !== undefined) return found;
+  try {
+    await run(`CREATE EXTENSION IF NOT EXISTS "${extension}" SCHEMA public`);
+  } catch {
+    // Not available or not permitted: the caller records the migration without its index.
+  }
+  return where();
+}
+
+/** Whether this role owns the store's schema (its owner, or a member of the owning role). */
+async function ownsSchema(run: Run, schema: string): Promise<boolean> {
+  const [row] = await run<{ owns: boolean }>(`SELECT pg_has_role(nspowner, 'USAGE') AS owns FROM pg_namespace WHERE nspname = $1`, [schema]);
+  return row?.owns === true;
+}
+
 async function record(run: Run, m: Migration): Promise<void> {
   await run('INSERT INTO schema_migrations (version, name, compatible_down_to) VALUES ($1, $2, $3)', [m.version, m.name, compatibleDownToOf(m)]);
 }
 
 function checkMigration(m: Migration): void {
+  if (m.extension !== undefined && !(m.concurrently && INDEX_NAME.test(m.extension))) {
+    throw new Error(`migration ${m.version}: only a concurrently migration names an extension ([a-z_][a-z0-9_]*)`);
+  }
   const named = (x: string | undefined) => x !== undefined && INDEX_NAME.test(x);
   if (m.concurrently && named(m.index) === named(m.dropIndex)) {
     throw new Error(`migration ${m.version}: a concurrently migration names the index it builds (index) or drops (dropIndex), one of them: [a-z_][a-z0-9_]*`);

@@ -22,9 +22,23 @@ const SHA = /^[0-9a-f]{64}$/;
  */
 export async function putBlob(conns: PgConnections, bytes: Buffer, seal?: (sha256: string, plain: Buffer) => Buffer): Promise<BlobRef> {
   const sha256 = createHash('sha256').update(bytes).digest('hex');
-  // ON CONFLICT DO NOTHING: the same content stored by another sidecar first is the same blob.
-  await conns.query('INSERT INTO blobs (sha256, size, bytes) VALUES ($1, $2, $3) ON CONFLICT (sha256) DO NOTHING', [sha256, bytes.length, seal ? seal(sha256, bytes) : bytes], 'write');
+  // The same content stored by another sidecar first is the same blob; a put of it again only
+  // touches it (created_at: the last put or touch, which blob GC spares for its grace period:
+  // blobGc.ts). The bytes are not rewritten (an UPDATE keeps the stored TOAST value).
+  await conns.query('INSERT INTO blobs (sha256, size, bytes) VALUES ($1, $2, $3) ON CONFLICT (sha256) DO UPDATE SET created_at = now()', [sha256, bytes.length, seal ? seal(sha256, bytes) : bytes], 'write');
   return { sha256, size: bytes.length };
+}
+
+/**
+ * Before a commit whose records name blobs stored earlier: marks them as just vouched for
+ * (blob GC spares them, blobGc.ts); returns those that are gone (the core puts their bytes again).
+ */
+export async function touchBlobs(conns: PgConnections, sha256s: readonly string[]): Promise<string[]> {
+  const wanted = [...new Set(sha256s.filter((s) => SHA.test(s)))];
+  if (wanted.length === 0) return [];
+  const rows = await conns.query<{ sha256: string }>('UPDATE blobs SET created_at = now() WHERE sha256 = ANY($1::text[]) RETURNING sha256', [wanted], 'write');
+  const present = new Set(rows.map((r) => r.sha256));
+  return wanted.filter((s) => !present.has(s));
 }
 
 export async function blobSize(conns: PgConnections, sha256: string): Promise<number | undefined> {

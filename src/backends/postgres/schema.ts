@@ -45,6 +45,15 @@ export interface Migration {
    * autocommit — it may be empty), and records the version once the index is gone.
    */
   dropIndex?: string;
+  /**
+   * A `concurrently` migration whose index needs this extension (its operator class): the
+   * extension is used where it is installed, else created in schema `public` (migrations.ts
+   * withExtension); `{extschema}` in `sql` stands for its schema, quoted. When it cannot be had
+   * (not installed on the server, no privilege to create it) the migration is recorded WITHOUT
+   * its index: the index is an optimisation the store's SQL does not depend on (STORAGE.md says
+   * how a DBA adds it later).
+   */
+  extension?: string;
   /** An older binary may keep serving after it (expand): compatibleDownTo defaults to 1. */
   additive?: boolean;
   /** The oldest known-version of a binary that may serve after this migration (default: additive ? 1 : version). */
@@ -185,6 +194,18 @@ CREATE TABLE state_values (
     concurrently: true,
     dropIndex: 'sessions_by_update',
     additive: true,
+  },
+  {
+    version: 7,
+    additive: true,
+    concurrently: true,
+    index: 'records_message_trgm',
+    extension: 'pg_trgm',
+    name: 'session/search over an index: pg_trgm trigrams of the message records\' text',
+    // Partial: only `message` records are searched (search.ts). No column of it changes after
+    // its INSERT (records are immutable), so it costs appends one GIN insertion per message
+    // (into the pending list: fastupdate) and nothing on the session row's HOT update.
+    sql: 'CREATE INDEX CONCURRENTLY records_message_trgm ON records USING gin (text {extschema}.gin_trgm_ops) WHERE kind = \'message\'',
   },
   {
     version: 8,

@@ -6,7 +6,7 @@
 import type { Gated, StateEntry } from '../../core/port.js';
 import { asStoreErrors } from './errors.js';
 import type { PgConnections } from './pool.js';
-import { blobSize, deleteState, getState, putBlob, readBlob, setState, stateKeys } from './runtime.js';
+import { blobSize, deleteState, getState, putBlob, readBlob, setState, stateKeys, touchBlobs } from './runtime.js';
 import type { PgCodec } from './sealing.js';
 import { blobAad, openRecord, openState, sealState } from './sealedValues.js';
 import type { Fence, SealedRecord } from './types.js';
@@ -19,6 +19,7 @@ export function blobPort(conns: PgConnections, c: PgCodec) {
     size: (sha256: string) => asStoreErrors(() => blobSize(conns, sha256)),
     read: (sha256: string, range?: { offset: number; length: number }) => asStoreErrors(() => readBlob(conns, sha256, range,
       sealed ? (sha, stored) => c.openBlob(blobAad(sha), stored, { sha256: sha }) : undefined)),
+    touch: (sha256s: readonly string[]) => asStoreErrors(() => touchBlobs(conns, sha256s)),
   };
 }
 

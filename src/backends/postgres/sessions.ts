@@ -7,6 +7,7 @@
  * `Corrupt` naming generation and seq; a damaged record is never returned.
  */
 import { whyNotUpdated } from './append.js';
+import { BLOB_GRACE_MS, blobsOf, deleteUnreferenced } from './blobGc.js';
 import { PgBackendError } from './errors.js';
 import { checkFence, checkLeaseFence } from './fence.js';
 import type { PgConnections, Tx } from './pool.js';
@@ -14,6 +15,8 @@ import {
   recordCrc, textCrc, type ArchivedGeneration, type Fence, type ReadRangeOptions, type ReadRangeResult, type SealedHeader, type SealedRecord, type SessionRow,
   type Snapshot,
 } from './types.js';
+import type { ListNarrowing, TrashedSession } from '../../core/port.js';
+import { NEEDLE, needlePattern } from './search.js';
 
 export const EMPTY_SNAPSHOT: Snapshot = { turn: null, runtime: null, usage: null, firstMessage: null, lastMessage: null, header: null };
 
@@ -193,7 +196,7 @@ const UPDATED_AT = 'GREATEST(COALESCE(last_ts, created_at) COLLATE "C", created_
  * (updatedAt, sessionId), at most `limit`; live rows only unless `includeTrashed`.
  */
 export async function listByUpdate(
-  conns: PgConnections, o: { before?: { updatedAt: string; sessionId: string }; limit: number; includeTrashed: boolean },
+  conns: PgConnections, o: { before?: { updatedAt: string; sessionId: string }; limit: number; includeTrashed: boolean; narrow?: ListNarrowing },
 ): Promise<SessionRow[]> {
   const where = [o.includeTrashed ? 'TRUE' : 'trashed_at IS NULL'];
   const args: unknown[] = [];
@@ -201,12 +204,40 @@ export async function listByUpdate(
     args.push(o.before.updatedAt, o.before.sessionId);
     where.push(`(${UPDATED_AT}, session_id COLLATE "C") < ($1 COLLATE "C", $2 COLLATE "C")`);
   }
+  // The core's filter in SQL where it can be (port.ts ListNarrowing): only rows it may keep come back.
+  const n = o.narrow;
+  if (n?.updatedAfter !== undefined) where.push(`${UPDATED_AT} > $${args.push(n.updatedAfter)} COLLATE "C"`);
+  if (n?.updatedBefore !== undefined) where.push(`${UPDATED_AT} < $${args.push(n.updatedBefore)} COLLATE "C"`);
+  for (const text of n?.headerContains ?? []) {
+    const at = args.push(text);
+    where.push(`(strpos(header_text, $${at}) > 0 OR strpos(COALESCE(header_state, ''), $${at}) > 0)`);
+  }
+  if (n?.needle !== undefined && NEEDLE.test(n.needle)) {
+    where.push(`concat_ws(' ', header_text, header_state, first_message, last_message) ~ $${args.push(needlePattern(n.needle, 'lower'))}`);
+  }
   args.push(o.limit);
   const rows = await conns.query<DbSession>(
     `SELECT ${SESSION_COLUMNS} FROM sessions WHERE ${where.join(' AND ')} ORDER BY ${UPDATED_AT} DESC, session_id COLLATE "C" DESC LIMIT $${args.length}`,
     args,
   );
   return rows.map(toRow);
+}
+
+/**
+ * The trash listing: one statement over the trashed rows only, just the columns an entry is
+ * made of (no snapshot texts), each header verified. deletedAt is updated_at, which the trash
+ * move sets (removeSession) and nothing else changes while a session is in the trash.
+ */
+export async function listTrashed(conns: PgConnections): Promise<TrashedSession[]> {
+  const rows = await conns.query<{ session_id: string; header_text: string; header_crc: string; updated_at: Date; stored_bytes: string }>(
+    'SELECT session_id, header_text, header_crc, updated_at, stored_bytes FROM sessions WHERE trashed_at IS NOT NULL ORDER BY session_id',
+  );
+  return rows.map((r) => {
+    if (r.header_crc !== textCrc(r.session_id, r.header_text)) {
+      throw new PgBackendError('Corrupt', 'the session header fails its checksum', { sessionId: r.session_id, seq: 0 });
+    }
+    return { sessionId: r.session_id, headerText: r.header_text, deletedAt: r.updated_at.toISOString(), storedBytes: Number(r.stored_bytes) };
+  });
 }
 
 /** Keyset page by session id (ids are ULIDs: creation order). `after` is the last id seen. */
@@ -220,13 +251,20 @@ export async function listSessions(conns: PgConnections, o: { after?: string; li
 }
 
 /**
- * trash / restore / purge, fenced by the caller's lease (purge also drops the lease row).
+ * trash / restore / purge, fenced by the caller's lease (purge also drops the lease row and
+ * deletes the blobs only the purged session referenced: blobGc.ts).
  * purgeTrashed (trash empty): the row is deleted only while it is in the trash — the check and
  * the delete are one statement, so a restore committed first leaves it live (SessionNotFound).
  */
-export async function removeSession(conns: PgConnections, sessionId: string, op: 'trash' | 'restore' | 'purge' | 'purgeTrashed', fence: Fence): Promise<void> {
+export async function removeSession(
+  conns: PgConnections, sessionId: string, op: 'trash' | 'restore' | 'purge' | 'purgeTrashed', fence: Fence, blobGraceMs: number | null = BLOB_GRACE_MS,
+): Promise<void> {
   await conns.transaction(async (tx) => {
     await checkFence(tx, fence, 'update');
+    const purging = op === 'purge' || op === 'purgeTrashed';
+    // Blob GC in the purge's own transaction (blobGc.ts): its candidates before its rows go.
+    // None (null) where references cannot be read in SQL (sealed texts).
+    const blobs = purging && blobGraceMs !== null ? await blobsOf(tx, sessionId) : [];
     const sql = {
       trash: 'UPDATE sessions SET trashed_at = now(), updated_at = now() WHERE session_id = $1 AND trashed_at IS NULL RETURNING 1',
       restore: 'UPDATE sessions SET trashed_at = NULL, updated_at = now() WHERE session_id = $1 AND trashed_at IS NOT NULL RETURNING 1',
@@ -235,6 +273,9 @@ export async function removeSession(conns: PgConnections, sessionId: string, op:
     }[op];
     const done = await tx.query(sql, [sessionId]);
     if (done.length === 0) throw new PgBackendError('SessionNotFound', op === 'restore' || op === 'purgeTrashed' ? 'the session is not in the trash' : 'no such session', { sessionId });
-    if (op === 'purge' || op === 'purgeTrashed') await tx.query('DELETE FROM leases WHERE session_id = $1', [sessionId]);
+    if (purging) {
+      await tx.query('DELETE FROM leases WHERE session_id = $1', [sessionId]);
+      await deleteUnreferenced(tx, blobs, blobGraceMs ?? Infinity);
+    }
   });
 }

@@ -7,6 +7,7 @@
 import { StoreError } from '../../domain/errors.js';
 import { checkTags } from '../../domain/sessionUpdate.js';
 import type { ListFilter, SessionSummary } from '../../domain/types.js';
+import type { ListNarrowing } from '../port.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -55,4 +56,29 @@ function underPrefix(cwd: string | undefined, prefix: string): boolean {
   if (cwd === undefined) return false;
   const p = prefix.endsWith('/') ? prefix : `${prefix}/`;
   return cwd === prefix || cwd.startsWith(p);
+}
+
+/** Printable ASCII other than `"` and `\`: what JSON text holds as it is. */
+const VERBATIM = /^[\x20\x21\x23-\x5b\x5d-\x7e]+$/;
+
+/**
+ * What a backend may apply of a checked filter in its own query (Backend.listByUpdate's
+ * `narrow`): only conditions every summary `matches` keeps also meets. The texts are the
+ * header's and its state's JSON (JSON.stringify: a string's JSON form occurs verbatim in them
+ * when the header holds it) and the message summaries as stored. A filter member that cannot
+ * be put so (a query with characters JSON may escape) is left to `matches` alone.
+ */
+export function narrowingOf(f: ListFilter): ListNarrowing | undefined {
+  const n: ListNarrowing = {};
+  if (f.updatedAfter !== undefined) n.updatedAfter = f.updatedAfter;
+  if (f.updatedBefore !== undefined) n.updatedBefore = f.updatedBefore;
+  const contains: string[] = [];
+  if (f.cwd !== undefined) contains.push(JSON.stringify(f.cwd));
+  // "/w" or below: the JSON string starts so (and "/wx" too: matches tells them apart).
+  if (f.cwdPrefix !== undefined) contains.push(JSON.stringify(f.cwdPrefix).slice(0, -1));
+  for (const t of f.tags ?? []) contains.push(JSON.stringify(t));
+  if (f.parentId !== undefined) contains.push(JSON.stringify(f.parentId));
+  if (contains.length > 0) n.headerContains = contains;
+  if (f.query && VERBATIM.test(f.query)) n.needle = f.query;
+  return Object.keys(n).length > 0 ? n : undefined;
 }

@@ -1,7 +1,7 @@
 import { StoreError } from '../../domain/errors.js';
 import type {
-  AppendResult, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListFilter, ListOptions, ListPage, OpenedSession, OpenMode, PruneOptions, RewindResult, UsageReport,
-  ReadOptions, ReadPage, RecordInput, RecordsText, SecretsInput, SessionHeader, SessionHeaderInput, SessionStore, SessionSummary, StoredRecord, TrashEntry,
+  AppendResult, CandidateQuery, CompactRequest, ContextMessage, CreatedSession, HistoryEntry, ListFilter, ListOptions, ListPage, OpenedSession, OpenMode, PruneOptions, RewindResult, UsageReport,
+  ReadOptions, ReadPage, RecordInput, RecordsText, CandidatePage, SecretsInput, SessionHeader, SessionHeaderInput, SessionStore, SessionSummary, StoredRecord, TrashEntry,
   TurnChange, TurnKind, TurnState, UpdatedHeader,
 } from '../../domain/types.js';
 
@@ -143,6 +143,12 @@ export class EphemeralRouter implements SessionStore {
       cursor = page.nextCursor;
     } while (cursor !== undefined);
     return all;
+  }
+
+  /** The durable store's index, only while no ephemeral session exists (they are in no index: the search then reads every session). */
+  async searchCandidates(q: CandidateQuery): Promise<CandidatePage | undefined> {
+    if (this.ids.size > 0 || this.making > 0 || !this.durable.searchCandidates) return undefined;
+    return this.durable.searchCandidates(q);
   }
 
   /** An ephemeral session's close ends it: its bytes are dropped from memory. */

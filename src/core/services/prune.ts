@@ -26,6 +26,9 @@ export interface PruneResult {
   skipped: Array<{ sessionId: string; reason: SkipReason }>;
 }
 
+/** Sessions listed per page: what prune holds in memory at once (besides its result). */
+const PAGE = 500;
+
 /**
  * session/prune and the CLI's prune, once for every backend: the store's durable sessions
  * (ephemeral ones are never pruned) selected by domain/retention.ts, then moved to the trash one
@@ -34,36 +37,45 @@ export interface PruneResult {
  * a crash between two moves leaves the rest untouched. A session open for writing anywhere (its
  * lease held, in this process or another) is never moved: skipped, reason "open". Tags come
  * from the summary when it has them, else from each aged candidate's header.
+ *
+ * In pages, memory bounded by one page: session/list's order (updatedAt, then id, newest
+ * first) is selectForPrune's, so the sessions are taken as the list gives them, page after
+ * page, each aged one with the tags asked for counted, the first `keepLast` of those kept and
+ * every later one moved before the next page is read (the event loop runs between pages). The
+ * list's keyset cursor goes on after the last session seen, so moves behind it change nothing
+ * ahead. The result is the one selecting everything first gave (selectForPrune), in its order.
  */
-export async function pruneSessions(store: SessionStore, req: PruneRequest, now: number, onMoved?: (id: string) => void): Promise<PruneResult> {
+export async function pruneSessions(
+  store: SessionStore, req: PruneRequest, now: number, onMoved?: (id: string) => void, o: { pageSize?: number } = {},
+): Promise<PruneResult> {
   const olderThanMs = parseDuration(req.olderThan, 'olderThan');
-  const all: Array<SessionSummary & { tags?: string[] }> = [];
+  const selection = { olderThanMs, tags: req.tags };
+  const result: PruneResult = { dryRun: req.dryRun ?? false, sessions: [], skipped: [] };
+  let matching = 0;
   let cursor: string | undefined;
   do {
-    const page = await store.list({ limit: 1000, ...(cursor ? { cursor } : {}) });
-    all.push(...page.sessions.filter((s) => !s.ephemeral));
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
-  const aged = all.filter((s) => Date.parse(s.updatedAt) < now - olderThanMs);
-  if (req.tags && req.tags.length > 0) {
-    // A summary that carries tags (the effective ones, after session/update) is authoritative;
-    // otherwise they are read from the stored header.
-    for (const s of aged) s.tags ??= await tagsOf(store, s.sessionId);
-  }
-  const selected = selectForPrune(aged, { olderThanMs, keepLast: req.keepLast, tags: req.tags }, now);
-  const result: PruneResult = { dryRun: req.dryRun ?? false, sessions: [], skipped: [] };
-  for (const s of selected) {
-    const entry: PrunedSession = { sessionId: s.sessionId, ...(s.title !== undefined ? { title: s.title } : {}), updatedAt: s.updatedAt, bytes: s.bytes };
-    if (!result.dryRun) {
-      const skipped = await moveToTrash(store, s.sessionId);
-      if (skipped) {
-        result.skipped.push({ sessionId: s.sessionId, reason: skipped });
-        continue;
+    const page = await store.list({ limit: o.pageSize ?? PAGE, ...(cursor ? { cursor } : {}) });
+    for (const s of page.sessions as Array<SessionSummary & { tags?: string[] }>) {
+      if (s.ephemeral || Date.parse(s.updatedAt) >= now - olderThanMs) continue;
+      // A summary that carries tags (the effective ones, after session/update) is authoritative;
+      // otherwise they are read from the stored header.
+      if (req.tags && req.tags.length > 0) s.tags ??= await tagsOf(store, s.sessionId);
+      if (selectForPrune([s], selection, now).length === 0) continue;
+      if (++matching <= (req.keepLast ?? 0)) continue;
+      const entry: PrunedSession = { sessionId: s.sessionId, ...(s.title !== undefined ? { title: s.title } : {}), updatedAt: s.updatedAt, bytes: s.bytes };
+      if (!result.dryRun) {
+        const skipped = await moveToTrash(store, s.sessionId);
+        if (skipped) {
+          result.skipped.push({ sessionId: s.sessionId, reason: skipped });
+          continue;
+        }
+        onMoved?.(s.sessionId);
       }
-      onMoved?.(s.sessionId);
+      result.sessions.push(entry);
     }
-    result.sessions.push(entry);
-  }
+    cursor = page.nextCursor;
+    if (cursor !== undefined) await new Promise<void>((resolve) => setImmediate(resolve));
+  } while (cursor !== undefined);
   return result;
 }
 

@@ -12,8 +12,9 @@
  * text already passed the secret gate, for secrets registered after it was written.
  */
 import { StoreError } from '../../domain/errors.js';
-import type { ListPage, ReadOptions, ReadPage, SecretsInput } from '../../domain/types.js';
+import type { ListPage, ReadOptions, ReadPage, SearchCandidate, SecretsInput, SessionStore } from '../../domain/types.js';
 import { textOf } from '../../domain/summary.js';
+import { searchByIndex } from './searchIndex.js';
 
 import { DEFAULT_SEARCH_LIMIT } from '../../../protocol/methods/session.search.js';
 export const SNIPPET_CHARS = 160;
@@ -35,8 +36,9 @@ export interface SearchRequest {
   sessionIds?: string[];
 }
 
-/** What search needs of a store: the list (ids of the live sessions), the read path, the scrubber. */
+/** What search needs of a store: the list (ids of the live sessions), the read path, the scrubber; its index if it has one (searchIndex.ts). */
 export interface Searchable {
+  searchCandidates?: SessionStore['searchCandidates'];
   list(opts: { limit?: number; cursor?: string }): Promise<ListPage>;
   read(sessionId: string, opts?: ReadOptions): Promise<ReadPage>;
   scrub(text: string, extra?: SecretsInput): string;
@@ -47,6 +49,14 @@ export async function searchSessions(store: Searchable, req: SearchRequest): Pro
   const after = req.cursor === undefined ? undefined : decodeSearchCursor(req.cursor);
   const limit = req.limit ?? DEFAULT_SEARCH_LIMIT;
   const pattern = new RegExp(req.query.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'iu');
+  // One match, snippet and scrub for both paths: a stored record (its seq and parsed members) to its hit.
+  const hitOf = (sessionId: string, seq: number, rec: { message?: { content?: unknown } }): SearchHit | undefined => {
+    const snippet = snippetOf(textOf(rec.message?.content, '\n'), pattern);
+    return snippet === undefined ? undefined : { sessionId, seq, snippet: store.scrub(snippet) };
+  };
+  const indexed = await searchByIndex(store, req.query, { limit, ...(after ? { after } : {}), ...(req.sessionIds ? { sessionIds: req.sessionIds } : {}) },
+    (c: SearchCandidate) => hitOf(c.sessionId, c.record.seq, JSON.parse(c.record.text) as object), (h) => encodeSearchCursor(h.sessionId, h.seq));
+  if (indexed) return indexed;
   const explicit = req.sessionIds !== undefined;
   const ids = [...new Set(req.sessionIds ?? await liveIds(store))].sort();
   const hits: SearchHit[] = [];
@@ -63,9 +73,9 @@ export async function searchSessions(store: Searchable, req: SearchRequest): Pro
         throw err;
       }
       for (const rec of page.records) {
-        const snippet = snippetOf(textOf((rec as { message?: { content?: unknown } }).message?.content, '\n'), pattern);
-        if (snippet === undefined) continue;
-        hits.push({ sessionId: id, seq: rec.seq, snippet: store.scrub(snippet) });
+        const hit = hitOf(id, rec.seq, rec as { message?: { content?: unknown } });
+        if (hit === undefined) continue;
+        hits.push(hit);
         if (hits.length === limit) return { hits, nextCursor: encodeSearchCursor(id, rec.seq) };
       }
       if (page.nextAfterSeq === null) break;

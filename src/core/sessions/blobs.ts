@@ -45,6 +45,16 @@ export async function blobSinkFor(c: Core, s: LiveSession, records: RecordInput[
   };
   const flush = async () => {
     for (const bytes of pending.values()) await c.backend.blobs.put(await c.gate.blobSliced(bytes));
+    // Blobs named by ref, stored earlier: vouched for before the commit, so that a concurrent
+    // purge's blob GC spares them; one it deleted meanwhile is put again from the bytes read
+    // above (the same content: the same address). Backends without blob GC have no touch.
+    if (known.size > 0 && c.backend.blobs.touch) {
+      const byDigest = new Map([...known.entries()].map(([ref, bytes]) => [digestOf(ref) as string, bytes]));
+      for (const sha of await c.backend.blobs.touch([...byDigest.keys()])) {
+        const bytes = byDigest.get(sha);
+        if (bytes) await c.backend.blobs.put(await c.gate.blobSliced(bytes));
+      }
+    }
   };
   return { sink, flush };
 }

@@ -14,7 +14,7 @@ import type {
 } from '../../domain/types.js';
 import { shownUsage } from '../../domain/usage.js';
 import { withoutSecretSummaries } from '../commit/header.js';
-import { checkFilter, filters, matches } from '../commit/listFilter.js';
+import { checkFilter, filters, matches, narrowingOf } from '../commit/listFilter.js';
 import { DEFAULT_LIST_LIMIT, decodeCursor, pageOf } from '../commit/listPage.js';
 import { type Watch, watchRecords } from './watch.js';
 import type { ListedRow, SessionRow } from '../port.js';
@@ -108,7 +108,8 @@ export function summaryOfRow(row: ListedRow): SessionSummary {
  * one more session shows there is a next page: a page of 100 reads about 101 rows. Filters are
  * matched on the rows' summaries (header text, header state and message summaries; never the
  * records) as they are read, so a narrow filter reads on until it has found the page or the
- * rows end.
+ * rows end. The filters a backend can apply in its query go with each batch (narrowingOf): on
+ * PostgreSQL a narrow filter then reads only the rows that may match, not every row.
  */
 export async function list(c: Core, opts: ListOptions = {}): Promise<ListPage> {
   const after = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor); // refused before the backend is asked
@@ -116,10 +117,11 @@ export async function list(c: Core, opts: ListOptions = {}): Promise<ListPage> {
   const narrowed = filters(filter);
   const limit = opts.limit ?? DEFAULT_LIST_LIMIT;
   const batch = narrowed ? Math.max(limit + 1, 500) : limit + 1;
+  const narrow = narrowingOf(filter); // applied by the backend's query where it can (PostgreSQL); matches() still decides
   const kept: SessionSummary[] = [];
   let before = after;
   for (;;) {
-    const rows = await c.backend.listByUpdate({ ...(before ? { before } : {}), limit: batch, includeTrashed: filter.includeDeleted === true });
+    const rows = await c.backend.listByUpdate({ ...(before ? { before } : {}), limit: batch, includeTrashed: filter.includeDeleted === true, ...(narrow ? { narrow } : {}) });
     let last: SessionSummary | undefined;
     for (const row of rows) {
       last = summaryOfRow(row);

@@ -16,8 +16,8 @@
  */
 import type { SessionUpdate } from '../../domain/sessionUpdate.js';
 import type {
-  AppendResult, CompactRequest, PurgeOutcome, ContextMessage, CreatedSession, HistoryEntry, ListOptions, ListPage, OpenedSession, OpenMode, PruneOptions, ReadOptions,
-  ReadPage, RecordInput, RecordsText, RewindResult, SecretsInput, SessionHeader, SessionHeaderInput, SessionStore, StoredRecord, TrashEntry, TurnChange, TurnKind,
+  AppendResult, CandidateQuery, CompactRequest, PurgeOutcome, ContextMessage, CreatedSession, HistoryEntry, ListOptions, ListPage, OpenedSession, OpenMode, PruneOptions, ReadOptions,
+  ReadPage, RecordInput, RecordsText, RewindResult, CandidatePage, SecretsInput, SessionHeader, SessionHeaderInput, SessionStore, StoredRecord, TrashEntry, TurnChange, TurnKind,
   TurnState, UpdatedHeader, UsageReport,
 } from '../../domain/types.js';
 import { scrubText } from '../commit/header.js';
@@ -79,6 +79,17 @@ export class Sessions implements SessionStore {
 
   list(opts?: ListOptions): Promise<ListPage> {
     return list(this.c, opts);
+  }
+
+  /**
+   * session/search over the backend's index: after every write this instance was sent before
+   * (read-your-writes, as each session's read gives the scan). The backend refuses what it
+   * cannot match (sealed text: port.ts).
+   */
+  async searchCandidates(q: CandidateQuery): Promise<CandidatePage | undefined> {
+    if (!this.port.searchCandidates) return undefined;
+    await Promise.all([...this.c.sessions.keys()].map((id) => this.c.settled(id)));
+    return this.port.searchCandidates(q);
   }
 
   update(sessionId: string, change: SessionUpdate): Promise<UpdatedHeader> {
