@@ -36,6 +36,9 @@ describe.skipIf(pgSkip)('PostgreSQL backup and restore: pg_dump -n schema, pg_re
     const restore = await ownDatabase(`restore_${schema}`);
     const restoredUrl = restore.url;
     try {
+      // The search index's extension lives outside the store's schema (in public), so a dump of
+      // the schema does not carry it: the target database gets it first, as STORAGE.md says.
+      execFileSync(await pgTool('psql'), ['--dbname', restoredUrl, '-v', 'ON_ERROR_STOP=1', '-c', 'CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public'], { stdio: ['ignore', 'pipe', 'pipe'] });
       execFileSync(await pgTool('pg_restore'), ['--dbname', restoredUrl, '--exit-on-error', '--no-owner', '--no-privileges', file], { stdio: ['ignore', 'pipe', 'pipe'] });
 
       const verify = await runCli(['verify', '--store', restoredUrl, '--pg-schema', schema, '--json']);

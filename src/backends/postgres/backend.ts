@@ -80,7 +80,7 @@ import { noPathsHere } from '../shared.js';
 import type { StoreKey } from '../../durable/storeKey.js';
 import { checkEncryption, hasMarkerTable, recheckEncryption } from './encryptionRow.js';
 import { KeyCodec, PLAINTEXT, type PgCodec, type PlainNet } from './sealing.js';
-import { openBundle, openRecord, openRow, sealBundle, sealHeader, sealRecord, sealSnapshot } from './sealedValues.js';
+import { openBundle, openHeaderText, openRecord, openRow, sealBundle, sealHeader, sealRecord, sealSnapshot } from './sealedValues.js';
 import { blobPort, statePort, verifyOpen } from './sealedRuntime.js';
 
 export { DEFAULT_PG_SCHEMA };
@@ -319,7 +319,7 @@ export class PostgresBackend implements Backend {
 
   /** Trashed rows, in one statement (sessions.ts listTrashed); deletedAt is the row's updated_at, which the trash move sets. */
   listTrash(): Promise<TrashedSession[]> {
-    return asStoreErrors(() => listTrashed(this.conns));
+    return asStoreErrors(async () => (await listTrashed(this.conns)).map((t) => ({ ...t, headerText: openHeaderText(this.codec, t.sessionId, t.headerText) })));
   }
 
   /** Whether the database is UTF8 (search.ts), asked at the first search. */

@@ -73,12 +73,17 @@ export function openSnapshot(c: PgCodec, sessionId: string, s: Snapshot): Snapsh
   return out;
 }
 
+/** A header text as stored in the row, opened. */
+export function openHeaderText(c: PgCodec, sessionId: string, stored: string): string {
+  return c.key ? c.openText(rowAad(sessionId, 'header_text'), stored, { sessionId, column: 'header_text', seq: 0 }) : stored;
+}
+
 /** A loaded row with its header and snapshot opened. */
 export function openRow<R extends Pick<SessionRow, 'sessionId' | 'headerText' | 'snapshot'>>(c: PgCodec, row: R): R {
   if (!c.key) return row;
   return {
     ...row,
-    headerText: c.openText(rowAad(row.sessionId, 'header_text'), row.headerText, { sessionId: row.sessionId, column: 'header_text', seq: 0 }),
+    headerText: openHeaderText(c, row.sessionId, row.headerText),
     snapshot: openSnapshot(c, row.sessionId, row.snapshot),
   };
 }
