@@ -63,7 +63,6 @@ import { CommitNotifier } from './notify.js';
 import { asStoreErrors, type PgBackendError } from './errors.js';
 import { Leases } from './leases.js';
 import { inspectSchema, prepareSchema, type MigrationResult } from './migrations.js';
-import type { Migration } from './schema.js';
 import { checkSchemaName, PgConnections } from './pool.js';
 import { reserveToolSeq } from './runtime.js';
 import { createSession, history, listByUpdate, listSessions, listTrashed, loadSession, readRange, removeSession, rotate } from './sessions.js';
@@ -82,62 +81,11 @@ import { checkEncryption, hasMarkerTable, recheckEncryption } from './encryption
 import { KeyCodec, PLAINTEXT, type PgCodec, type PlainNet } from './sealing.js';
 import { openBundle, openHeaderText, openRecord, openRow, sealBundle, sealHeader, sealRecord, sealSnapshot } from './sealedValues.js';
 import { blobPort, statePort, verifyOpen } from './sealedRuntime.js';
+import { DEFAULT_POOL_MAX, type PostgresBackendOptions } from './options.js';
 
 export { DEFAULT_PG_SCHEMA };
 
-/** `--pg-pool-max` unless given: pooled connections per sidecar (the LISTEN connection is one more). */
-export const DEFAULT_POOL_MAX = 4;
-
-export interface PostgresBackendOptions {
-  url: string;
-  /** `--pg-schema` (default session_sidecar). */
-  schema?: string;
-  /** Who we are in lease rows (defaults: os.hostname(), process.pid, a random id). */
-  holder?: Partial<LeaseHolder>;
-  /** `--lease-stale-ms`: a lease whose heartbeat is older may be taken over (default 15000). */
-  leaseStaleMs?: number;
-  /** Heartbeat period (default leaseStaleMs / 3). */
-  heartbeatMs?: number;
-  /** `--pg-pool-max`: pooled connections (default DEFAULT_POOL_MAX); the LISTEN connection is one more. */
-  poolMax?: number;
-  connectTimeoutMs?: number;
-  /**
-   * `--pg-pooler transaction`: `url` is a transaction-pooling proxy (PgBouncer pool_mode =
-   * transaction): no startup settings, SET LOCAL in every transaction (pool.ts). `listenUrl`
-   * (`--pg-listen-url`, default `url`) must then reach the server directly: LISTEN and the lease
-   * liveness identity need a connection of their own.
-   */
-  pooler?: 'transaction';
-  listenUrl?: string;
-  /** Lock waits longer than this fail (default 10 s; a lease acquisition then says SessionLocked). */
-  lockTimeoutMs?: number;
-  /** application_name of every connection (default session-sidecar): shows in pg_stat_activity. */
-  applicationName?: string;
-  /**
-   * Inspection only (the CLI): no migration (a missing or outdated schema is UnsafeStore,
-   * reasons noSchema / schemaOlder / schemaNewer), every connection read-only at the server
-   * (default_transaction_read_only), no lease ever acquired.
-   */
-  readOnly?: boolean;
-  /**
-   * The migrations this binary knows (default MIGRATIONS): tests stand in an older or a newer
-   * binary with their own list. A current schema is checked with SELECTs only (migrations.ts
-   * prepareSchema); missing migrations are applied, when this role may.
-   */
-  migrations?: readonly Migration[];
-  /** Blob GC's grace period (blobGc.ts; default BLOB_GRACE_MS, 1 h): tests shorten it. */
-  blobGraceMs?: number;
-  /** Background failures (idle connection lost, heartbeat failed): mapped, text-free. */
-  onError?: (err: PgBackendError) => void;
-  /** A held lease was found taken over (by the heartbeat). */
-  onLeaseLost?: (sessionId: string) => void;
-  /**
-   * Encryption at rest (`--encryption-key-env`/`--encryption-key-file`): every text of session
-   * data and every blob is sealed with it (sealedValues.ts); the store's marker must agree
-   * (encryptionRow.ts: KeyMismatch otherwise).
-   */
-  encryptionKey?: StoreKey;
-}
+export { DEFAULT_POOL_MAX, type PostgresBackendOptions } from './options.js';
 
 export class PostgresBackend implements Backend {
   readonly kind = 'postgres' as const;
