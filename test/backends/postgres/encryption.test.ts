@@ -4,7 +4,6 @@
  * bound to where they belong, and the marker's refusals (the file store's words and reasons).
  */
 import { randomBytes } from 'node:crypto';
-import pgLib from 'pg';
 import { describe, expect, it } from 'vitest';
 import { StoreKey } from '../../../src/durable/storeKey.js';
 import { Sessions } from '../../../src/core/sessions/sessions.js';
@@ -13,20 +12,11 @@ import { StoreError } from '../../../src/domain/errors.js';
 import { tempDir } from '../../helpers.js';
 import { freshSchema } from '../../pg/pgServer.js';
 import { backend, header, kindOf, newId, pass, pgSkip, pgUrl, recs, snap } from './pgTestKit.js';
+import { sql } from './pgTestKit.js';
 
 const MARK = 'ZQXJ-plaintext-marker';
 const key = new StoreKey(randomBytes(32));
 const key2 = new StoreKey(randomBytes(32));
-
-async function sql<R = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<R[]> {
-  const c = new pgLib.Client({ connectionString: await pgUrl() });
-  await c.connect();
-  try {
-    return (await c.query(text, params)).rows as R[];
-  } finally {
-    await c.end();
-  }
-}
 
 /** Every row of every table of the schema as PostgreSQL prints it (bytea as hex), and bytea also as text. */
 async function dump(schema: string): Promise<string> {

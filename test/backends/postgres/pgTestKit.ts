@@ -2,6 +2,7 @@
  * Shared pieces of the PostgreSQL backend tests: the server (test/pg/pgServer.ts), a backend
  * per test in its own schema (closed after the test), and record builders.
  */
+import { runSql } from '../../pg/ownDatabase.js';
 import { afterAll, afterEach } from 'vitest';
 import { openPostgresBackend, type PostgresBackend, type PostgresBackendOptions } from '../../../src/backends/postgres/backend.js';
 import { recordCrc, type SealedHeader, type SealedRecord, type Snapshot } from '../../../src/backends/postgres/types.js';
@@ -68,4 +69,9 @@ export async function kindOf(p: Promise<unknown>): Promise<string> {
   } catch (e) {
     return (e as { kind: string }).kind;
   }
+}
+
+/** One statement over a connection of its own (raw SQL: what the tests inspect or tamper with). */
+export async function sql<R extends Record<string, unknown> = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<R[]> {
+  return runSql<R>(await pgUrl(), text, params);
 }

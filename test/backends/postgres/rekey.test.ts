@@ -16,20 +16,11 @@ import { rekeyPgStore, RekeyStopped, type PgRekeyOptions } from '../../../src/ba
 import { tempDir } from '../../helpers.js';
 import { freshSchema } from '../../pg/pgServer.js';
 import { backend, pgSkip, pgUrl } from './pgTestKit.js';
+import { sql } from './pgTestKit.js';
 
 const MARK = 'QWPX-rekey-marker';
 const key = new StoreKey(randomBytes(32));
 const key2 = new StoreKey(randomBytes(32));
-
-async function sql<R = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<R[]> {
-  const c = new pgLib.Client({ connectionString: await pgUrl() });
-  await c.connect();
-  try {
-    return (await c.query(text, params)).rows as R[];
-  } finally {
-    await c.end();
-  }
-}
 
 async function rekey(schema: string, o: PgRekeyOptions) {
   const conns = await PgConnections.open({ target: parsePostgresUrl(await pgUrl()), schema, max: 2, applicationName: 'session-sidecar-rekey' });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { migrate } from '../../../src/backends/postgres/migrations.js';
+import { PgConnections } from '../../../src/backends/postgres/pool.js';
 import { MIGRATIONS, type Migration } from '../../../src/backends/postgres/schema.js';
 import { readSchemaStatus } from '../../../src/backends/postgres/schemaStatus.js';
 import { freshSchema } from '../../pg/pgServer.js';
@@ -23,6 +24,24 @@ async function indexValid(schema: string, index: string): Promise<Array<{ valid:
         WHERE n.nspname = $1 AND c.relname = $2`, [schema, index]);
   } finally {
     await c.close();
+  }
+}
+
+
+/**
+ * Cancels the migrator's statement starting with `prefix` once it waits for a lock (and `ready`
+ * holds): the interrupted CONCURRENTLY step the next migrate must finish.
+ */
+async function cancelWhenWaiting(c: PgConnections, app: string, prefix: string, ready: () => Promise<boolean> = async () => true): Promise<void> {
+  for (let i = 0; ; i++) {
+    const waiting = await c.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query LIKE $2 AND wait_event_type = 'Lock'", [app, `${prefix}%`]);
+    if (waiting.length > 0 && await ready()) {
+      await c.query('SELECT pg_cancel_backend($1)', [waiting[0]!.pid]);
+      return;
+    }
+    if (i > 600) throw new Error(`${prefix} never waited`);
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
@@ -121,7 +140,6 @@ describe.skipIf(pgSkip)('postgres rolling upgrade (expand/contract)', () => {
     await migrateAsOwner(schema);
     const idx: Migration = { version: OLD + 1, name: 'records by ts', sql: 'CREATE INDEX CONCURRENTLY records_by_ts ON records (ts)', concurrently: true, index: 'records_by_ts', additive: true };
     const list = [...MIGRATIONS, idx];
-    const { PgConnections } = await import('../../../src/backends/postgres/pool.js');
     const c = await ownerConnections(schema);
     // A writer's open transaction: the build commits its INVALID catalog entry, then waits for it.
     const writer = await c.dedicatedClient(() => undefined);
@@ -131,16 +149,7 @@ describe.skipIf(pgSkip)('postgres rolling upgrade (expand/contract)', () => {
       await writer.query('BEGIN');
       await writer.query(`LOCK TABLE "${schema}".records IN ROW EXCLUSIVE MODE`);
       const run = migrate(migrator, schema, list).then(() => 'done', (e: { kind?: string }) => e.kind ?? 'error');
-      for (let i = 0; ; i++) {
-        const waiting = await c.query<{ pid: number }>(
-          "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'CREATE INDEX CONCURRENTLY%' AND wait_event_type = 'Lock'", [app]);
-        if (waiting.length > 0 && (await indexValid(schema, 'records_by_ts')).length === 1) {
-          await c.query('SELECT pg_cancel_backend($1)', [waiting[0]!.pid]);
-          break;
-        }
-        if (i > 600) throw new Error('the build never waited');
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await cancelWhenWaiting(c, app, 'CREATE INDEX CONCURRENTLY', async () => (await indexValid(schema, 'records_by_ts')).length === 1);
       expect(await run).not.toBe('done');
       await writer.query('ROLLBACK');
       expect(await indexValid(schema, 'records_by_ts')).toMatchObject([{ valid: false }]);
@@ -214,7 +223,6 @@ describe.skipIf(pgSkip)('postgres rolling upgrade (expand/contract)', () => {
     // The binary that brings migration 6 (later migrations of this binary are not the subject).
     const v6 = MIGRATIONS.filter((m) => m.version <= 6);
     await migrateAsOwner(schema, v5);
-    const { PgConnections } = await import('../../../src/backends/postgres/pool.js');
     const c = await ownerConnections(schema);
     const writer = await c.dedicatedClient(() => undefined);
     const app = `mig_${schema}`.slice(0, 63);
@@ -224,16 +232,7 @@ describe.skipIf(pgSkip)('postgres rolling upgrade (expand/contract)', () => {
       await writer.query('BEGIN');
       await writer.query(`LOCK TABLE "${schema}".sessions IN ROW EXCLUSIVE MODE`);
       const run = migrate(migrator, schema, v6).then(() => 'done', (e: { kind?: string }) => e.kind ?? 'error');
-      for (let i = 0; ; i++) {
-        const waiting = await c.query<{ pid: number }>(
-          "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'DROP INDEX CONCURRENTLY%' AND wait_event_type = 'Lock'", [app]);
-        if (waiting.length > 0) {
-          await c.query('SELECT pg_cancel_backend($1)', [waiting[0]!.pid]);
-          break;
-        }
-        if (i > 600) throw new Error('the drop never waited');
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await cancelWhenWaiting(c, app, 'DROP INDEX CONCURRENTLY');
       expect(await run).not.toBe('done');
       await writer.query('ROLLBACK');
       // Left behind: the index, no longer valid (the planner ignores it); version 6 not recorded.
