@@ -76,6 +76,20 @@ describe('protocol/README.md and meta.json agree with the server', () => {
     expect(missing).toEqual([]);
   });
 
+  it('every option of `serve --help` has a row in section 1\'s option table and a place in its synopsis', async () => {
+    const child = spawn('node', [CLI, 'serve', '--help'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let help = '';
+    child.stdout.setEncoding('utf8').on('data', (t: string) => (help += t));
+    await new Promise((resolve) => child.on('close', resolve));
+    const serveOptions = help.slice(help.indexOf('Options (serve):'));
+    const flags = [...new Set([...serveOptions.matchAll(/^ {2}(--[a-z-]+)/gm)].map((m) => m[1]!))];
+    expect(flags.length).toBeGreaterThan(10);
+    const section = README.slice(README.indexOf('### Command line'), README.indexOf('## 2. Transport and framing'));
+    const synopsis = /```\n([\s\S]*?)```/.exec(section)![1]!;
+    const missing = flags.filter((f) => !new RegExp(`^\\| \`${f}[ \`]`, 'm').test(section) || !synopsis.includes(f));
+    expect(missing).toEqual([]);
+  });
+
   it('the methods table of section 4 has one row per method of meta.json, named', () => {
     const table = README.slice(README.indexOf('## 4. Methods'), README.indexOf('### 4.1 '));
     const named = [...table.matchAll(/^\| `([^`]+)` \| (?:request|notification)/gm)].map((m) => m[1]);
