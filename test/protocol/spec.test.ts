@@ -95,6 +95,25 @@ describe('protocol/README.md and meta.json agree with the server', () => {
     const named = [...table.matchAll(/^\| `([^`]+)` \| (?:request|notification)/gm)].map((m) => m[1]);
     expect(table).not.toMatch(/^\| \| /m); // a row without its method's name
     expect([...named].sort()).toEqual(META.methods.map((m) => m.method).sort());
+    // Its Capability column is meta.json's (empty for a method without one).
+    const columns = Object.fromEntries([...table.matchAll(/^\| `([^`]+)` \| (?:request|notification)[^|]*\|[^|]*\|[^|]*\| *`?([^`|]*?)`? *\|$/gm)].map((m) => [m[1], m[2]]));
+    expect(columns).toEqual(Object.fromEntries(META.methods.map((m) => [m.method, m.capability ?? ''])));
+  });
+
+  it('the capabilities table of section 4.1 has a row for every capability the server sends, and only those', async () => {
+    const { result } = await realInitialize(tempDir('ss-spec-caps-'));
+    const leaves: string[] = [];
+    const walk = (v: unknown, at: string) => {
+      if (v && typeof v === 'object' && !Array.isArray(v)) for (const [k, x] of Object.entries(v)) walk(x, `${at}.${k}`);
+      else leaves.push(at);
+    };
+    walk(result.capabilities, 'capabilities');
+    const section = README.slice(README.indexOf('### 4.1 '), README.indexOf('### 4.2 '));
+    const rows = [...section.matchAll(/^\| `(capabilities\.[A-Za-z.]+)` \|/gm)].map((m) => m[1]!);
+    expect(leaves.filter((l) => !rows.includes(l)), 'capabilities sent but not in the table').toEqual([]);
+    // A row names a leaf, or (optional ones) a member the server adds only on some stores.
+    const optional = ['capabilities.session.ephemeral.scratch'];
+    expect(rows.filter((r) => !leaves.includes(r) && !optional.includes(r)), 'rows for capabilities never sent').toEqual([]);
   });
 
   it('sections are numbered in order, and the contents list every one of them', () => {
