@@ -100,6 +100,25 @@ describe('protocol/README.md and meta.json agree with the server', () => {
     expect(columns).toEqual(Object.fromEntries(META.methods.map((m) => [m.method, m.capability ?? ''])));
   });
 
+  it('section 2.4: each malformed frame of its table gets exactly the answer shown; a malformed notification none', async () => {
+    const section = README.slice(README.indexOf('### 2.4 '), README.indexOf('### 2.5 '));
+    const rows = [...section.matchAll(/^\| (?:bytes ([0-9a-f ]+)|`(.+?)`)[^|]*\| `(.+)` \|$/gm)];
+    expect(rows.length).toBeGreaterThanOrEqual(6);
+    const frames = rows.map((m) => (m[1] ? Buffer.from(m[1].replace(/ /g, ''), 'hex') : Buffer.from(m[2]!)));
+    const child = spawn('node', [CLI, '--store', tempDir('ss-spec-malformed-')], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (t: string) => (out += t));
+    child.stderr.setEncoding('utf8').on('data', (t: string) => (err += t));
+    child.stdin.write('{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1}}\n');
+    for (const f of frames) child.stdin.write(Buffer.concat([f, Buffer.from('\n')]));
+    child.stdin.end('{"jsonrpc":"1.0","method":"initialized"}\n');
+    await new Promise((resolve) => child.on('close', resolve));
+    const answers = out.trimEnd().split('\n').filter((l) => !l.includes('"id":"init"'));
+    expect([...answers].sort()).toEqual(rows.map((m) => m[3]!).sort());
+    expect(err).toContain('ignored a malformed notification');
+  });
+
   it('the capabilities table of section 4.1 has a row for every capability the server sends, and only those', async () => {
     const { result } = await realInitialize(tempDir('ss-spec-caps-'));
     const leaves: string[] = [];
