@@ -29,6 +29,8 @@ export const SessionId = z
   .meta({ description: 'Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."' });
 
 export const Seq = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+/** A count or a size (records, bytes, limits, generations): never negative, exact in a double. */
+export const Count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 export const Timestamp = z.string().meta({ description: 'RFC 3339 UTC with milliseconds' });
 
 /** Method descriptor: what meta.json is generated from. */

@@ -59,7 +59,7 @@ export const InvalidParamsErrorData = z
 export const UnsupportedProtocolVersionData = z
   .object({
     kind: z.literal('UnsupportedProtocolVersion'),
-    supported: z.array(z.number().int()),
+    supported: z.array(z.number().int().min(1)),
     requested: z.unknown(),
   })
   .meta({ id: 'UnsupportedProtocolVersionData' });

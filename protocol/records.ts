@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { Seq, Timestamp } from './common.js';
+import { Seq, Timestamp, Count } from './common.js';
 import { StoredTurnRecord, TurnState } from './turns.js';
 import { StoredSessionUpdateRecord } from './methods/session.update.js';
 import { StoredUsageTotals } from './usage.js';
@@ -65,9 +65,9 @@ export const Record = z
 /** Written by session/compact: stands for every record up to its seq (they are in the archive). */
 export const StoredCheckpointRecord = z
   .strictObject({
-    seq: Seq.min(1), ts: Timestamp, kind: z.literal('checkpoint'), generation: z.number().int(), throughSeq: Seq,
-    turn: TurnState.nullable(), counters: z.object({ summarizedRecords: z.number().int() }),
-    archived: z.object({ generation: z.number().int(), records: z.number().int(), bytes: z.number().int() }).optional()
+    seq: Seq.min(1), ts: Timestamp, kind: z.literal('checkpoint'), generation: Count, throughSeq: Seq,
+    turn: TurnState.nullable(), counters: z.object({ summarizedRecords: Count }),
+    archived: z.object({ generation: Count, records: Count, bytes: Count }).optional()
       .meta({ description: 'The generation this compaction archived (absent in a fork, which has no archives)' }),
     summary: z.string(), provider: z.string().optional(), model: z.string().optional(),
     runtime: RuntimeCounters.optional().meta({ description: 'The apiSeq/toolSeq counters at throughSeq (absent: all zero)' }),
@@ -83,7 +83,7 @@ export const StoredRewindRecord = z
     seq: Seq.min(1), ts: Timestamp, kind: z.literal('rewind'),
     toSeq: Seq.meta({ description: 'The records after toSeq and before this one are rewound (still readable, left out of the context)' }),
     turn: TurnState.nullable().meta({ description: 'The turn state as of toSeq: the turn state from here on' }),
-    openApi: z.array(z.number().int()).meta({ description: 'apiSeqs of the requests open as of toSeq (the apiSeq/toolSeq high-water marks are never rewound)' }),
+    openApi: z.array(Count).meta({ description: 'apiSeqs of the requests open as of toSeq (the apiSeq/toolSeq high-water marks are never rewound)' }),
   })
   .meta({ id: 'StoredRewindRecord' });
 

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { Count } from './common.js';
 
 /**
  * What an agent runtime journals besides the conversation: provider API traffic and tool runs.
@@ -80,7 +81,7 @@ export const storedRuntimeShapes = {
 export const RuntimeCounters = z
   .object({
     apiSeq: z.number().int().min(0).meta({ description: 'The last apiSeq assigned' }),
-    openApi: z.array(z.number().int()).meta({ description: 'apiSeqs of requests still waiting for their response, oldest first' }),
+    openApi: z.array(Count).meta({ description: 'apiSeqs of requests still waiting for their response, oldest first' }),
     toolSeq: z.number().int().min(0).meta({ description: 'The highest toolSeq started' }),
   })
   .meta({ id: 'RuntimeCounters' });

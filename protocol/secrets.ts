@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { Seq } from './common.js';
+import { Seq, Count } from './common.js';
 
 export const EnvVarName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name');
 
@@ -17,7 +17,7 @@ export const SecretsParam = z
 
 export const SecretsStatus = z
   .object({
-    registered: z.number().int().meta({ description: 'How many distinct secrets guard the session in this process' }),
+    registered: Count.meta({ description: 'How many distinct secrets guard the session in this process' }),
     unsetEnv: z.array(z.string()).optional().meta({ description: 'Named environment variables that are not set (nothing to guard)' }),
   })
   .meta({ id: 'SecretsStatus' });

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { defineMethod, paramsObject, resultObject, SessionId } from '../common.js';
+import { defineMethod, paramsObject, resultObject, SessionId, Count } from '../common.js';
 
 export const DEFAULT_BLOB_CHUNK = 1 << 20;
 export const MAX_BLOB_CHUNK = 8 << 20;
@@ -14,8 +14,8 @@ export const BlobGetParams = paramsObject({
 
 export const BlobGetResult = resultObject({
   dataBase64: z.string().meta({ description: 'The bytes [offset, offset + length), base64' }),
-  offset: z.number().int(),
-  bytes: z.number().int().meta({ description: 'Total size of the blob' }),
+  offset: Count,
+  bytes: Count.meta({ description: 'Total size of the blob' }),
   eof: z.boolean().meta({ description: 'true when this chunk reaches the end of the blob' }),
 }).meta({ id: 'BlobGetResult' });
 

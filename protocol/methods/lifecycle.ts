@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { EmptyParams, defineMethod, paramsObject, resultObject } from '../common.js';
+import { EmptyParams, defineMethod, paramsObject, resultObject, Count } from '../common.js';
 
 export const InitializeParams = paramsObject({
   protocolVersion: z.number().int().meta({ description: 'The protocol version the client speaks (1)' }),
@@ -13,30 +13,30 @@ export const InitializeParams = paramsObject({
 export const ServerCapabilities = z
   .looseObject({
     framings: z.array(z.enum(['lsp', 'ndjson'])),
-    maxMessageBytes: z.number().int(),
+    maxMessageBytes: Count,
     recordKinds: z.array(z.string()),
     session: z.object({
       create: z.boolean(),
       open: z.object({ modes: z.array(z.enum(['write', 'read'])) }),
-      append: z.object({ maxRecords: z.number().int(), expectedLastSeq: z.boolean() }),
-      read: z.object({ maxLimit: z.number().int(), kinds: z.boolean() }),
-      list: z.object({ maxLimit: z.number().int(), filters: z.boolean().optional() }),
+      append: z.object({ maxRecords: Count, expectedLastSeq: z.boolean() }),
+      read: z.object({ maxLimit: Count, kinds: z.boolean() }),
+      list: z.object({ maxLimit: Count, filters: z.boolean().optional() }),
       context: z.object({ prune: z.boolean() }),
       compact: z.boolean(),
       fork: z.boolean(),
       delete: z.object({ trash: z.boolean(), purge: z.boolean() }),
-      subscribe: z.object({ crossProcess: z.boolean(), maxUnsentRecords: z.number().int() }),
+      subscribe: z.object({ crossProcess: z.boolean(), maxUnsentRecords: Count }),
       usage: z.boolean().optional().meta({ description: 'session/usage: token usage totals by model' }),
       rewind: z.boolean().optional().meta({ description: 'session/rewind: undo in place with a rewind record' }),
       prune: z.object({ dryRun: z.boolean(), tags: z.boolean() }).optional().meta({ description: 'session/prune (§18)' }),
       ephemeral: z.object({ scratch: z.boolean() }).optional().meta({ description: 'session/create ephemeral: true (§17); scratch: whether tool/allocateScratch works for one' }),
-      update: z.object({ maxTags: z.number().int() }).optional(),
-      search: z.object({ maxLimit: z.number().int() }).optional(),
+      update: z.object({ maxTags: Count }).optional(),
+      search: z.object({ maxLimit: Count }).optional(),
     }).loose(),
     turns: z.object({ modes: z.array(z.enum(['manual', 'auto'])) }),
     tool: z.object({ scratch: z.boolean() }).optional(),
-    state: z.object({ maxValueBytes: z.number().int() }).optional(),
-    blob: z.object({ defaultThreshold: z.number().int(), maxChunk: z.number().int() }).optional(),
+    state: z.object({ maxValueBytes: Count }).optional(),
+    blob: z.object({ defaultThreshold: Count, maxChunk: Count }).optional(),
     encryptionAtRest: z.object({
       algorithm: z.literal('AES-256-GCM'),
       active: z.boolean().meta({ description: 'Whether this store is encrypted (serve --encryption-key-env / --encryption-key-file)' }),

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { defineMethod, paramsObject, resultObject, Seq, SessionId, Timestamp } from '../common.js';
+import { defineMethod, paramsObject, resultObject, Seq, SessionId, Timestamp, Count } from '../common.js';
 
 export const SessionCompactParams = paramsObject({
   sessionId: SessionId,
@@ -11,11 +11,11 @@ export const SessionCompactParams = paramsObject({
 }).meta({ id: 'SessionCompactParams' });
 
 export const ArchivedGeneration = z
-  .object({ generation: z.number().int(), records: z.number().int(), bytes: z.number().int() })
+  .object({ generation: Count, records: Count, bytes: Count })
   .meta({ id: 'ArchivedGeneration' });
 
 export const SessionCompactResult = resultObject({
-  generation: z.number().int().meta({ description: 'The new active generation' }),
+  generation: Count.meta({ description: 'The new active generation' }),
   checkpointSeq: Seq.meta({ description: 'seq of the checkpoint record (= throughSeq)' }),
   archived: ArchivedGeneration,
 }).meta({ id: 'SessionCompactResult' });
@@ -23,7 +23,7 @@ export const SessionCompactResult = resultObject({
 export const SessionHistoryParams = paramsObject({ sessionId: SessionId }).meta({ id: 'SessionHistoryParams' });
 export const SessionHistoryResult = resultObject({
   generations: z.array(z.object({
-    generation: z.number().int(), throughSeq: Seq, records: z.number().int(), bytes: z.number().int(), createdAt: Timestamp,
+    generation: Count, throughSeq: Seq, records: Count, bytes: Count, createdAt: Timestamp,
   })),
 }).meta({ id: 'SessionHistoryResult' });
 

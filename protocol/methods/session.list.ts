@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { defineMethod, paramsObject, resultObject, Seq, SessionId, Timestamp } from '../common.js';
+import { defineMethod, paramsObject, resultObject, Seq, SessionId, Timestamp, Count } from '../common.js';
 import { ParentLink } from './session.lineage.js';
 import { MAX_TAGS, Tag } from '../tags.js';
 
@@ -26,7 +26,7 @@ export const SessionSummary = z
     createdAt: Timestamp,
     updatedAt: Timestamp,
     lastSeq: Seq,
-    bytes: z.number().int().meta({ description: 'Size of the journal in bytes' }),
+    bytes: Count.meta({ description: 'Size of the journal in bytes' }),
     firstMessage: z.string().optional().meta({ description: '"role: text" of the first message, cut at 120 characters' }),
     lastMessage: z.string().optional().meta({ description: '"role: text" of the last message, cut at 120 characters' }),
     parent: ParentLink.optional(),

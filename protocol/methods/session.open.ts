@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { defineMethod, paramsObject, resultObject, Seq, SessionId, Timestamp } from '../common.js';
+import { defineMethod, paramsObject, resultObject, Seq, SessionId, Timestamp, Count } from '../common.js';
 import { SecretsParam, SecretsStatus } from '../secrets.js';
 import { TurnState } from '../turns.js';
 import { LlmConfig } from './session.create.js';
@@ -19,7 +19,7 @@ export const SessionOpenParams = paramsObject({
 
 export const Recovered = z
   .object({
-    bytes: z.number().int().meta({ description: 'Bytes of torn tail removed from the journal' }),
+    bytes: Count.meta({ description: 'Bytes of torn tail removed from the journal' }),
     evidence: z.string().meta({ description: 'Path, relative to the store root, of the file keeping those bytes' }),
   })
   .meta({ id: 'Recovered' });
@@ -41,7 +41,7 @@ export const SessionOpenResult = resultObject({
   turn: TurnState.nullable().meta({ description: 'The current or last turn (null when the session never had one)' }),
   recovered: Recovered.optional(),
   keepScratch: KeepScratch.optional(),
-  blobThreshold: z.number().int().optional(),
+  blobThreshold: Count.optional(),
 }).meta({ id: 'SessionOpenResult' });
 
 export const sessionOpen = defineMethod({

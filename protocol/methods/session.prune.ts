@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { defineMethod, paramsObject, resultObject, SessionId, Timestamp } from '../common.js';
+import { defineMethod, paramsObject, resultObject, SessionId, Timestamp, Count } from '../common.js';
 
 /** Retention (§18): move the sessions not updated for a while to the trash, never silently. */
 export const SessionPruneParams = paramsObject({
@@ -15,7 +15,7 @@ export const PrunedSession = z.object({
   sessionId: SessionId,
   title: z.string().optional(),
   updatedAt: Timestamp,
-  bytes: z.number().int().optional().meta({ description: 'Stored size as session/list reports it' }),
+  bytes: Count.optional().meta({ description: 'Stored size as session/list reports it' }),
 }).meta({ id: 'PrunedSession' });
 
 export const SessionPruneResult = resultObject({

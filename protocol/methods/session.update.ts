@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { defineMethod, paramsObject, resultObject, Seq, SessionId, Timestamp } from '../common.js';
+import { defineMethod, paramsObject, resultObject, Seq, SessionId, Timestamp, Count } from '../common.js';
 import { Redaction } from '../secrets.js';
 import { LlmConfig } from './session.create.js';
 import { ParentLink } from './session.lineage.js';
@@ -37,7 +37,7 @@ export const SessionUpdateResult = resultObject({
   parent: ParentLink.optional(),
   turns: z.enum(['manual', 'auto']).optional(),
   keepScratch: KeepScratch.optional(),
-  blobThreshold: z.number().int().optional(),
+  blobThreshold: Count.optional(),
   redactions: z.array(Redaction).optional().meta({ description: 'What was redacted in the update, when anything was' }),
 }).meta({ id: 'SessionUpdateResult' });
 
