@@ -31,7 +31,52 @@ export function generateSchema(): Record<string, unknown> {
     const { $schema: _s, $id: _i, ...def } = schemas[id] as Record<string, unknown>;
     defs[id] = def;
   }
+  openServerOutput(defs);
   return { $comment: NOTICE, $schema: 'https://json-schema.org/draft/2020-12/schema', $id: SCHEMA_ID, title: `session-sidecar protocol v${PROTOCOL_VERSION}`, $defs: defs };
+}
+
+/** The definitions `node` refers to, transitively (through `$ref`s into `defs`). */
+function reachable(node: unknown, defs: Record<string, unknown>, into = new Set<string>()): Set<string> {
+  if (Array.isArray(node)) node.forEach((x) => reachable(x, defs, into));
+  else if (node && typeof node === 'object') {
+    for (const [k, v] of Object.entries(node)) {
+      if (k === '$ref' && typeof v === 'string') {
+        const id = v.slice(v.lastIndexOf('/') + 1);
+        if (!into.has(id)) {
+          into.add(id);
+          reachable(defs[id], defs, into);
+        }
+      } else reachable(v, defs, into);
+    }
+  }
+  return into;
+}
+
+/** Drops `additionalProperties: false` from every object node of `node` (not through `$ref`s). */
+function open(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(open);
+  if (!node || typeof node !== 'object') return;
+  const n = node as Record<string, unknown>;
+  if (n.type === 'object' && n.additionalProperties === false) delete n.additionalProperties;
+  for (const v of Object.values(n)) open(v);
+}
+
+/**
+ * Results are open (README §7: a client must ignore members it does not know; new ones may be
+ * added without a version change), params strict. zod's output schema closes every object, so
+ * every definition a client never sends — reached only from results, server-to-client
+ * notifications and error data, never from a client's params — is opened here. A definition a
+ * client also sends (a record, `llm`) stays strict: the server refuses unknown members in it.
+ */
+function openServerOutput(defs: Record<string, unknown>): void {
+  const sent = new Set<string>();
+  for (const m of methods) {
+    if (m.direction !== 'clientToServer') continue;
+    const id = idOf(m.params, `${m.method} params`);
+    sent.add(id);
+    reachable(defs[id], defs, sent);
+  }
+  for (const [id, def] of Object.entries(defs)) if (!sent.has(id)) open(def);
 }
 
 export function generateMeta(): Record<string, unknown> {

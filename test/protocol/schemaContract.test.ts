@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { generateSchema } from '../../protocol/generate.js';
+import { methods } from '../../protocol/index.js';
 
 /**
  * schema.json as a contract a client's types can be generated from (issue 29): what the server
@@ -24,5 +25,24 @@ describe('schema.json: what the server sends', () => {
     const signed = found.filter((f) => !(typeof f.node.minimum === 'number' && f.node.minimum >= 0) && !/\.exitCode$/.test(f.at.replace(/\.properties/g, '')));
     expect(found.length).toBeGreaterThan(30);
     expect(signed.map((f) => f.at)).toEqual([]);
+  });
+
+  it('results are open (§7): no result, and nothing only a result reaches, closes its objects; params stay strict', () => {
+    const closed: string[] = [];
+    const walk = (node: unknown, at: string) => {
+      if (Array.isArray(node)) return node.forEach((x, i) => walk(x, `${at}[${i}]`));
+      if (!node || typeof node !== 'object') return;
+      const n = node as Record<string, unknown>;
+      if (n.additionalProperties === false) closed.push(at);
+      for (const [k, v] of Object.entries(n)) walk(v, `${at}.${k}`);
+    };
+    const resultIds = new Set(Object.keys(defs).filter((id) => id.endsWith('Result') || id.endsWith('ErrorData') || id.endsWith('Data')));
+    for (const id of resultIds) walk(defs[id], id);
+    expect(resultIds.size).toBeGreaterThan(25);
+    expect(closed).toEqual([]);
+    for (const m of methods.filter((x) => x.direction === 'clientToServer')) {
+      const id = (m.params.meta() as { id?: string } | undefined)?.id;
+      if (id && id !== 'EmptyParams') expect((defs[id] as { additionalProperties?: unknown }).additionalProperties, id).toBe(false);
+    }
   });
 });
