@@ -60,7 +60,13 @@ export const EventRecord = z.strictObject(eventShape).meta({ id: 'EventRecord' }
 /** A record as a client appends it. */
 export const Record = z
   .discriminatedUnion('kind', [MessageRecord, InterruptionRecord, EventRecord, ApiRecord, ToolStartRecord, ToolFinishRecord, ToolStreamRecord])
-  .meta({ id: 'Record' });
+  .meta({
+    id: 'Record',
+    discriminator: kindDiscriminator([ // a function declaration below: hoisted
+      ['message', 'MessageRecord'], ['interruption', 'InterruptionRecord'], ['event', 'EventRecord'], ['api', 'ApiRecord'],
+      ['toolStart', 'ToolStartRecord'], ['toolFinish', 'ToolFinishRecord'], ['toolStream', 'ToolStreamRecord'],
+    ]),
+  });
 
 /** Written by session/compact: stands for every record up to its seq (they are in the archive). */
 export const StoredCheckpointRecord = z
@@ -87,22 +93,40 @@ export const StoredRewindRecord = z
   })
   .meta({ id: 'StoredRewindRecord' });
 
+/** The client's kinds as read back, each a named variant: the appended fields plus `seq` and `ts`. */
+export const StoredMessageRecord = z.strictObject({ ...stored, ...messageShape }).meta({ id: 'StoredMessageRecord' });
+export const StoredInterruptionRecord = z.strictObject({ ...stored, ...interruptionShape }).meta({ id: 'StoredInterruptionRecord' });
+export const StoredEventRecord = z.strictObject({ ...stored, ...eventShape }).meta({ id: 'StoredEventRecord' });
+export const StoredApiRecord = z.strictObject({ ...stored, ...storedRuntimeShapes.api }).meta({ id: 'StoredApiRecord' });
+export const StoredToolStartRecord = z.strictObject({ ...stored, ...storedRuntimeShapes.toolStart }).meta({ id: 'StoredToolStartRecord' });
+export const StoredToolFinishRecord = z.strictObject({ ...stored, ...storedRuntimeShapes.toolFinish }).meta({ id: 'StoredToolFinishRecord' });
+export const StoredToolStreamRecord = z.strictObject({ ...stored, ...storedRuntimeShapes.toolStream }).meta({ id: 'StoredToolStreamRecord' });
+
+/**
+ * The OpenAPI-style `discriminator` annotation of a union on `kind` (JSON Schema ignores it; code
+ * generators use it to pick the variant type): each kind mapped to its named definition.
+ */
+function kindDiscriminator(variants: Array<[string, string]>) {
+  return { propertyName: 'kind', mapping: Object.fromEntries(variants.map(([kind, id]) => [kind, `#/$defs/${id}`])) };
+}
+
 /** A record as read back: the appended fields plus its `seq` (gapless per session) and `ts`. */
 export const StoredRecord = z
   .discriminatedUnion('kind', [
-    z.strictObject({ ...stored, ...messageShape }),
-    z.strictObject({ ...stored, ...interruptionShape }),
-    z.strictObject({ ...stored, ...eventShape }),
-    z.strictObject({ ...stored, ...storedRuntimeShapes.api }),
-    z.strictObject({ ...stored, ...storedRuntimeShapes.toolStart }),
-    z.strictObject({ ...stored, ...storedRuntimeShapes.toolFinish }),
-    z.strictObject({ ...stored, ...storedRuntimeShapes.toolStream }),
+    StoredMessageRecord, StoredInterruptionRecord, StoredEventRecord, StoredApiRecord, StoredToolStartRecord, StoredToolFinishRecord, StoredToolStreamRecord,
     StoredTurnRecord,
     StoredCheckpointRecord,
     StoredSessionUpdateRecord,
     StoredRewindRecord,
   ])
-  .meta({ id: 'StoredRecord' });
+  .meta({
+    id: 'StoredRecord',
+    discriminator: kindDiscriminator([
+      ['message', 'StoredMessageRecord'], ['interruption', 'StoredInterruptionRecord'], ['event', 'StoredEventRecord'], ['api', 'StoredApiRecord'],
+      ['toolStart', 'StoredToolStartRecord'], ['toolFinish', 'StoredToolFinishRecord'], ['toolStream', 'StoredToolStreamRecord'], ['turn', 'StoredTurnRecord'],
+      ['checkpoint', 'StoredCheckpointRecord'], ['sessionUpdate', 'StoredSessionUpdateRecord'], ['rewind', 'StoredRewindRecord'],
+    ]),
+  });
 
 /** Kinds a client appends; `turn` records are written by the server's turn methods. */
 export const RecordKinds = ['message', 'interruption', 'event', ...RuntimeRecordKinds] as const;

@@ -46,3 +46,20 @@ describe('schema.json: what the server sends', () => {
     }
   });
 });
+
+describe('schema.json: unions a code generator can type', () => {
+  it('every union of objects on `kind` names each variant and carries a discriminator mapping every kind to it', () => {
+    const unions = Object.entries(defs).filter(([, d]) => Array.isArray((d as { oneOf?: unknown }).oneOf));
+    expect(unions.map(([id]) => id)).toEqual(expect.arrayContaining(['Record', 'StoredRecord']));
+    for (const [id, d] of unions) {
+      const u = d as { oneOf: Array<{ $ref?: string }>; discriminator?: { propertyName: string; mapping: Record<string, string> } };
+      expect(u.oneOf.every((v) => typeof v.$ref === 'string'), `${id}: every variant is a named definition`).toBe(true);
+      expect(u.discriminator?.propertyName, id).toBe('kind');
+      const kinds = u.oneOf.map((v) => {
+        const target = defs[v.$ref!.slice('#/$defs/'.length)] as { properties: { kind: { const: string } } };
+        return [target.properties.kind.const, v.$ref];
+      });
+      expect(Object.entries(u.discriminator!.mapping).sort(), id).toEqual(kinds.sort());
+    }
+  });
+});
