@@ -32,6 +32,11 @@ export const lifecycle: Scenario = {
       const err = expectError(await p.request('session/list', { limit: 0, bogus: 1 }, { invalid: true }), -32602, 'InvalidParams');
       expect(Array.isArray(err.data?.issues) && (err.data.issues as unknown[]).length > 0, 'data.issues is empty');
     });
+    await t.check('optional-null-refused', async () => {
+      // §7: an optional member is omitted, never null; null is not read as absent.
+      const err = expectError(await p.request('session/list', { limit: null }, { invalid: true }), -32602, 'InvalidParams');
+      expect((err.data?.issues as Array<{ path?: string }> | undefined)?.some((i) => i.path === 'limit') === true, 'the issue names limit');
+    });
     await t.check('shutdown-then-refused', async () => {
       expectEqual(expectResult(await p.request('shutdown')), null, 'shutdown result');
       expectError(await p.request('session/list', {}), -32600);
