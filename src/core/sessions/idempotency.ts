@@ -89,17 +89,17 @@ export class IdempotencyIndex {
 
   /**
    * The stamp (or in-flight original) of `key`, or undefined when no append of this session's
-   * active generation used it. `records`: the active generation's committed records (read once).
+   * active generation used it. `scan`: visits the active generation's committed records (run once).
    */
-  async find(key: string, records: () => Promise<readonly SealedRecord[]>): Promise<Stamp | { digest: string; done: Promise<Stamp | undefined> } | undefined> {
+  async find(key: string, scan: (visit: (r: SealedRecord) => void) => Promise<void>): Promise<Stamp | { digest: string; done: Promise<Stamp | undefined> } | undefined> {
     const inFlight = this.pending.get(key);
     if (inFlight) return inFlight;
     const hit = this.committed.get(key);
     if (hit || this.scanned) return hit;
-    for (const r of await records()) {
+    await scan((r) => {
       const stamp = stampOf(r.text);
       if (stamp && !this.committed.has(stamp.key)) this.committed.set(stamp.key, stamp);
-    }
+    });
     this.scanned = true;
     return this.pending.get(key) ?? this.committed.get(key);
   }

@@ -85,7 +85,7 @@ function refuseStampMember(records: readonly RecordInput[]): void {
  * for (a retry after a timeout): its stamp once committed, nothing if it failed.
  */
 async function originalOf(c: Core, s: WritableSession, key: string): Promise<Stamp | undefined> {
-  const found = await s.idempotency.find(key, () => c.activeRecords(s.id, s.queue.lastSeq));
+  const found = await s.idempotency.find(key, (visit) => c.eachActiveRecord(s.id, visit, s.queue.lastSeq));
   return found && 'done' in found ? found.done : found;
 }
 
