@@ -3,6 +3,7 @@ import { Seq, Timestamp, Count } from './common.js';
 import { StoredTurnRecord, TurnState } from './turns.js';
 import { StoredSessionUpdateRecord } from './methods/session.update.js';
 import { StoredUsageTotals } from './usage.js';
+import { Redaction } from './secrets.js';
 import {
   ApiRecord, BlobRef, RuntimeCounters, RuntimeRecordKinds, storedRuntimeShapes, ToolFinishRecord, ToolStartRecord, ToolStreamRecord,
 } from './runtimeRecords.js';
@@ -10,7 +11,7 @@ import {
 /**
  * Records are what a session's journal holds. A client appends records; it reads them back
  * as stored records (the same fields plus `seq` and `ts`). The top level of every record is
- * strict (the names `seq`, `ts`, `turnId`, `batchEnd` and `crc` belong to the store); message bodies
+ * strict (the names `seq`, `ts`, `turnId`, `idempotency`, `batchEnd` and `crc` belong to the store); message bodies
  * keep provider-specific members, with their values exact (member order may change).
  */
 
@@ -51,6 +52,9 @@ const stored = {
   seq: Seq.min(1),
   ts: Timestamp,
   turnId: z.string().optional().meta({ description: 'The turn that was pending when the record was appended' }),
+  idempotency: z.strictObject({
+    key: z.string(), digest: z.string(), firstSeq: Seq, lastSeq: Seq, redactions: z.array(Redaction).optional(),
+  }).optional().meta({ description: 'On the first record of an append sent with an idempotencyKey: the key and that append\'s original result (§6.3)' }),
 };
 
 export const MessageRecord = z.strictObject(messageShape).meta({ id: 'MessageRecord' });

@@ -18,7 +18,7 @@ export const ServerCapabilities = z
     session: z.object({
       create: z.boolean(),
       open: z.object({ modes: z.array(z.enum(['write', 'read'])) }),
-      append: z.object({ maxRecords: Count, expectedLastSeq: z.boolean() }),
+      append: z.object({ maxRecords: Count, expectedLastSeq: z.boolean(), idempotencyKey: z.boolean().optional().meta({ description: "session/append accepts idempotencyKey (§6.3)" }) }),
       read: z.object({ maxLimit: Count, kinds: z.boolean() }),
       list: z.object({ maxLimit: Count, filters: z.boolean().optional() }),
       context: z.object({ prune: z.boolean() }),

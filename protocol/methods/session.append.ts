@@ -11,6 +11,10 @@ export const SessionAppendParams = paramsObject({
   expectedLastSeq: Seq.optional().meta({
     description: 'Append only if the session lastSeq is exactly this; otherwise Conflict and nothing is written',
   }),
+  idempotencyKey: z.string().min(1).max(128).regex(/^[\x20-\x7e]+$/).optional().meta({
+    description: 'Per session: a retry with the same key and the same records answers the original result (same seqs) and writes nothing; '
+      + 'the same key with other records is Conflict (reason idempotencyKeyReused). 1..128 printable ASCII characters; kept while the record holding it is uncompacted (§6.3)',
+  }),
 }).meta({ id: 'SessionAppendParams' });
 
 export const SessionAppendResult = resultObject({

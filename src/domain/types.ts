@@ -228,7 +228,7 @@ export interface SessionStore {
   /** Opens (or re-opens) a session; `write` repairs a torn tail and allows appends. Adds `secrets`. */
   open(sessionId: string, mode: OpenMode, secrets?: SecretsInput): Promise<OpenedSession>;
   /** Appends all records or none; resolves only once they are durable. */
-  append(sessionId: string, records: RecordInput[], opts?: { expectedLastSeq?: number }): Promise<AppendResult>;
+  append(sessionId: string, records: RecordInput[], opts?: { expectedLastSeq?: number; idempotencyKey?: string }): Promise<AppendResult>;
   /** Reads a page of records after `afterSeq`, verified, streamed from disk. */
   read(sessionId: string, opts?: ReadOptions): Promise<ReadPage>;
   /**

@@ -79,7 +79,7 @@ export class Lifecycle {
         session: {
           create: true,
           open: { modes: ['write', 'read'] },
-          append: { maxRecords: MAX_APPEND_RECORDS, expectedLastSeq: true },
+          append: { maxRecords: MAX_APPEND_RECORDS, expectedLastSeq: true, idempotencyKey: true },
           read: { maxLimit: MAX_READ_LIMIT, kinds: true },
           list: { maxLimit: MAX_LIST_LIMIT, filters: true },
           context: { prune: true },

@@ -103,7 +103,7 @@ export class EphemeralRouter implements SessionStore {
     return this.route(sessionId).open(sessionId, mode, secrets);
   }
 
-  append(sessionId: string, records: RecordInput[], opts?: { expectedLastSeq?: number }): Promise<AppendResult> {
+  append(sessionId: string, records: RecordInput[], opts?: { expectedLastSeq?: number; idempotencyKey?: string }): Promise<AppendResult> {
     return this.route(sessionId).append(sessionId, records, opts);
   }
 

@@ -185,18 +185,25 @@ export class Core {
   /** Every record of the active generation up to `through` (all when undefined), in seq order. */
   async activeRecords(sessionId: string, through?: number, kinds?: readonly string[]): Promise<SealedRecord[]> {
     const out: SealedRecord[] = [];
+    await this.eachActiveRecord(sessionId, (r) => out.push(r), through, kinds);
+    return out;
+  }
+
+  /** activeRecords one page at a time: `visit` sees each record, none is kept (a scan of a long session holds one page). */
+  async eachActiveRecord(sessionId: string, visit: (r: SealedRecord) => void, through?: number, kinds?: readonly string[]): Promise<void> {
     let afterSeq = 0;
     for (;;) {
       const page = await this.backend.readRange(sessionId, { afterSeq, limit: 10_000, maxBytes: SLICE_READ_BYTES, ...(kinds ? { kinds } : {}) });
       const end = through ?? page.lastSeq;
-      out.push(...page.records.filter((r) => r.seq <= end));
-      if (page.scannedSeq >= end || page.scannedSeq === afterSeq) return out;
+      for (const r of page.records) if (r.seq <= end) visit(r);
+      if (page.scannedSeq >= end || page.scannedSeq === afterSeq) return;
       afterSeq = page.scannedSeq;
       // A whole-session read (a compaction's plan, usage totals) yields to the event loop between
       // pages, so other sessions' requests are read and answered meanwhile.
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
+
 
   /** Records with every BlobRef replaced by its (verified) string. */
   async inline(records: StoredRecord[]): Promise<StoredRecord[]> {

@@ -12,6 +12,7 @@ import type { TurnState } from '../../domain/turns/turnState.js';
 import type { OpenedSession, OpenMode, SecretsStatus, SessionHeader } from '../../domain/types.js';
 import type { ScratchSpace, SessionTools } from '../../scratch/localScratch.js';
 import type { Gated } from '../gate.js';
+import { IdempotencyIndex } from './idempotency.js';
 import type { Fence, SealedRecord } from '../port.js';
 
 export type Queue = CommitQueue<Array<Gated<SealedRecord>>>;
@@ -24,6 +25,8 @@ export class LiveSession {
   private intake: Promise<void> = Promise.resolve();
   /** Present while loading for a writer repaired a torn tail, until the open that did it answered. */
   recovered: { bytes: number; evidence: string } | undefined;
+  /** The idempotency keys of this session's appends (idempotency.ts), filled as they commit and by one scan. */
+  readonly idempotency = new IdempotencyIndex();
 
   constructor(
     readonly header: SessionHeader,

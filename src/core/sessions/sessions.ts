@@ -65,7 +65,7 @@ export class Sessions implements SessionStore {
     return open(this.c, sessionId, mode, secrets);
   }
 
-  append(sessionId: string, records: RecordInput[], opts?: { expectedLastSeq?: number }): Promise<AppendResult> {
+  append(sessionId: string, records: RecordInput[], opts?: { expectedLastSeq?: number; idempotencyKey?: string }): Promise<AppendResult> {
     return append(this.c, sessionId, records, opts);
   }
 

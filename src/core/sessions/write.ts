@@ -11,28 +11,82 @@ import type { TurnEvent } from '../../domain/turns/turnState.js';
 import { baseState, type SessionUpdate } from '../../domain/sessionUpdate.js';
 import { appendResult, planBatch, prepareBatch, prepareBatchSliced, turnEventPlan, wroteNothing } from '../commit/appendPlan.js';
 import { prepareUpdate, updatedHeader, updatePlan } from '../commit/sessionUpdate.js';
-import type { Core } from './context.js';
+import { StoreError } from '../../domain/errors.js';
+import type { PlanState } from '../commit/layOut.js';
+import type { Core, WritableSession } from './context.js';
+import { answerOf, IDEMPOTENCY_MEMBER, checkIdempotencyKey, digestOf, reusedError, stamped, type Stamp } from './idempotency.js';
 import { blobSinkFor } from './blobs.js';
 
-export async function append(c: Core, sessionId: string, records: RecordInput[], opts: { expectedLastSeq?: number } = {}): Promise<AppendResult> {
+export interface AppendOptions {
+  expectedLastSeq?: number;
+  /** idempotency.ts: a retry with this key answers the original append instead of writing again. */
+  idempotencyKey?: string;
+}
+
+export async function append(c: Core, sessionId: string, records: RecordInput[], opts: AppendOptions = {}): Promise<AppendResult> {
   const s = c.writable(sessionId) ?? await c.notWritable(sessionId);
+  const key = opts.idempotencyKey;
+  if (key !== undefined) checkIdempotencyKey(key, c.secrets);
+  refuseStampMember(records);
   // Everything up to the enqueue runs in call order (blob lookups wait for the backend).
-  const { batch, planned, tools, committing } = await s.inOrder(async () => {
+  const prepared = await s.inOrder(async () => {
     const blobs = await blobSinkFor(c, s, records);
     const batch = await prepareBatchSliced(records, c.secrets, c.maxRecordBytes, blobs.sink);
     await blobs.flush(); // blobs are stored before the records that reference them
+    const digest = key === undefined ? '' : digestOf(batch.texts);
+    if (key !== undefined) {
+      const original = await originalOf(c, s, key);
+      if (original) return { replay: original.digest === digest ? answerOf(original) : reusedError(key, original) } as const;
+    }
     const tools = s.tools();
     const planned = planBatch(batch, s.header.turns === 'auto', tools, (summary) => c.gate.admitsSummary(summary), c.secrets);
-    const committing = c.commit(s, () => s.queue.append({ texts: batch.texts, expectedLastSeq: opts.expectedLastSeq, plan: planned.plan }));
+    let stamp: Stamp | undefined;
+    const plan = key === undefined ? planned.plan : (state: PlanState, firstSeq: number) => {
+      const out = planned.plan(state, firstSeq);
+      const seqs = planned.recordSeqs();
+      const { redactions } = appendResult({ firstSeq, lastSeq: firstSeq + out.texts.length - 1, ts: '' }, batch, seqs);
+      stamp = { key, digest, firstSeq, lastSeq: firstSeq + out.texts.length - 1, ...(redactions ? { redactions } : {}) };
+      const at = (seqs[0] as number) - firstSeq;
+      const texts = out.texts.slice();
+      texts[at] = stamped(texts[at] as string, stamp);
+      return { ...out, texts };
+    };
+    const committing = c.commit(s, () => s.queue.append({ texts: batch.texts, expectedLastSeq: opts.expectedLastSeq, plan }));
     committing.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
+    if (key !== undefined) s.idempotency.begin(key, digest, committing.then(() => stamp as Stamp));
     return { batch, planned, tools, committing };
   });
+  if ('replay' in prepared) {
+    const { replay } = prepared as { replay: AppendResult | StoreError };
+    if (replay instanceof StoreError) throw replay;
+    return replay;
+  }
+  const { batch, planned, tools, committing } = prepared;
   const committed = await committing.catch((err: unknown) => {
     if (wroteNothing(err)) planned.giveBack();
     throw err;
   });
   tools.noteCommitted(batch.values);
   return appendResult(committed, batch, planned.recordSeqs());
+}
+
+/** `idempotency` is the store's member (idempotency.ts): a record bringing its own could fake another append's answer. */
+function refuseStampMember(records: readonly RecordInput[]): void {
+  records.forEach((r, i) => {
+    if (Object.hasOwn(r, IDEMPOTENCY_MEMBER)) {
+      throw new StoreError('InvalidArgument', `record ${i} uses the reserved member name ${IDEMPOTENCY_MEMBER}`, { path: `records[${i}].${IDEMPOTENCY_MEMBER}` });
+    }
+  });
+}
+
+/**
+ * The committed append of `key` in this session's active generation, if any: found in this
+ * process's map, or by the one scan of the generation; an original still committing is waited
+ * for (a retry after a timeout): its stamp once committed, nothing if it failed.
+ */
+async function originalOf(c: Core, s: WritableSession, key: string): Promise<Stamp | undefined> {
+  const found = await s.idempotency.find(key, (visit) => c.eachActiveRecord(s.id, visit, s.queue.lastSeq));
+  return found && 'done' in found ? found.done : found;
 }
 
 export async function startTurn(c: Core, sessionId: string, kind: TurnKind): Promise<{ turnId: string }> {

@@ -20,7 +20,7 @@ export function sessionHandlers(store: SessionStore): RequestHandler[] {
     handle(sessionOpen, async (p) => store.open(sessionToOpen(store, p), p.mode ?? 'write', p.secrets)),
     handle(sessionAppend, async (p, token) => {
       if (token.isCancellationRequested) throw cancelled();
-      return store.append(p.sessionId, p.records, { expectedLastSeq: p.expectedLastSeq });
+      return store.append(p.sessionId, p.records, { expectedLastSeq: p.expectedLastSeq, idempotencyKey: p.idempotencyKey });
     }),
     handle(sessionRead, async (p) => {
       const opts = { generation: p.generation, afterSeq: p.afterSeq, limit: p.limit ?? DEFAULT_READ_LIMIT, kinds: p.kinds };

@@ -5,6 +5,7 @@ import { durability } from './durability.js';
 import { encryption } from './encryption.js';
 import { ephemeral } from './ephemeral.js';
 import { framing } from './framing.js';
+import { idempotency } from './idempotency.js';
 import { lifecycle } from './lifecycle.js';
 import { lineage } from './lineage.js';
 import { management } from './management.js';
@@ -20,5 +21,5 @@ import { usageRewind } from './usageRewind.js';
 
 /** Every scenario of the suite, in the order they run (the order of the protocol document). */
 export const SCENARIOS: readonly Scenario[] = [
-  framing, lifecycle, sessions, management, records, cancel, turns, repair, compaction, lineage, subscribe, runtime, secrets, durability, ephemeral, retention, usageRewind, encryption,
+  framing, lifecycle, sessions, management, records, cancel, turns, repair, compaction, lineage, subscribe, runtime, secrets, durability, idempotency, ephemeral, retention, usageRewind, encryption,
 ];
