@@ -59,7 +59,8 @@ export const InvalidParamsErrorData = z
 export const UnsupportedProtocolVersionData = z
   .object({
     kind: z.literal('UnsupportedProtocolVersion'),
-    supported: z.array(z.number().int().min(1)),
-    requested: z.unknown(),
+    supported: z.array(z.number().int().min(1)).meta({ description: 'Every protocol version this server speaks: retry initialize with one of them' }),
+    requested: z.unknown().optional().meta({ description: 'The protocolVersion sent, when one was' }),
+    offered: z.array(z.number().int()).optional().meta({ description: 'The protocolVersions sent, when they were' }),
   })
   .meta({ id: 'UnsupportedProtocolVersionData' });

@@ -2,7 +2,12 @@ import * as z from 'zod';
 import { EmptyParams, defineMethod, paramsObject, resultObject, Count } from '../common.js';
 
 export const InitializeParams = paramsObject({
-  protocolVersion: z.number().int().meta({ description: 'The protocol version the client speaks (1)' }),
+  protocolVersion: z.number().int().optional().meta({
+    description: 'The one protocol version the client speaks (1); refused with UnsupportedProtocolVersion if the server does not speak it. At least one of protocolVersion and protocolVersions',
+  }),
+  protocolVersions: z.array(z.number().int()).min(1).max(64).optional().meta({
+    description: 'Every protocol version the client speaks: the server answers with the highest of them it speaks (§4.1), or UnsupportedProtocolVersion when it speaks none. At least one of protocolVersion and protocolVersions',
+  }),
   clientInfo: z.object({ name: z.string(), version: z.string().optional() }).optional(),
   processId: z.number().int().nullable().optional().meta({
     description: 'The client process id: the server exits when that process dies',
@@ -45,7 +50,7 @@ export const ServerCapabilities = z
   .meta({ id: 'ServerCapabilities' });
 
 export const InitializeResult = resultObject({
-  protocolVersion: z.literal(1),
+  protocolVersion: z.number().int().min(1).meta({ description: 'The version settled on: the highest the client offered that the server speaks (1 in this build)' }),
   serverInfo: z.object({ name: z.string(), version: z.string() }),
   capabilities: ServerCapabilities,
   store: z.object({

@@ -6,6 +6,7 @@ import { JsonRpcErrorCode } from '../../protocol/errors.js';
 import type { Logger } from '../log.js';
 import type { RawJson } from '../framing/writers.js';
 import { invalidParams, scrubError, toResponseError, zodIssues } from './errors.js';
+import { isBarrier, SessionOrder } from './sessionOrder.js';
 
 /** A request handler bound to its descriptor: params are parsed by the descriptor's schema before it runs. */
 export interface RequestHandler {
@@ -61,6 +62,8 @@ function checkResult(descriptor: MethodDescriptor, result: unknown): void {
 export class Dispatcher {
   private readonly table = new Map<string, RequestHandler>();
   private inFlight = 0;
+  /** Arrival order per session, opens and closes included (§3.6). */
+  private readonly order = new SessionOrder();
 
   constructor(
     handlers: RequestHandler[],
@@ -95,9 +98,18 @@ export class Dispatcher {
     if (shape) throw invalidParams([{ path: '', message: shape }]);
     const parsed = handler.descriptor.params.safeParse(params ?? {});
     if (!parsed.success) throw invalidParams(zodIssues(parsed.error));
-    const result = await handler.handle(parsed.data as never, token);
+    const sessionId = (parsed.data as { sessionId?: unknown } | undefined)?.sessionId;
+    const result = typeof sessionId === 'string'
+      ? await this.order.run(sessionId, isBarrier(method), () => this.invoke(handler, parsed.data, token))
+      : await this.invoke(handler, parsed.data, token);
     if (CHECK_RESULTS) checkResult(handler.descriptor, result);
     return result;
+  }
+
+  private async invoke(handler: RequestHandler, params: unknown, token: CancellationToken): Promise<unknown> {
+    // A request that waited behind an open of its session may have been cancelled meanwhile.
+    if (token.isCancellationRequested) throw cancelled();
+    return handler.handle(params as never, token);
   }
 
   /** True while a handler runs. */

@@ -1,13 +1,40 @@
 import { ResponseError } from 'vscode-jsonrpc/node';
 import {
-  ErrorKindCode, initialize, JsonRpcErrorCode, MAX_APPEND_RECORDS, MAX_LIST_LIMIT, MAX_READ_LIMIT, PROTOCOL_VERSION,
+  ErrorKindCode, initialize, JsonRpcErrorCode, MAX_APPEND_RECORDS, MAX_LIST_LIMIT, MAX_READ_LIMIT,
   DEFAULT_BLOB_THRESHOLD, MAX_BLOB_CHUNK, MAX_SEARCH_LIMIT, MAX_TAGS, MAX_STATE_VALUE_BYTES, RecordKinds, shutdown, SUPPORTED_PROTOCOL_VERSIONS,
 } from '../../protocol/index.js';
 import type { InitializeResult } from '../../protocol/methods/lifecycle.js';
 import type { Logger } from '../log.js';
 import type { SessionStore } from '../domain/types.js';
 import { handle, type RequestHandler } from './dispatch.js';
+import { invalidParams } from './errors.js';
 import { MAX_UNSENT_RECORDS } from './handlers/subscribe.js';
+
+/**
+ * The settling rule of §4.1: the version the server speaks on this connection is the highest one
+ * the client offered (`protocolVersion`, `protocolVersions`, or both: their union) that the server
+ * also speaks. None in common is UnsupportedProtocolVersion with `data.supported`, so a client
+ * always settles in one round trip when it offers its list, and in at most two when it offers one
+ * version (the refusal tells it what to retry with). A single `protocolVersion` is never answered
+ * with another version: a client that offers one version and does not read the answer's
+ * `protocolVersion` must never end up speaking a version it did not ask for.
+ */
+export function settleVersion(single: number | undefined, list: number[] | undefined): number {
+  if (single === undefined && list === undefined) {
+    throw invalidParams([{ path: 'protocolVersion', message: 'one of protocolVersion and protocolVersions is required' }]);
+  }
+  const offered = [...(single === undefined ? [] : [single]), ...(list ?? [])];
+  const common = offered.filter((v) => SUPPORTED_PROTOCOL_VERSIONS.includes(v));
+  if (common.length === 0) {
+    const what = list === undefined ? `protocol version ${single}` : `protocol versions ${offered.join(', ')}`;
+    throw new ResponseError(ErrorKindCode.UnsupportedProtocolVersion, `unsupported ${what}`, {
+      kind: 'UnsupportedProtocolVersion', supported: [...SUPPORTED_PROTOCOL_VERSIONS],
+      ...(single === undefined ? {} : { requested: single }),
+      ...(list === undefined ? {} : { offered: list }),
+    });
+  }
+  return Math.max(...common);
+}
 
 export type Phase = 'uninitialized' | 'running' | 'shuttingDown';
 
@@ -44,14 +71,10 @@ export class Lifecycle {
   handlers(): RequestHandler[] {
     return [
       handle(initialize, (p) => {
-        if (!SUPPORTED_PROTOCOL_VERSIONS.includes(p.protocolVersion)) {
-          throw new ResponseError(ErrorKindCode.UnsupportedProtocolVersion, `unsupported protocol version ${p.protocolVersion}`, {
-            kind: 'UnsupportedProtocolVersion', supported: [...SUPPORTED_PROTOCOL_VERSIONS], requested: p.protocolVersion,
-          });
-        }
+        const version = settleVersion(p.protocolVersion, p.protocolVersions);
         this.phase = 'running';
         if (typeof p.processId === 'number' && p.processId > 0) this.watchParent(p.processId);
-        return this.initializeResult();
+        return this.initializeResult(version);
       }),
       handle(shutdown, async () => {
         this.phase = 'shuttingDown';
@@ -68,9 +91,9 @@ export class Lifecycle {
     else if (!method.startsWith('$/')) this.opts.log.debug('ignored an unknown notification');
   }
 
-  private initializeResult(): InitializeResult {
+  private initializeResult(protocolVersion: number): InitializeResult {
     return {
-      protocolVersion: PROTOCOL_VERSION,
+      protocolVersion,
       serverInfo: this.opts.serverInfo,
       capabilities: {
         framings: ['lsp', 'ndjson'],

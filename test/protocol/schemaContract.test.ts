@@ -21,8 +21,10 @@ describe('schema.json: what the server sends', () => {
   it('no count, size, limit or generation the server sends is typed as a signed integer', () => {
     const found: Array<{ at: string; node: Record<string, unknown> }> = [];
     for (const [name, def] of Object.entries(defs)) if (!name.endsWith('Params')) integers(def, name, found);
-    // Signed on purpose: a tool's exit code (negative on some platforms for a signal).
-    const signed = found.filter((f) => !(typeof f.node.minimum === 'number' && f.node.minimum >= 0) && !/\.exitCode$/.test(f.at.replace(/\.properties/g, '')));
+    // Signed on purpose: a tool's exit code (negative on some platforms for a signal), and the
+    // versions a client offered, echoed as sent in UnsupportedProtocolVersion.
+    const signed = found.filter((f) => !(typeof f.node.minimum === 'number' && f.node.minimum >= 0)
+      && !/\.(exitCode|offered\.items)$/.test(f.at.replace(/\.properties/g, '')));
     expect(found.length).toBeGreaterThan(30);
     expect(signed.map((f) => f.at)).toEqual([]);
   });
