@@ -50,8 +50,17 @@ export function stringifyExact(value: unknown): string {
   return exactText(JSON.stringify(value));
 }
 
-/** A number token as it follows `:`, `[` or `,` (and white space): inside strings it may match too (a false alarm, never a miss). */
-const NUMBER_TOKEN = /[:[,]\s*(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)/g;
+/**
+ * A screen for the places a number token that does not round-trip must show (each such token
+ * holds one): a run of 16 digits and dots (more than 15 significant digits), a digit then an
+ * exponent, a fraction ending in 0, `-0`, a fraction starting with six zeros (JS writes numbers
+ * below 1e-6 with an exponent). A token of at most 15 significant digits without these is its
+ * own shortest text: two such decimals are never the same double.
+ */
+const SCREEN = /[0-9](?:[0-9.]{15}|[eE]|\.[0-9]*0(?![0-9]))|-0(?![.0-9eE])|\.0{6}/g;
+const TOKEN = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
+const inToken = (c: number): boolean => (c >= 48 && c <= 57) || c === 46 || c === 101 || c === 69 || c === 43 || c === 45;
+const isSpace = (c: number): boolean => c === 32 || c === 10 || c === 13 || c === 9;
 
 /** Whether the JS number of the token `t` is written back as `t` (a cheap screen first: most tokens are short integers). */
 export function roundTrips(t: string): boolean {
@@ -59,11 +68,26 @@ export function roundTrips(t: string): boolean {
   return String(Number(t)) === t;
 }
 
-/** Whether `text` may hold a number token that does not round-trip (never false when one does). */
+/**
+ * Whether `text` may hold a number token that does not round-trip (never false when one does).
+ * Each screen hit is widened to the characters a number is made of and taken for a token when
+ * it follows `:`, `[` or `,` (and white space), as every value inside a JSON object does; in a
+ * string such a lookalike is a false alarm, which only costs the lossless parse.
+ */
 export function mayHoldInexact(text: string): boolean {
-  NUMBER_TOKEN.lastIndex = 0;
-  for (let m = NUMBER_TOKEN.exec(text); m !== null; m = NUMBER_TOKEN.exec(text)) {
-    if (!roundTrips(m[1] as string)) return true;
+  SCREEN.lastIndex = 0;
+  for (let m = SCREEN.exec(text); m !== null; m = SCREEN.exec(text)) {
+    let start = m.index;
+    while (start > 0 && inToken(text.charCodeAt(start - 1))) start--;
+    let end = m.index + m[0].length;
+    while (end < text.length && inToken(text.charCodeAt(end))) end++;
+    SCREEN.lastIndex = end;
+    let before = start - 1;
+    while (before >= 0 && isSpace(text.charCodeAt(before))) before--;
+    const c = before < 0 ? 44 : text.charCodeAt(before);
+    if (c !== 58 && c !== 91 && c !== 44) continue; // not after `:`, `[` or `,`: not a value
+    const t = text.slice(start, end);
+    if (!TOKEN.test(t) || !roundTrips(t)) return true;
   }
   return false;
 }
