@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers.js';
+import { freshSchema, pgAvailability, releaseSharedCluster, sharedCluster } from '../pg/pgServer.js';
 import { FRAMINGS, type SidecarClient, startSidecar } from './harness.js';
 
 /**
@@ -52,38 +53,7 @@ async function until(check: () => boolean, ms = 10_000): Promise<void> {
 
 describe.each(FRAMINGS)('numbers exactly as sent (%s)', (framing) => {
   it('every number token of a record reads back byte for byte on every read path', async () => {
-    const store = tempDir();
-    const c = await startSidecar({ framing, store });
-    const { sessionId } = await c.create();
-    const watcher = await startSidecar({ framing, store });
-    await watcher.request('session/subscribe', { sessionId });
-    const appended = await rawRequest(c, 'a1', 'session/append', `{"sessionId":"${sessionId}","records":[${EVENT},${INTERRUPTION},${MESSAGE}]}`);
-    expect(appended).toContain('"result"');
-
-    const read = await rawRequest(c, 'r1', 'session/read', `{"sessionId":"${sessionId}"}`);
-    for (const r of [EVENT, INTERRUPTION, MESSAGE]) expect(read).toContain(members(r));
-
-    await until(() => frameTexts(watcher).some((t) => t.includes('session/didAppend') && t.includes(members(MESSAGE))));
-    const notified = frameTexts(watcher).filter((t) => t.includes('session/didAppend')).join('\n');
-    for (const r of [EVENT, INTERRUPTION, MESSAGE]) expect(notified).toContain(members(r));
-
-    const context = await rawRequest(c, 'c1', 'session/context', `{"sessionId":"${sessionId}"}`);
-    expect(context).toContain('"requestId":76561198012345678');
-
-    const search = await rawRequest(c, 's1', 'session/search', '{"query":"find"}');
-    expect(search).toContain('"result"');
-    expect(search).not.toMatch(/76561198012345680|\\u0000/);
-
-    const fork = JSON.parse(await rawRequest(c, 'f1', 'session/fork', `{"sessionId":"${sessionId}"}`)) as { result: { sessionId: string } };
-    const forkRead = await rawRequest(c, 'r2', 'session/read', `{"sessionId":"${fork.result.sessionId}"}`);
-    for (const r of [EVENT, INTERRUPTION, MESSAGE]) expect(forkRead).toContain(members(r));
-
-    await c.shutdown();
-    const again = await startSidecar({ framing, store });
-    const reread = await rawRequest(again, 'r3', 'session/read', `{"sessionId":"${sessionId}"}`);
-    for (const r of [EVENT, INTERRUPTION, MESSAGE]) expect(reread).toContain(members(r));
-    await again.shutdown();
-    await watcher.shutdown();
+    await everyReadPath(framing, { store: tempDir() });
   });
 
   it('an integer field still refuses what is not a safe integer, and a string of digits stays a string', async () => {
@@ -96,4 +66,49 @@ describe.each(FRAMINGS)('numbers exactly as sent (%s)', (framing) => {
     expect(await rawRequest(c, 'x3', 'session/read', `{"sessionId":"${sessionId}"}`)).toContain(members(text));
     await c.shutdown();
   });
+});
+
+/** The scenario of §5.1's exact numbers on one store (a directory, or PostgreSQL with a schema). */
+async function everyReadPath(framing: 'ndjson' | 'lsp', where: { store: string; args?: string[] }): Promise<void> {
+  const c = await startSidecar({ framing, ...where });
+  const { sessionId } = await c.create();
+  const watcher = await startSidecar({ framing, ...where });
+  await watcher.request('session/subscribe', { sessionId });
+  const appended = await rawRequest(c, 'a1', 'session/append', `{"sessionId":"${sessionId}","records":[${EVENT},${INTERRUPTION},${MESSAGE}]}`);
+  expect(appended).toContain('"result"');
+
+  const read = await rawRequest(c, 'r1', 'session/read', `{"sessionId":"${sessionId}"}`);
+  for (const r of [EVENT, INTERRUPTION, MESSAGE]) expect(read).toContain(members(r));
+
+  await until(() => frameTexts(watcher).some((t) => t.includes('session/didAppend') && t.includes(members(MESSAGE))));
+  const notified = frameTexts(watcher).filter((t) => t.includes('session/didAppend')).join('\n');
+  for (const r of [EVENT, INTERRUPTION, MESSAGE]) expect(notified).toContain(members(r));
+
+  const context = await rawRequest(c, 'c1', 'session/context', `{"sessionId":"${sessionId}"}`);
+  expect(context).toContain('"requestId":76561198012345678');
+
+  const search = await rawRequest(c, 's1', 'session/search', '{"query":"find"}');
+  expect(search).toContain('"result"');
+  expect(search).not.toMatch(/76561198012345680|\\u0000/);
+
+  const fork = JSON.parse(await rawRequest(c, 'f1', 'session/fork', `{"sessionId":"${sessionId}"}`)) as { result: { sessionId: string } };
+  const forkRead = await rawRequest(c, 'r2', 'session/read', `{"sessionId":"${fork.result.sessionId}"}`);
+  for (const r of [EVENT, INTERRUPTION, MESSAGE]) expect(forkRead).toContain(members(r));
+
+  await c.shutdown();
+  const again = await startSidecar({ framing, ...where });
+  const reread = await rawRequest(again, 'r3', 'session/read', `{"sessionId":"${sessionId}"}`);
+  for (const r of [EVENT, INTERRUPTION, MESSAGE]) expect(reread).toContain(members(r));
+  await again.shutdown();
+  await watcher.shutdown();
+}
+
+const pgSkip = pgAvailability();
+afterAll(() => releaseSharedCluster());
+
+describe.skipIf(pgSkip)('numbers exactly as sent, on the PostgreSQL store', () => {
+  it('every number token of a record reads back byte for byte on every read path', async () => {
+    const url = (await sharedCluster()).url;
+    await everyReadPath('ndjson', { store: url, args: ['--pg-schema', freshSchema('exact')] });
+  }, 120_000);
 });
