@@ -44,3 +44,17 @@ describe('exact JSON numbers', () => {
     expect(() => parseExact('{"a":01}')).toThrow(SyntaxError);
   });
 });
+
+describe('the secret gate sees a number as its exact digits', () => {
+  it('refuses a record whose number token is a registered secret, the digits JSON.parse would have rounded away', async () => {
+    const { SecretSet } = await import('../../src/domain/secrets/knownSecrets.js');
+    const { prepareRecord } = await import('../../src/domain/serialize.js');
+    const secrets = new SecretSet();
+    secrets.add('98765432109876543210987');
+    const frame = '{"kind":"event","type":"t","payload":{"pin":98765432109876543210987}}';
+    expect(String(JSON.parse(frame).payload.pin)).not.toContain('98765432109876543210987');
+    expect(() => prepareRecord(parseExact(frame) as never, 0, secrets, 1 << 20)).toThrow(/registered secret/);
+    const clean = '{"kind":"event","type":"t","payload":{"pin":98765432109876543210986}}';
+    expect(prepareRecord(parseExact(clean) as never, 0, secrets, 1 << 20).text).toBe(clean);
+  });
+});
