@@ -36,6 +36,7 @@ import { rawLimit, sidecarAppends } from './appends.js';
 import { appendFileNoSync } from './appendFile.js';
 import { backendRows } from './backends.js';
 import { searchRows } from './search.js';
+import { exactNumberRows } from './exactNumbers.js';
 import { coldStart } from './coldStart.js';
 import { compaction } from './compact.js';
 import { compactionBeside } from './compactBeside.js';
@@ -129,6 +130,7 @@ try {
   await step('cold start', () => coldStart(work, coldStarts));
   await step('backends', () => backendRows(work, N, limit));
   await step('search', () => searchRows(work, quick ? 500 : 5_000));
+  await step('exact numbers', () => exactNumberRows(quick));
   await step('stages', () => {
     stageRows = stageBench(quick ? 5_000 : 20_000);
     return [];

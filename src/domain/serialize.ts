@@ -6,6 +6,7 @@ import { type SecretSet, SLICED_SCAN_CHARS } from './secrets/knownSecrets.js';
 import { namesCredential, type Redaction, type RedactionScan } from './secrets/redact.js';
 import { tokenKeywordsSliced } from './secrets/tokenRules.js';
 import type { RecordInput } from './types.js';
+import { stringifyExact } from './exactJson.js';
 
 /** The members a stored record's envelope adds (seq, ts, batch marker, checksum): a client's record may not carry them. */
 export const ENVELOPE_KEYS = ['seq', 'ts', 'batchEnd', 'crc'] as const;
@@ -38,7 +39,7 @@ export function prepareRecord(
   const guarded = guardValue({ kind, ...members }, secrets, `records[${index}]`, pre?.original, pre?.scan);
   if (blobs && mayHoldBlobs(guarded.text, blobs.threshold)) {
     const value = extractBlobs(guarded.value, blobs, `records[${index}]`);
-    return sized({ value, text: JSON.stringify(value), redactions: guarded.redactions, plain: guarded.value }, index, maxBytes);
+    return sized({ value, text: stringifyExact(value), redactions: guarded.redactions, plain: guarded.value }, index, maxBytes);
   }
   return sized({ ...guarded, plain: guarded.value }, index, maxBytes);
 }

@@ -2,6 +2,7 @@ import { isAscii, isUtf8, transcode } from 'node:buffer';
 import type { Message } from 'vscode-jsonrpc';
 import { JsonRpcErrorCode } from '../../protocol/errors.js';
 import { methods } from '../../protocol/index.js';
+import { ExactNumber, parseExact } from '../domain/exactJson.js';
 
 /**
  * A message that cannot be dispatched, answered with an error response (id null when unknown),
@@ -60,7 +61,7 @@ export function decodeMessage(bytes: Uint8Array): Decoded {
   if (text === undefined) return problem(JsonRpcErrorCode.ParseError, 'Parse error: the message is not valid UTF-8');
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseExact(text);
   } catch {
     return problem(JsonRpcErrorCode.ParseError, 'Parse error: the message is not valid JSON');
   }
@@ -83,6 +84,8 @@ function checkShape(m: Record<string, unknown>): Decoded {
 }
 
 function classify(m: Record<string, unknown>): Decoded {
+  // A request id is the JSON-RPC layer's, matched by value: an id token that does not round-trip is its JS number, as before.
+  if (m.id instanceof ExactNumber) m.id = m.id.valueOf();
   const hasId = Object.hasOwn(m, 'id');
   const idOk = isRequestId(m.id);
   const id = idOk ? (m.id as string | number) : null;

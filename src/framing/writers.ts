@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import { AbstractMessageWriter, type Message, type MessageWriter } from 'vscode-jsonrpc/node';
 import type { Framing } from './frameDecoder.js';
+import { parseExact, stringifyExact } from '../domain/exactJson.js';
 
 /**
  * A result whose JSON is already known as UTF-8 bytes (session/read's records are stored as
@@ -19,16 +20,16 @@ export class RawJson<T = unknown> {
   ) {}
 
   toJSON(): T {
-    return JSON.parse(Buffer.concat(this.parts).toString('utf8')) as T;
+    return parseExact(Buffer.concat(this.parts).toString('utf8')) as T;
   }
 }
 
 /** The UTF-8 bytes of a message, in parts (a RawJson result's parts are spliced in, never copied). */
 export function serialize(msg: Message): Buffer[] {
   const result = (msg as { result?: unknown }).result;
-  if (!(result instanceof RawJson)) return [Buffer.from(JSON.stringify(msg), 'utf8')];
+  if (!(result instanceof RawJson)) return [Buffer.from(stringifyExact(msg), 'utf8')];
   const { result: _raw, ...envelope } = msg as unknown as Record<string, unknown>;
-  return [Buffer.from(`${JSON.stringify(envelope).slice(0, -1)},"result":`), ...result.parts, CLOSE];
+  return [Buffer.from(`${stringifyExact(envelope).slice(0, -1)},"result":`), ...result.parts, CLOSE];
 }
 
 const CLOSE = Buffer.from('}');

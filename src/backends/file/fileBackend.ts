@@ -46,6 +46,7 @@ import { readIndexEntry } from './sessionIndex.js';
 import { IndexWriter } from './indexWriter.js';
 import { listRows } from './listRows.js';
 import { trashRows } from './trashRows.js';
+import { stringifyExact } from '../../domain/exactJson.js';
 
 export interface FileBackendOptions {
   fs?: FsLayer;
@@ -375,7 +376,7 @@ export class FileBackend implements Backend {
     });
     // A record's text is its line without the envelope: the JSON the core gated, re-serialized as
     // written (every line is canonical JSON, checked when it was written or scanned).
-    const records: SealedRecord[] = page.records.map(({ seq, ts, ...rec }) => ({ seq, ts, kind: rec.kind, text: JSON.stringify(rec) }));
+    const records: SealedRecord[] = page.records.map(({ seq, ts, ...rec }) => ({ seq, ts, kind: rec.kind, text: stringifyExact(rec) }));
     return { generation: handle.generation, records, scannedSeq: page.scannedSeq, lastSeq: p.lastSeq };
   }
 
@@ -553,7 +554,7 @@ export class FileBackend implements Backend {
     get: async (sessionId, key) => {
       this.readRow(sessionId);
       const v = getStateValue(this.fsl, this.layout, sessionId, key);
-      return v === undefined ? undefined : `${JSON.stringify({ value: v })}\n`;
+      return v === undefined ? undefined : `${stringifyExact({ value: v })}\n`;
     },
     delete: async (fence, key) => {
       const err = this.fenceError(fence);

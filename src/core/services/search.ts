@@ -17,6 +17,7 @@ import { textOf } from '../../domain/summary.js';
 import { searchByIndex } from './searchIndex.js';
 
 import { DEFAULT_SEARCH_LIMIT } from '../../../protocol/methods/session.search.js';
+import { parseExact } from '../../domain/exactJson.js';
 export const SNIPPET_CHARS = 160;
 /** Characters of context before the match. */
 const SNIPPET_LEAD = 40;
@@ -55,7 +56,7 @@ export async function searchSessions(store: Searchable, req: SearchRequest): Pro
     return snippet === undefined ? undefined : { sessionId, seq, snippet: store.scrub(snippet) };
   };
   const indexed = await searchByIndex(store, req.query, { limit, ...(after ? { after } : {}), ...(req.sessionIds ? { sessionIds: req.sessionIds } : {}) },
-    (c: SearchCandidate) => hitOf(c.sessionId, c.record.seq, JSON.parse(c.record.text) as object), (h) => encodeSearchCursor(h.sessionId, h.seq));
+    (c: SearchCandidate) => hitOf(c.sessionId, c.record.seq, parseExact(c.record.text) as object), (h) => encodeSearchCursor(h.sessionId, h.seq));
   if (indexed) return indexed;
   const explicit = req.sessionIds !== undefined;
   const ids = [...new Set(req.sessionIds ?? await liveIds(store))].sort();

@@ -16,6 +16,7 @@ import { FinalGate } from '../gate.js';
 import type { Backend, SealedRecord, SessionRow } from '../port.js';
 import type { LiveSession } from './live.js';
 import { stateOf } from './snapshot.js';
+import { parseExact } from '../../domain/exactJson.js';
 
 /** Bytes of records one page of a whole-session read takes before it yields (about a few ms of parsing). */
 const SLICE_READ_BYTES = 256 << 10;
@@ -226,5 +227,5 @@ export class Core {
 
 /** A stored record as the protocol shows it: seq and ts, then the members of its exact text. */
 export function storedOf(r: SealedRecord): StoredRecord {
-  return { seq: r.seq, ts: r.ts, ...(JSON.parse(r.text) as { kind: string }) };
+  return { seq: r.seq, ts: r.ts, ...(parseExact(r.text) as { kind: string }) };
 }

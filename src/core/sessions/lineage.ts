@@ -14,6 +14,7 @@ import { checkpointMembers, EMPTY_PREFIX, reducePrefix, type PrefixState } from 
 import type { Fence, SealedRecord } from '../port.js';
 import type { Core } from './context.js';
 import { closeLive, createWith } from './open.js';
+import { parseExact, stringifyExact } from '../../domain/exactJson.js';
 
 type Compacted = { generation: number; checkpointSeq: number; archived: { generation: number; records: number; bytes: number } };
 
@@ -105,10 +106,10 @@ export async function fork(c: Core, sessionId: string, atSeq?: number): Promise<
  */
 function ownCheckpoint(r: SealedRecord): SealedRecord {
   if (r.kind !== 'checkpoint') return r;
-  const body = JSON.parse(r.text) as Record<string, unknown>;
+  const body = parseExact(r.text) as Record<string, unknown>;
   delete body.archived;
   body.generation = 0;
-  return { ...r, text: JSON.stringify(body) };
+  return { ...r, text: stringifyExact(body) };
 }
 
 /** The sessions in the trash, most recently deleted first. */

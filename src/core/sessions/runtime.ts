@@ -10,6 +10,7 @@ import { checkStateKey, prepareStateValue } from '../../domain/stateValues.js';
 import type { KeepScratch } from '../../scratch/toolRuns.js';
 import type { Redaction } from '../../domain/secrets/redact.js';
 import type { Core } from './context.js';
+import { parseExact } from '../../domain/exactJson.js';
 
 export async function allocateScratch(c: Core, sessionId: string, keep?: KeepScratch): Promise<{ toolSeq: number; dir: string; tmpDir: string }> {
   const s = c.writable(sessionId) ?? await c.notWritable(sessionId);
@@ -42,7 +43,7 @@ export async function getState(c: Core, sessionId: string, key: string): Promise
   await c.loadLive(sessionId);
   const text = await c.backend.state.get(sessionId, key);
   if (text === undefined) return null;
-  return (JSON.parse(text) as { value: unknown }).value ?? null;
+  return (parseExact(text) as { value: unknown }).value ?? null;
 }
 
 export async function deleteState(c: Core, sessionId: string, key: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 import { StoreError } from '../errors.js';
 import type { SecretHit, SecretSet } from './knownSecrets.js';
 import { type Redaction, type RedactionScan, redactValue } from './redact.js';
+import { exactText } from '../exactJson.js';
 
 /**
  * What is persisted of one JSON value (a record, a header): refused whole if a known secret
@@ -36,6 +37,7 @@ function guard(value: unknown, secrets: SecretSet, where: string, original: stri
   const hit = secrets.locate(value, original);
   if (hit) throw secretAt(hit, where, secrets);
   const redacted = redactValue(value, original, scan);
-  const text = redacted.value === value ? original : JSON.stringify(redacted.value);
+  // The text stored: each ExactNumber's marker (what the searches above saw: its exact digits) written as its token.
+  const text = exactText(redacted.value === value ? original : JSON.stringify(redacted.value));
   return { value: redacted.value, text, redactions: redacted.redactions };
 }

@@ -3,6 +3,7 @@ import { looksLikeSecretValue } from './credentialValues.js';
 import { applyEdits, type Edit, jsonEdits, markerEdits, type StringEdits } from './jsonSplice.js';
 import { indexPath, memberPath, NESTED_JSON_LEVELS, parseNestedJson } from './paths.js';
 import { redactTokens, tokenKeywords } from './tokenRules.js';
+import { ExactNumber } from '../exactJson.js';
 
 export const REDACTED = '<redacted>';
 
@@ -77,7 +78,7 @@ function walk(v: unknown, path: string, credential: CredentialStrength | undefin
     });
     return changed ? arr : v;
   }
-  if (v === null || typeof v !== 'object') return v;
+  if (v === null || typeof v !== 'object' || v instanceof ExactNumber) return v;
   let changed = false;
   const entries: Array<[string, unknown]> = [];
   for (const [key, item] of Object.entries(v)) {

@@ -1,5 +1,6 @@
 import type { ContextMessage, PruneOptions, SessionHeader } from '../types.js';
 import { liveSeqs } from '../rewind.js';
+import { stringifyExact } from '../exactJson.js';
 
 export const CANCELLED_RESULT = '[cancelled: the tool call did not complete; no result was recorded]';
 const DEFAULT_KEEP_RECENT = 3;
@@ -81,7 +82,7 @@ export class ContextBuilder {
       for (const r of rec.toolResults as Array<{ id?: unknown; name?: unknown; result?: unknown }>) {
         const call = this.open.find((c) => c.id === r.id);
         if (!call) continue; // only calls an assistant message declared and nothing answered yet
-        this.addMessage({ role: 'tool', toolCallId: call.id, name: call.name, content: typeof r.result === 'string' ? r.result : JSON.stringify(r.result ?? null) });
+        this.addMessage({ role: 'tool', toolCallId: call.id, name: call.name, content: typeof r.result === 'string' ? r.result : stringifyExact(r.result ?? null) });
       }
     }
     if (typeof rec.assistantText === 'string' && rec.assistantText.trim() !== '') {

@@ -1,5 +1,6 @@
 import { crc32 } from 'node:zlib';
 import { headerAad, type JournalCipher, keyMismatch, recordAad, sealGated, type StoreCipher } from './cipher.js';
+import { parseExact, stringifyExact } from '../../../domain/exactJson.js';
 
 /**
  * The journal line format (protocol/STORAGE.md is the reference):
@@ -80,13 +81,13 @@ export function sealPlainLine(line: Buffer, cipher: JournalCipher): Buffer {
   const d = decodePlainLine(line.subarray(0, line.length - 1));
   if (!d.ok) throw new Error(`sealPlainLine: ${d.reason}`);
   const { seq, ts, batchEnd, ...rec } = d.value;
-  return encodeRecordLine(seq as number, ts as string, batchEnd as number | undefined, JSON.stringify(rec), cipher);
+  return encodeRecordLine(seq as number, ts as string, batchEnd as number | undefined, stringifyExact(rec), cipher);
 }
 
 function parseObject(text: string): Record<string, unknown> | undefined {
   try {
-    const v: unknown = JSON.parse(text);
-    if (v === null || typeof v !== 'object' || Array.isArray(v) || JSON.stringify(v) !== text) return undefined;
+    const v: unknown = parseExact(text);
+    if (v === null || typeof v !== 'object' || Array.isArray(v) || stringifyExact(v) !== text) return undefined;
     return v as Record<string, unknown>;
   } catch {
     return undefined;
@@ -133,12 +134,12 @@ function decodePlainLine(line: Buffer): DecodedLine {
   const text = line.toString('utf8');
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseExact(text);
   } catch {
     return { ok: false, reason: 'not JSON' };
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, reason: 'not an object' };
-  if (JSON.stringify(value) !== text) return { ok: false, reason: 'not canonical (duplicate keys or re-encoded)' };
+  if (stringifyExact(value) !== text) return { ok: false, reason: 'not canonical (duplicate keys or re-encoded)' };
   delete (value as Record<string, unknown>).crc;
   return { ok: true, value: value as Record<string, unknown> };
 }

@@ -4,6 +4,7 @@ import { checksumOk, decodeLine, peekKind, peekSeq, recordBytesOfLine } from './
 import { nextLineStart, readPrefix, scanLines } from './lines.js';
 import { corrupt } from './scan.js';
 import type { JournalCipher } from './cipher.js';
+import { stringifyExact } from '../../../domain/exactJson.js';
 
 const SEEK_WINDOW = 1 << 16;
 /** scanLines' own chunk size: what a page with a large byte limit reads first. */
@@ -114,7 +115,7 @@ export function readPage(fsl: FsLayer, fd: number, req: PageRequest): Page {
       bytes += line.bytes.length;
       delete (rec as Record<string, unknown>).batchEnd;
       if (!req.kinds || req.kinds.has(rec.kind)) {
-        if (req.asText) texts.push([Buffer.from(JSON.stringify(rec))]);
+        if (req.asText) texts.push([Buffer.from(stringifyExact(rec))]);
         else records.push(rec);
       }
     }

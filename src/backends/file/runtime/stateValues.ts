@@ -7,6 +7,7 @@ import { checkStateKey } from '../../../domain/stateValues.js';
 import { MAX_STATE_VALUE_BYTES } from '../../../../protocol/methods/state.js';
 import { fileAad } from '../journal/cipher.js';
 import { openText, sealedLimit, sealText } from '../sealedFile.js';
+import { parseExact } from '../../../domain/exactJson.js';
 
 /**
  * state/<key>.json holds {"value": ...} (prepared by domain/stateValues.ts). Replaced atomically
@@ -41,7 +42,7 @@ export function getStateValue(fsl: FsLayer, layout: StoreLayout, id: string, key
   const plain = openText(fsl, fileAad('state', id, key), text);
   if (plain === undefined) throw new StoreError('Corrupt', `state value ${key} is damaged (it does not authenticate under the store's key)`, { key, reason: 'authentication' });
   try {
-    return (JSON.parse(plain) as { value: unknown }).value ?? null;
+    return (parseExact(plain) as { value: unknown }).value ?? null;
   } catch {
     throw new StoreError('Corrupt', `state value ${key} is damaged (not JSON)`, { key, reason: 'not JSON' });
   }
