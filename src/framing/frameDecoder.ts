@@ -113,6 +113,12 @@ export class FrameDecoder {
   private readHeader(rest: Buffer): Buffer {
     const buffered = Buffer.concat([...this.takeParts(), rest]);
     const end = buffered.indexOf(HEADER_END);
+    // The limit is on the header block itself, however it arrives: one write of 20 KB is no
+    // different from many small ones.
+    if (end > MAX_HEADER_BYTES) {
+      this.die('LSP header too long or missing its blank line');
+      return Buffer.alloc(0);
+    }
     if (end === -1) {
       if (buffered.length > MAX_HEADER_BYTES) this.die('LSP header too long or missing its blank line');
       else this.parts.push(buffered);
@@ -128,6 +134,18 @@ export class FrameDecoder {
     else if (length === 0) this.emit(decodeMessage(Buffer.alloc(0)), 0);
     else this.lspLength = length;
     return body;
+  }
+
+  /**
+   * End of input. Bytes of a frame not yet complete (a header without its blank line, a body
+   * shorter than its Content-Length, an NDJSON line without its newline, an oversized message
+   * still being skipped) are a truncated frame: fatal (§2.5), never silently dropped.
+   */
+  end(): void {
+    if (this.dead) return;
+    const pending = this.skip !== undefined || this.lspLength !== undefined
+      || this.parts.some((p) => p.some((b) => b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== NL));
+    if (pending) this.die('the input ended inside a frame (truncated frame)');
   }
 
   /** Feeds bytes of an oversized message being discarded; only its first bytes are kept, to find its id. */

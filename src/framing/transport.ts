@@ -33,7 +33,11 @@ class FrameReader extends AbstractMessageReader implements MessageReader {
   listen(callback: DataCallback): Disposable {
     const decoder = this.decoder(callback);
     const onData = (chunk: Buffer) => decoder.push(chunk);
-    const onEnd = () => this.fireClose();
+    // A truncated last frame makes the decoder fatal, which closes through close(): once only.
+    const onEnd = () => {
+      decoder.end();
+      if (!this.faulted) this.fireClose();
+    };
     const onError = (err: Error) => this.fireError(err);
     this.input.on('data', onData);
     this.input.on('end', onEnd);

@@ -126,6 +126,7 @@ describe('LSP header faults', () => {
     ['a negative Content-Length', 'Content-Length: -5\r\n\r\n'],
     ['a missing Content-Length', 'Content-Type: application/json\r\n\r\n{}'],
     ['a header that never ends', `Content-Length: 5${'x'.repeat(10_000)}`],
+    ['a 20 KB header block arriving in one write', `Content-Length: 2\r\nX-Pad: ${'x'.repeat(20_000)}\r\n\r\n{}`],
   ] as const) {
     it(`${name}: diagnostic on stderr, clean close, nothing but frames on stdout`, async () => {
       const c = await startSidecar({ framing: 'lsp' });
@@ -136,4 +137,21 @@ describe('LSP header faults', () => {
       expect(() => parseFrames(Buffer.concat(c.stdout), 'lsp')).not.toThrow();
     });
   }
+});
+
+describe.each(FRAMINGS)('truncated last frame (%s)', (framing) => {
+  it('EOF inside a frame: exit 1, diagnostic on stderr, earlier requests answered', async () => {
+    const c = await startSidecar({ framing });
+    const listed = c.expectResponse('before');
+    const whole = c.frame({ jsonrpc: '2.0', id: 'before', method: 'session/list' });
+    const cut = c.frame({ jsonrpc: '2.0', id: 'cut', method: 'session/list' });
+    c.writeRaw(Buffer.concat([whole, cut.subarray(0, cut.length - 5)]));
+    await listed;
+    c.child.stdin!.end();
+    const { code } = await c.exited;
+    expect(code).toBe(1);
+    expect(c.stderr).toContain('closing the connection');
+    expect(c.stderr).toContain('truncated frame');
+    expect(() => parseFrames(Buffer.concat(c.stdout), framing)).not.toThrow();
+  });
 });
