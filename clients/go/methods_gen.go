@@ -91,7 +91,7 @@ type MethodInfo struct {
 
 // Methods is protocol/meta.json's method table, in its order.
 var Methods = []MethodInfo{
-	{Method: "initialize", Kind: "request", Direction: "clientToServer", Params: "InitializeParams", Result: "InitializeResult", ParamsOptional: false, Capability: "", Since: 1, GoName: "Initialize"},
+	{Method: "initialize", Kind: "request", Direction: "clientToServer", Params: "InitializeParams", Result: "InitializeResult", ParamsOptional: true, Capability: "", Since: 1, GoName: "Initialize"},
 	{Method: "initialized", Kind: "notification", Direction: "clientToServer", Params: "EmptyParams", Result: "", ParamsOptional: true, Capability: "", Since: 1, GoName: "Initialized"},
 	{Method: "shutdown", Kind: "request", Direction: "clientToServer", Params: "EmptyParams", Result: "null", ParamsOptional: true, Capability: "", Since: 1, GoName: "Shutdown"},
 	{Method: "exit", Kind: "notification", Direction: "clientToServer", Params: "EmptyParams", Result: "", ParamsOptional: true, Capability: "", Since: 1, GoName: "Exit"},

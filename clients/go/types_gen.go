@@ -215,9 +215,11 @@ type HistoryGeneration struct {
 
 // InitializeParams is an object of the protocol (schema.json).
 type InitializeParams struct {
-	// The protocol version the client speaks (1)
-	ProtocolVersion int64       `json:"protocolVersion"`
-	ClientInfo      *ClientInfo `json:"clientInfo,omitempty"`
+	// The one protocol version the client speaks (1); refused with UnsupportedProtocolVersion if the server does not speak it. At least one of protocolVersion and protocolVersions
+	ProtocolVersion *int64 `json:"protocolVersion,omitempty"`
+	// Every protocol version the client speaks: the server answers with the highest of them it speaks (§4.1), or UnsupportedProtocolVersion when it speaks none. At least one of protocolVersion and protocolVersions
+	ProtocolVersions []int64     `json:"protocolVersions,omitzero"`
+	ClientInfo       *ClientInfo `json:"clientInfo,omitempty"`
 	// The client process id: the server exits when that process dies
 	ProcessID    *int64                     `json:"processId,omitempty"`
 	Capabilities map[string]json.RawMessage `json:"capabilities,omitzero"`
@@ -226,6 +228,7 @@ type InitializeParams struct {
 
 // InitializeResult is an object of the protocol (schema.json).
 type InitializeResult struct {
+	// The version settled on: the highest the client offered that the server speaks (1 in this build)
 	ProtocolVersion int64                      `json:"protocolVersion"`
 	ServerInfo      ServerInfo                 `json:"serverInfo"`
 	Capabilities    ServerCapabilities         `json:"capabilities"`
@@ -599,8 +602,10 @@ type SessionAppendParams struct {
 	SessionID string  `json:"sessionId"`
 	Records   Records `json:"records"`
 	// Append only if the session lastSeq is exactly this; otherwise Conflict and nothing is written
-	ExpectedLastSeq *int64                     `json:"expectedLastSeq,omitempty"`
-	Meta            map[string]json.RawMessage `json:"_meta,omitzero"`
+	ExpectedLastSeq *int64 `json:"expectedLastSeq,omitempty"`
+	// Per session: a retry with the same key and the same records answers the original result (same seqs) and writes nothing; the same key with other records is Conflict (reason idempotencyKeyReused). 1..128 printable ASCII characters; kept while the record holding it is uncompacted (§6.3)
+	IdempotencyKey *string                    `json:"idempotencyKey,omitempty"`
+	Meta           map[string]json.RawMessage `json:"_meta,omitzero"`
 }
 
 // SessionAppendResult is an object of the protocol (schema.json).
@@ -659,6 +664,8 @@ func (s *SessionCapabilities) UnmarshalJSON(data []byte) error {
 type SessionCapabilitiesAppend struct {
 	MaxRecords      int64 `json:"maxRecords"`
 	ExpectedLastSeq bool  `json:"expectedLastSeq"`
+	// session/append accepts idempotencyKey (§6.3)
+	IdempotencyKey *bool `json:"idempotencyKey,omitempty"`
 }
 
 // SessionCapabilitiesContext is an object of the protocol (schema.json).
@@ -1193,6 +1200,8 @@ type StoredAPIRecord struct {
 	Ts string `json:"ts"`
 	// The turn that was pending when the record was appended
 	TurnID *string `json:"turnId,omitempty"`
+	// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
+	Idempotency *StoredAPIRecordIdempotency `json:"idempotency,omitempty"`
 	// A request opens the next apiSeq; a response pairs with the latest request still open
 	Direction APIDirection `json:"direction"`
 	// The provider request or response body, as the runtime sent or received it
@@ -1223,6 +1232,15 @@ func (s *StoredAPIRecord) UnmarshalJSON(data []byte) error {
 	}
 	s.raw = cloneRaw(data)
 	return nil
+}
+
+// StoredAPIRecordIdempotency: On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
+type StoredAPIRecordIdempotency struct {
+	Key        string      `json:"key"`
+	Digest     string      `json:"digest"`
+	FirstSeq   int64       `json:"firstSeq"`
+	LastSeq    int64       `json:"lastSeq"`
+	Redactions []Redaction `json:"redactions,omitzero"`
 }
 
 // StoredCheckpointRecord is the StoredRecord whose kind is "checkpoint".
@@ -1290,10 +1308,12 @@ type StoredEventRecord struct {
 	// RFC 3339 UTC with milliseconds
 	Ts string `json:"ts"`
 	// The turn that was pending when the record was appended
-	TurnID  *string         `json:"turnId,omitempty"`
-	Type    string          `json:"type"`
-	Payload json.RawMessage `json:"payload"`
-	raw     json.RawMessage
+	TurnID *string `json:"turnId,omitempty"`
+	// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
+	Idempotency *StoredAPIRecordIdempotency `json:"idempotency,omitempty"`
+	Type        string                      `json:"type"`
+	Payload     json.RawMessage             `json:"payload"`
+	raw         json.RawMessage
 }
 
 // StoredRecordKind is "event".
@@ -1327,7 +1347,9 @@ type StoredInterruptionRecord struct {
 	Ts string `json:"ts"`
 	// The turn that was pending when the record was appended
 	TurnID *string `json:"turnId,omitempty"`
-	Reason string  `json:"reason"`
+	// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
+	Idempotency *StoredAPIRecordIdempotency `json:"idempotency,omitempty"`
+	Reason      string                      `json:"reason"`
 	// The turn phase that was interrupted, e.g. providerStream or executingTools
 	Phase         string        `json:"phase"`
 	AssistantText *StringOrBlob `json:"assistantText,omitempty"`
@@ -1366,9 +1388,11 @@ type StoredMessageRecord struct {
 	// RFC 3339 UTC with milliseconds
 	Ts string `json:"ts"`
 	// The turn that was pending when the record was appended
-	TurnID  *string     `json:"turnId,omitempty"`
-	Message ChatMessage `json:"message"`
-	raw     json.RawMessage
+	TurnID *string `json:"turnId,omitempty"`
+	// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
+	Idempotency *StoredAPIRecordIdempotency `json:"idempotency,omitempty"`
+	Message     ChatMessage                 `json:"message"`
+	raw         json.RawMessage
 }
 
 // StoredRecordKind is "message".
@@ -1594,15 +1618,17 @@ type StoredToolFinishRecord struct {
 	// RFC 3339 UTC with milliseconds
 	Ts string `json:"ts"`
 	// The turn that was pending when the record was appended
-	TurnID    *string `json:"turnId,omitempty"`
-	ToolSeq   int64   `json:"toolSeq"`
-	RequestID string  `json:"requestId"`
-	Status    *string `json:"status,omitempty"`
-	ExitCode  *int64  `json:"exitCode,omitempty"`
-	Success   bool    `json:"success"`
-	OutputLen *int64  `json:"outputLen,omitempty"`
-	Error     *string `json:"error,omitempty"`
-	raw       json.RawMessage
+	TurnID *string `json:"turnId,omitempty"`
+	// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
+	Idempotency *StoredAPIRecordIdempotency `json:"idempotency,omitempty"`
+	ToolSeq     int64                       `json:"toolSeq"`
+	RequestID   string                      `json:"requestId"`
+	Status      *string                     `json:"status,omitempty"`
+	ExitCode    *int64                      `json:"exitCode,omitempty"`
+	Success     bool                        `json:"success"`
+	OutputLen   *int64                      `json:"outputLen,omitempty"`
+	Error       *string                     `json:"error,omitempty"`
+	raw         json.RawMessage
 }
 
 // StoredRecordKind is "toolFinish".
@@ -1635,13 +1661,15 @@ type StoredToolStartRecord struct {
 	// RFC 3339 UTC with milliseconds
 	Ts string `json:"ts"`
 	// The turn that was pending when the record was appended
-	TurnID    *string `json:"turnId,omitempty"`
-	ToolSeq   int64   `json:"toolSeq"`
-	RequestID string  `json:"requestId"`
-	Tool      string  `json:"tool"`
-	ToolUseID *string `json:"toolUseId,omitempty"`
-	Agent     *string `json:"agent,omitempty"`
-	raw       json.RawMessage
+	TurnID *string `json:"turnId,omitempty"`
+	// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
+	Idempotency *StoredAPIRecordIdempotency `json:"idempotency,omitempty"`
+	ToolSeq     int64                       `json:"toolSeq"`
+	RequestID   string                      `json:"requestId"`
+	Tool        string                      `json:"tool"`
+	ToolUseID   *string                     `json:"toolUseId,omitempty"`
+	Agent       *string                     `json:"agent,omitempty"`
+	raw         json.RawMessage
 }
 
 // StoredRecordKind is "toolStart".
@@ -1674,12 +1702,14 @@ type StoredToolStreamRecord struct {
 	// RFC 3339 UTC with milliseconds
 	Ts string `json:"ts"`
 	// The turn that was pending when the record was appended
-	TurnID     *string       `json:"turnId,omitempty"`
-	ToolSeq    int64         `json:"toolSeq"`
-	Stream     StreamName    `json:"stream"`
-	Text       *StringOrBlob `json:"text,omitempty"`
-	DataBase64 *StringOrBlob `json:"dataBase64,omitempty"`
-	raw        json.RawMessage
+	TurnID *string `json:"turnId,omitempty"`
+	// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
+	Idempotency *StoredAPIRecordIdempotency `json:"idempotency,omitempty"`
+	ToolSeq     int64                       `json:"toolSeq"`
+	Stream      StreamName                  `json:"stream"`
+	Text        *StringOrBlob               `json:"text,omitempty"`
+	DataBase64  *StringOrBlob               `json:"dataBase64,omitempty"`
+	raw         json.RawMessage
 }
 
 // StoredRecordKind is "toolStream".
@@ -2075,9 +2105,13 @@ const (
 
 // UnsupportedProtocolVersionData is an object of the protocol (schema.json).
 type UnsupportedProtocolVersionData struct {
-	Kind      string          `json:"kind"`
-	Supported []int64         `json:"supported"`
-	Requested json.RawMessage `json:"requested"`
+	Kind string `json:"kind"`
+	// Every protocol version this server speaks: retry initialize with one of them
+	Supported []int64 `json:"supported"`
+	// The protocolVersion sent, when one was
+	Requested json.RawMessage `json:"requested,omitempty"`
+	// The protocolVersions sent, when they were
+	Offered []int64 `json:"offered,omitzero"`
 }
 
 // UsageCounts is an object of the protocol (schema.json).

@@ -72,7 +72,7 @@ export class SidecarClient {
       message: (m) => this.onMessage(m as unknown as Record<string, unknown>),
       problem: (p) => this.failAll(new SidecarError(p.code, `unreadable frame from the sidecar: ${p.message}`, undefined)),
       fatal: (reason) => this.failAll(new Error(`unreadable output from the sidecar: ${reason}`)),
-    });
+    }, false); // plain JSON.parse: a caller gets ordinary values (a number past 2^53 rounded, as JSON.parse rounds it)
     const keep = opts.keepStdout === true;
     this.child.stdout!.on('data', (chunk: Buffer) => {
       if (keep) this.stdout.push(chunk);

@@ -55,13 +55,18 @@ function problem(code: number, message: string, id: string | number | null = nul
   return { problem: { id, code, message } };
 }
 
-/** Decodes one frame body. Error messages describe the frame, never quote its content. */
-export function decodeMessage(bytes: Uint8Array): Decoded {
+/**
+ * Decodes one frame body. Error messages describe the frame, never quote its content.
+ * `exact` (the server's): a number whose text would not survive JSON.parse is kept as an
+ * ExactNumber (domain/exactJson.ts); without it (a client of the server) plain JSON.parse, so
+ * what a client reads is ordinary JavaScript values.
+ */
+export function decodeMessage(bytes: Uint8Array, exact = true): Decoded {
   const text = utf8Text(bytes);
   if (text === undefined) return problem(JsonRpcErrorCode.ParseError, 'Parse error: the message is not valid UTF-8');
   let value: unknown;
   try {
-    value = parseExact(text);
+    value = exact ? parseExact(text) : JSON.parse(text);
   } catch {
     return problem(JsonRpcErrorCode.ParseError, 'Parse error: the message is not valid JSON');
   }

@@ -37,6 +37,8 @@ export class FrameDecoder {
     framing: 'auto' | Framing,
     private readonly max: number,
     private readonly sink: FrameSink,
+    /** Exact numbers (the server): see decodeMessage. A client reads plain JSON.parse values. */
+    private readonly exactNumbers = true,
   ) {
     if (framing !== 'auto') this.mode = framing;
   }
@@ -82,7 +84,7 @@ export class FrameDecoder {
         continue;
       }
       const line = Buffer.concat([...this.takeParts(), piece]);
-      if (line.some((b) => b !== 0x20 && b !== 0x09 && b !== 0x0d)) this.emit(decodeMessage(line), line.length);
+      if (line.some((b) => b !== 0x20 && b !== 0x09 && b !== 0x0d)) this.emit(decodeMessage(line, this.exactNumbers), line.length);
     }
   }
 
@@ -104,7 +106,7 @@ export class FrameDecoder {
         if (this.partBytes === this.lspLength) {
           const length = this.lspLength;
           this.lspLength = undefined;
-          this.emit(decodeMessage(Buffer.concat(this.takeParts())), length);
+          this.emit(decodeMessage(Buffer.concat(this.takeParts()), this.exactNumbers), length);
         }
       }
     }
@@ -131,7 +133,7 @@ export class FrameDecoder {
     }
     const body = buffered.subarray(end + HEADER_END.length);
     if (length > this.max) this.skip = { remaining: length, sniff: [], sniffed: 0, decided: false };
-    else if (length === 0) this.emit(decodeMessage(Buffer.alloc(0)), 0);
+    else if (length === 0) this.emit(decodeMessage(Buffer.alloc(0), this.exactNumbers), 0);
     else this.lspLength = length;
     return body;
   }
