@@ -36,6 +36,12 @@ export const ErrorKindCode = {
   Unavailable: -31016,
   /** The store's encryption key is wrong, missing, or given for a plaintext store (encryption at rest). */
   KeyMismatch: -31017,
+  /**
+   * A well-formed value outside the session's current range (a rewind's toSeq, a compaction's
+   * throughSeq): data.path names the param, data.min..data.max the values it may take now.
+   * -32602 stays for the shape of params.
+   */
+  OutOfRange: -31018,
 } as const;
 
 export type ErrorKind = keyof typeof ErrorKindCode;
@@ -53,8 +59,21 @@ export const InvalidParamsErrorData = z
   .object({
     kind: z.literal('InvalidParams'),
     issues: z.array(z.object({ path: z.string(), message: z.string() })),
+    /** session/compact through a seq a kept rewind goes back before: that rewind's seq and its toSeq. */
+    rewindSeq: z.number().int().optional(),
+    toSeq: z.number().int().optional(),
   })
   .meta({ id: 'InvalidParamsErrorData' });
+
+/** `error.data` of OutOfRange (-31018): the param (§6.2 path grammar) and the inclusive range it may take now. */
+export const OutOfRangeData = z
+  .object({
+    kind: z.literal('OutOfRange'),
+    path: z.string(),
+    min: z.number().int(),
+    max: z.number().int(),
+  })
+  .meta({ id: 'OutOfRangeData' });
 
 export const UnsupportedProtocolVersionData = z
   .object({

@@ -28,6 +28,11 @@ export type StoreErrorKind =
    * session is fail-stopped in this process as after Uncertain.
    */
   | 'Unavailable'
+  /**
+   * A well-formed argument outside the session's current range. details: {path, min, max}
+   * (inclusive); the server answers OutOfRange (-31018).
+   */
+  | 'OutOfRange'
   /** A caller's argument is malformed (details.path names it); the server answers -32602. */
   | 'InvalidArgument';
 

@@ -35,7 +35,7 @@ export function rewindRecord(toSeq: number, state: { turn: TurnState | null; run
 export function checkRewindTarget(toSeq: number, firstSeq: number, lastSeq: number): void {
   const floor = firstSeq === 1 ? 0 : firstSeq;
   if (!Number.isSafeInteger(toSeq) || toSeq < floor || toSeq > lastSeq) {
-    throw new StoreError('InvalidArgument', `toSeq must be between ${floor} and ${lastSeq}${floor > 0 ? ' (older records are summarized by the checkpoint)' : ''}`, {
+    throw new StoreError('OutOfRange', `toSeq must be between ${floor} and ${lastSeq}${floor > 0 ? ' (older records are summarized by the checkpoint)' : ''}`, {
       path: 'toSeq', min: floor, max: lastSeq,
     });
   }

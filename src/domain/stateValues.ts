@@ -25,15 +25,18 @@ function refuseSecretKey(key: string, secrets: SecretSet): void {
   }
 }
 
+/** The bytes a stored value file adds around the value: `{"value":` and `}\n`. */
+export const STATE_WRAPPER_BYTES = Buffer.byteLength('{"value":}\n');
+
 /** Checks a key and prepares `{"value": ...}` through the secret gate and the size cap. */
 export function prepareStateValue(key: string, value: unknown, secrets: SecretSet): { text: string; redactions: Redaction[] } {
   checkStateKey(key);
   refuseSecretKey(key, secrets);
   if (value === undefined) throw new StoreError('InvalidArgument', 'value is required (use state/delete to remove a key)', { path: 'value' });
   const guarded = guardValue(value, secrets, 'value');
-  const text = `{"value":${guarded.text}}\n`;
-  if (Buffer.byteLength(text) > MAX_STATE_VALUE_BYTES) {
+  // The limit is on the value as the client's JSON serializes it, not on the stored wrapper.
+  if (Buffer.byteLength(guarded.text) > MAX_STATE_VALUE_BYTES) {
     throw new StoreError('PayloadTooLarge', `a state value is limited to ${MAX_STATE_VALUE_BYTES} bytes serialized`, { maxBytes: MAX_STATE_VALUE_BYTES });
   }
-  return { text, redactions: guarded.redactions };
+  return { text: `{"value":${guarded.text}}\n`, redactions: guarded.redactions };
 }

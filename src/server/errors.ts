@@ -16,7 +16,11 @@ export function toResponseError(err: unknown, log: Logger): ResponseError<unknow
   if (err instanceof ResponseError) return err;
   if (err instanceof StoreError) {
     if (err.kind === 'InvalidArgument') {
-      return invalidParams([{ path: String(err.details.path ?? ''), message: err.message }]);
+      // Only integer details beside path reach the wire (e.g. rewindSeq/toSeq of a compaction a
+      // kept rewind forbids): never a caller's value.
+      const { path, ...rest } = err.details;
+      const extra = Object.fromEntries(Object.entries(rest).filter(([, v]) => Number.isSafeInteger(v)));
+      return invalidParams([{ path: String(path ?? ''), message: err.message }], extra);
     }
     return new ResponseError(ErrorKindCode[err.kind], err.message, { ...err.details, kind: err.kind });
   }
@@ -56,11 +60,11 @@ export interface ParamIssue {
   message: string;
 }
 
-export function invalidParams(issues: ParamIssue[]): ResponseError<unknown> {
+export function invalidParams(issues: ParamIssue[], extra: Record<string, unknown> = {}): ResponseError<unknown> {
   const first = issues[0];
   const where = first ? `${first.path || 'params'}: ${first.message}` : 'invalid params';
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
-  return new ResponseError(JsonRpcErrorCode.InvalidParams, `Invalid params: ${where}${more}`, { kind: 'InvalidParams', issues });
+  return new ResponseError(JsonRpcErrorCode.InvalidParams, `Invalid params: ${where}${more}`, { ...extra, kind: 'InvalidParams', issues });
 }
 
 const SAFE_KEY = /^[A-Za-z_$][A-Za-z0-9_$-]{0,39}$/;

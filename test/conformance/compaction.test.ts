@@ -137,7 +137,8 @@ describe.each(FRAMINGS)('session/compact, session/history, session/read generati
     await invalid({ sessionId, generation: -1 }, 'generation', 'session/read');
     await invalid({ sessionId, generation: 0.5 }, 'generation', 'session/read');
     // Store-level InvalidArgument, answered as -32602 naming the member.
-    await invalid({ sessionId, summary: 's', throughSeq: 6 }, 'throughSeq');
+    const out = await rejection(c.request('session/compact', { sessionId, summary: 's', throughSeq: 6 }));
+    expect([out.code, out.data]).toEqual([-31018, { kind: 'OutOfRange', path: 'throughSeq', min: 1, max: 5 }]);
     for (const summary of ['', '  \n\t', '\u0000\u001b\r']) await invalid({ sessionId, summary, throughSeq: 2 }, 'summary');
     await invalid({ sessionId, generation: 1 }, 'generation', 'session/read');
 

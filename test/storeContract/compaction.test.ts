@@ -50,12 +50,12 @@ eachBackend('compaction', (setup) => {
     await storeError(s.read('01ZZZZZZZZZZZZZZZZZZZZZZZZ', { generation: 0 }), 'SessionNotFound');
   });
 
-  it('refusals change nothing: expectedLastSeq (Conflict preCommit), throughSeq out of range, empty summaries', async () => {
+  it('refusals change nothing: expectedLastSeq (Conflict preCommit), throughSeq OutOfRange (min, max), empty summaries', async () => {
     const { s, id } = await session(5);
     const err = await storeError(s.compact(id, { summary: 's', throughSeq: 3, expectedLastSeq: 4 }), 'Conflict');
     expect(err.details).toMatchObject({ expectedLastSeq: 4, lastSeq: 5, stage: 'preCommit' });
     for (const throughSeq of [0, -1, 6, 100]) {
-      expect((await storeError(s.compact(id, { summary: 's', throughSeq }), 'InvalidArgument')).details.path).toBe('throughSeq');
+      expect((await storeError(s.compact(id, { summary: 's', throughSeq }), 'OutOfRange')).details).toEqual({ path: 'throughSeq', min: 1, max: 5 });
     }
     for (const summary of ['', '   ', '\n\t \n', '\u0000\u0001\u001b', ' \r\n\u007f ']) {
       expect((await storeError(s.compact(id, { summary, throughSeq: 2 }), 'InvalidArgument')).details.path).toBe('summary');
@@ -64,10 +64,11 @@ eachBackend('compaction', (setup) => {
     expect((await readAll(s, id)).map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
     expect(await s.compact(id, { summary: 's', throughSeq: 3, expectedLastSeq: 5 })).toMatchObject({ generation: 1, checkpointSeq: 3 });
     for (const throughSeq of [1, 2]) { // already summarized
-      expect((await storeError(s.compact(id, { summary: 's', throughSeq }), 'InvalidArgument')).details.path).toBe('throughSeq');
+      expect((await storeError(s.compact(id, { summary: 's', throughSeq }), 'OutOfRange')).details).toEqual({ path: 'throughSeq', min: 3, max: 5 });
     }
     const { sessionId: empty } = await s.create({});
-    await storeError(s.compact(empty, { summary: 's', throughSeq: 1 }), 'InvalidArgument');
+    // Nothing to compact: the range is empty (min 1 > max 0).
+    expect((await storeError(s.compact(empty, { summary: 's', throughSeq: 1 }), 'OutOfRange')).details).toEqual({ path: 'throughSeq', min: 1, max: 0 });
   });
 
   it('the summary is sanitized (control characters removed), credentials redacted, registered secrets refused', async () => {

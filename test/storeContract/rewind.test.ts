@@ -125,11 +125,11 @@ eachBackend('rewind', (setup) => {
     const { sessionId: id } = await s.create({});
     for (let i = 1; i <= 5; i++) await s.append(id, [note(i)]);
     const before = await observe(s, id);
-    for (const toSeq of [6, 100]) expect((await storeError(s.rewind(id, toSeq), 'InvalidArgument')).details.path).toBe('toSeq');
+    for (const toSeq of [6, 100]) expect((await storeError(s.rewind(id, toSeq), 'OutOfRange')).details).toEqual({ path: 'toSeq', min: 0, max: 5 });
     expect((await storeError(s.rewind(id, 2, { expectedLastSeq: 4 }), 'Conflict')).details).toMatchObject({ expectedLastSeq: 4, lastSeq: 5 });
     expect(await observe(s, id)).toEqual(before);
     await s.compact(id, { summary: 'the start', throughSeq: 3 });
-    for (const toSeq of [0, 2]) expect((await storeError(s.rewind(id, toSeq), 'InvalidArgument')).details.path).toBe('toSeq');
+    for (const toSeq of [0, 2]) expect((await storeError(s.rewind(id, toSeq), 'OutOfRange')).details).toEqual({ path: 'toSeq', min: 3, max: 5 });
     await s.rewind(id, 3);
     expect((await s.context(id)).messages).toEqual([{ role: 'user', content: 'the start' }]);
     await s.close(id);

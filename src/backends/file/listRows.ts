@@ -55,7 +55,10 @@ function liveRow(src: ListSource, id: string): ListedRow | undefined {
     const st = src.fsl.lstatSync(src.layout.journal(id));
     if (!st) return undefined; // a create that never completed, or deleted meanwhile: no session
     const entry = readIndexEntry(src.fsl, src.layout, id);
-    if (entry && entry.hv === 1 && entry.bytes === st.size && entry.ino === st.ino) return rowOfEntry(entry);
+    // An index entry stands for the journal only while the journal is one open would accept: a
+    // journal opened to group/others (open answers UnsafeStore) goes to the scan, which refuses it.
+    const safe = st.isFile() && (st.mode & 0o077) === 0;
+    if (safe && entry && entry.hv === 1 && entry.bytes === st.size && entry.ino === st.ino) return rowOfEntry(entry);
   }
   return scanned(src, id);
 }

@@ -138,7 +138,7 @@ export class MemoryBackend implements Backend {
       throw new StoreError('Conflict', 'the session changed since it was read (lastSeq or generation); nothing was written', { reason: 'expectedLastSeq', lastSeq: active.lastSeq, outcome: 'notWritten' });
     }
     if (r.checkpoint.seq !== r.throughSeq || r.throughSeq < active.firstSeq || r.throughSeq > active.lastSeq) {
-      throw new StoreError('InvalidArgument', `throughSeq must be between ${active.firstSeq} and ${active.lastSeq}`, { path: 'throughSeq' });
+      throw new StoreError('OutOfRange', `throughSeq must be between ${active.firstSeq} and ${active.lastSeq}`, { path: 'throughSeq', min: active.firstSeq, max: active.lastSeq });
     }
     this.netted(r.checkpoint.text);
     active.throughSeq = r.throughSeq;

@@ -29,7 +29,9 @@ export type PgBackendErrorKind =
   | 'UnsafeStore'
   | 'SecretRejected'
   /** Encryption at rest: the key given does not open the store (reasons keyRequired, wrongKey, notEncrypted, rekeyUnfinished). */
-  | 'KeyMismatch';
+  | 'KeyMismatch'
+  /** A well-formed argument outside the session's current range: details {path, min, max}. */
+  | 'OutOfRange';
 
 /** Where the failing call was: before COMMIT nothing can have been written. */
 export type Phase = 'read' | 'write' | 'commit';

@@ -144,7 +144,7 @@ export async function rotate(
     const s = rows[0] && !rows[0].trashed ? toRow(rows[0]) : undefined;
     if (!s || s.generation !== p.expect.generation || s.lastSeq !== p.expect.lastSeq) throw await whyNotUpdated(tx, sessionId);
     if (p.throughSeq < s.firstSeq || p.throughSeq > s.lastSeq) {
-      throw new PgBackendError('InvalidArgument', `throughSeq must be between ${s.firstSeq} and ${s.lastSeq}`, { path: 'throughSeq' });
+      throw new PgBackendError('OutOfRange', `throughSeq must be between ${s.firstSeq} and ${s.lastSeq}`, { path: 'throughSeq', min: s.firstSeq, max: s.lastSeq });
     }
     const g = s.generation;
     const archived: ArchivedGeneration = { generation: g, firstSeq: s.firstSeq, lastSeq: s.lastSeq, throughSeq: p.throughSeq, records: s.records, storedBytes: s.storedBytes };

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import {
-  DomainErrorData, ErrorKindCode, ErrorKinds, InvalidParamsErrorData, type MethodDescriptor, methods, UnsupportedProtocolVersionData,
+  DomainErrorData, ErrorKindCode, ErrorKinds, InvalidParamsErrorData, type MethodDescriptor, methods, OutOfRangeData, UnsupportedProtocolVersionData,
 } from '../../../protocol/index.js';
 
 /**
@@ -59,6 +59,7 @@ export class WireSchema {
     if (code >= -31099 && code <= -31000) {
       this.check(DomainErrorData, data, `${where}: domain error data`);
       if ((data as { kind?: unknown })?.kind === 'UnsupportedProtocolVersion') this.check(UnsupportedProtocolVersionData, data, `${where}: data`);
+      if ((data as { kind?: unknown })?.kind === 'OutOfRange') this.check(OutOfRangeData, data, `${where}: data`);
       const kind = (data as { kind?: string } | undefined)?.kind;
       if (kind !== undefined && (ErrorKinds as string[]).includes(kind) && code !== expectedCode(kind)) {
         this.violation(`${where}: kind ${kind} with code ${code} (the protocol gives ${expectedCode(kind)})`);

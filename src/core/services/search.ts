@@ -97,15 +97,21 @@ async function liveIds(store: Searchable): Promise<string[]> {
   return ids;
 }
 
-/** Up to SNIPPET_CHARS code points from a little before the first match, whitespace folded; "…" where cut. */
+/**
+ * At most SNIPPET_CHARS code points in all, each "…" included: from a little before the first
+ * match, whitespace folded (folding only shortens, so the bound holds after it).
+ */
 export function snippetOf(text: string, pattern: RegExp): string | undefined {
   const m = pattern.exec(text);
   if (!m) return undefined;
   let start = Math.max(0, m.index - SNIPPET_LEAD);
   if (start > 0 && /[\uDC00-\uDFFF]/.test(text[start] as string)) start -= 1; // never half a surrogate pair
-  const chars = Array.from(text.slice(start, start + SNIPPET_CHARS * 2)).slice(0, SNIPPET_CHARS);
-  const end = start + chars.join('').length;
-  return `${start > 0 ? '…' : ''}${chars.join('').replace(/\s+/g, ' ')}${end < text.length ? '…' : ''}`;
+  const lead = start > 0 ? '…' : '';
+  const budget = SNIPPET_CHARS - lead.length;
+  let chars = Array.from(text.slice(start, start + (budget + 1) * 2)).slice(0, budget + 1);
+  const cut = chars.length > budget || start + chars.join('').length < text.length;
+  if (cut) chars = chars.slice(0, budget - 1);
+  return `${lead}${chars.join('').replace(/\s+/g, ' ')}${cut ? '…' : ''}`;
 }
 
 function encodeSearchCursor(sessionId: string, seq: number): string {

@@ -52,13 +52,13 @@ export async function compact(c: Core, sessionId: string, req: CompactRequest): 
     const { row, kept, prefix } = await beforeCommit(async () => {
       const row = await c.loadLive(sessionId);
       if (req.throughSeq < row.firstSeq || req.throughSeq > lastSeq) {
-        throw new StoreError('InvalidArgument', `throughSeq must be between ${row.firstSeq} and ${lastSeq}`, { path: 'throughSeq' });
+        throw new StoreError('OutOfRange', `throughSeq must be between ${row.firstSeq} and ${lastSeq}`, { path: 'throughSeq', min: row.firstSeq, max: lastSeq });
       }
       const kept = (await c.activeRecords(sessionId, lastSeq, ['rewind'])).filter((r) => r.seq > req.throughSeq);
       return { row, kept, prefix: await prefixOf(await c.activeRecords(sessionId, req.throughSeq), baseState(s.header)) };
     });
     if (req.throughSeq < row.firstSeq || req.throughSeq > lastSeq) {
-      throw new StoreError('InvalidArgument', `throughSeq must be between ${row.firstSeq} and ${lastSeq}`, { path: 'throughSeq' });
+      throw new StoreError('OutOfRange', `throughSeq must be between ${row.firstSeq} and ${lastSeq}`, { path: 'throughSeq', min: row.firstSeq, max: lastSeq });
     }
     checkCompactionThrough(req.throughSeq, kept.map((r) => ({ seq: r.seq, toSeq: Number((JSON.parse(r.text) as { toSeq?: unknown }).toSeq) })));
     const archived = { generation: row.generation, records: row.records, bytes: row.storedBytes };

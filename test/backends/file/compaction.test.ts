@@ -526,25 +526,25 @@ describe('compaction: refusals change nothing', () => {
     await t.s.closeAll();
   });
 
-  it('throughSeq outside [firstSeq, lastSeq] → InvalidArgument (path throughSeq), nothing changed', async () => {
+  it('throughSeq outside [firstSeq, lastSeq] → OutOfRange (path throughSeq, min, max), nothing changed', async () => {
     const t = await session({ n: 5 });
     for (const throughSeq of [0, -1, 6, 100]) {
       const snap = await settled(t);
-      const err = await storeError(t.s.compact(t.sessionId, { summary: 's', throughSeq }), 'InvalidArgument');
-      expect(err.details.path).toBe('throughSeq');
+      const err = await storeError(t.s.compact(t.sessionId, { summary: 's', throughSeq }), 'OutOfRange');
+      expect(err.details).toEqual({ path: 'throughSeq', min: 1, max: 5 });
       expect(snapshotTree(t.root)).toEqual(snap);
     }
     await t.s.compact(t.sessionId, { summary: 's', throughSeq: 3 });
     const snap = await settled(t);
     // Below the current checkpoint: those records are already summarized.
     for (const throughSeq of [1, 2]) {
-      const err = await storeError(t.s.compact(t.sessionId, { summary: 's', throughSeq }), 'InvalidArgument');
-      expect(err.details.path).toBe('throughSeq');
+      const err = await storeError(t.s.compact(t.sessionId, { summary: 's', throughSeq }), 'OutOfRange');
+      expect(err.details).toEqual({ path: 'throughSeq', min: 3, max: 5 });
     }
     expect(snapshotTree(t.root)).toEqual(snap);
     // An empty session has nothing to compact.
     const { sessionId } = await t.s.create({});
-    await storeError(t.s.compact(sessionId, { summary: 's', throughSeq: 1 }), 'InvalidArgument');
+    await storeError(t.s.compact(sessionId, { summary: 's', throughSeq: 1 }), 'OutOfRange');
     await t.s.closeAll();
   });
 

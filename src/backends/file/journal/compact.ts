@@ -88,7 +88,7 @@ export async function compactJournal(fsl: FsLayer, layout: StoreLayout, handle: 
   const id = handle.header.sessionId;
   const { position } = handle;
   if (plan.throughSeq < handle.firstSeq || plan.throughSeq > position.lastSeq) {
-    throw new StoreError('InvalidArgument', `throughSeq must be between ${handle.firstSeq} and ${position.lastSeq}`, { path: 'throughSeq' });
+    throw new StoreError('OutOfRange', `throughSeq must be between ${handle.firstSeq} and ${position.lastSeq}`, { path: 'throughSeq', min: handle.firstSeq, max: position.lastSeq });
   }
   const generation = handle.generation;
   const journal = layout.journal(id);

@@ -3,7 +3,7 @@ import { ensurePrivateDir, readPrivateSmall, replaceAtomicallySync, syncAfterRen
 import type { FsLayer } from '../../../durable/fsLayer.js';
 import { StoreError } from '../../../domain/errors.js';
 import type { StoreLayout } from '../layout.js';
-import { checkStateKey } from '../../../domain/stateValues.js';
+import { checkStateKey, STATE_WRAPPER_BYTES } from '../../../domain/stateValues.js';
 import { MAX_STATE_VALUE_BYTES } from '../../../../protocol/methods/state.js';
 import { fileAad } from '../journal/cipher.js';
 import { openText, sealedLimit, sealText } from '../sealedFile.js';
@@ -33,7 +33,7 @@ export function getStateValue(fsl: FsLayer, layout: StoreLayout, id: string, key
   checkStateKey(key);
   let text: string | undefined;
   try {
-    text = readPrivateSmall(fsl, layout.stateValue(id, key), sealedLimit(MAX_STATE_VALUE_BYTES + 1));
+    text = readPrivateSmall(fsl, layout.stateValue(id, key), sealedLimit(MAX_STATE_VALUE_BYTES + STATE_WRAPPER_BYTES + 1));
   } catch (err) {
     if (err instanceof UnsafeFileError) throw new StoreError('UnsafeStore', `state value ${key} refused: it ${err.reason}`, { reason: err.reason });
     throw err;

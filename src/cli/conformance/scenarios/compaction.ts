@@ -15,8 +15,9 @@ export const compaction: Scenario = {
       const err = expectError(await p.request('session/compact', { sessionId, summary: 's', throughSeq: 3, expectedLastSeq: 4 }), -31003, 'Conflict');
       expectEqual(err.data?.stage, 'preCommit', 'data.stage');
     });
-    await t.check('InvalidParams-throughSeq', async () => {
-      expectError(await p.request('session/compact', { sessionId, summary: 's', throughSeq: 9 }), -32602, 'InvalidParams');
+    await t.check('OutOfRange-throughSeq', async () => {
+      const err = expectError(await p.request('session/compact', { sessionId, summary: 's', throughSeq: 9 }), -31018, 'OutOfRange');
+      expectEqual(err.data?.path, 'throughSeq', 'data.path');
     });
     await t.check('compact', async () => {
       const r = expectResult<{ generation: number; checkpointSeq: number; archived: Json }>(await p.request('session/compact', { sessionId, summary: 'summary of a-c', throughSeq: 3 }));

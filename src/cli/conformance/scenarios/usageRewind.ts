@@ -76,7 +76,8 @@ export const usageRewind: Scenario = {
     });
     await t.check('rewind-refusals', async () => {
       const { lastSeq } = await p.call<{ lastSeq: number }>('session/read', { sessionId, afterSeq: 1_000_000 });
-      expectError(await p.request('session/rewind', { sessionId, toSeq: lastSeq + 1 }), -32602);
+      const out = expectError(await p.request('session/rewind', { sessionId, toSeq: lastSeq + 1 }), -31018, 'OutOfRange');
+      expectEqual([out.data?.path, out.data?.min, out.data?.max], ['toSeq', 0, lastSeq], 'data.path, data.min, data.max');
       expectError(await p.request('session/rewind', { sessionId, toSeq: -1 }, { invalid: true }), -32602, 'InvalidParams');
       expectError(await p.request('session/rewind', { sessionId, toSeq: 1, expectedLastSeq: lastSeq - 1 }), -31003, 'Conflict');
       expectError(await p.request('session/append', { sessionId, records: [{ kind: 'rewind', toSeq: 1 }] }, { invalid: true }), -32602, 'InvalidParams');
