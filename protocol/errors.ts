@@ -60,8 +60,8 @@ export const InvalidParamsErrorData = z
     kind: z.literal('InvalidParams'),
     issues: z.array(z.object({ path: z.string(), message: z.string() })),
     /** session/compact through a seq a kept rewind goes back before: that rewind's seq and its toSeq. */
-    rewindSeq: z.number().int().optional(),
-    toSeq: z.number().int().optional(),
+    rewindSeq: z.number().int().min(0).optional(),
+    toSeq: z.number().int().min(0).optional(),
   })
   .meta({ id: 'InvalidParamsErrorData' });
 
@@ -70,8 +70,8 @@ export const OutOfRangeData = z
   .object({
     kind: z.literal('OutOfRange'),
     path: z.string(),
-    min: z.number().int(),
-    max: z.number().int(),
+    min: z.number().int().min(0),
+    max: z.number().int().min(0),
   })
   .meta({ id: 'OutOfRangeData' });
 

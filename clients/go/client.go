@@ -161,7 +161,7 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 	if pid == nil {
 		pid = Ptr(int64(os.Getpid()))
 	}
-	res, err := c.Initialize(ctx, InitializeParams{ProtocolVersion: c.protocolVersion, ClientInfo: info, ProcessID: pid})
+	res, err := c.Initialize(ctx, InitializeParams{ProtocolVersion: Ptr(c.protocolVersion), ClientInfo: info, ProcessID: pid})
 	if err == nil {
 		err = c.Initialized(ctx)
 	}

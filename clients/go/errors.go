@@ -337,6 +337,7 @@ var dataTypes = map[ErrorKind]func() any{
 	KindLeaseLost:                  func() any { return new(LeaseLostData) },
 	KindUnavailable:                func() any { return new(UnavailableData) },
 	KindKeyMismatch:                func() any { return new(KeyMismatchData) },
+	KindOutOfRange:                 func() any { return new(OutOfRangeData) },
 	KindInvalidParams:              func() any { return new(InvalidParamsErrorData) },
 	KindInternalError:              func() any { return new(InternalErrorData) },
 	KindRequestCancelled:           func() any { return new(RequestCancelledData) },

@@ -73,7 +73,7 @@ func TestTypedErrorsFromTheServer(t *testing.T) {
 		// Through Call: an unknown method, and a second initialize.
 		err = c.Call(ctx, "session/teleport", map[string]string{}, nil)
 		expect(err, KindMethodNotFound, OutcomeNotWritten)
-		_, err = c.Initialize(ctx, InitializeParams{ProtocolVersion: 1})
+		_, err = c.Initialize(ctx, InitializeParams{ProtocolVersion: Ptr(int64(1))})
 		expect(err, KindInvalidRequest, OutcomeNotWritten)
 
 		// Params that are not JSON are never sent.

@@ -40,6 +40,7 @@ const (
 	KindLeaseLost                  ErrorKind = "LeaseLost"                  // code -31015
 	KindUnavailable                ErrorKind = "Unavailable"                // code -31016
 	KindKeyMismatch                ErrorKind = "KeyMismatch"                // code -31017
+	KindOutOfRange                 ErrorKind = "OutOfRange"                 // code -31018
 )
 
 // jsonRPCKinds maps the JSON-RPC and LSP codes to their kind.
@@ -72,6 +73,7 @@ var domainCodes = map[ErrorKind]int{
 	KindLeaseLost:                  -31015,
 	KindUnavailable:                -31016,
 	KindKeyMismatch:                -31017,
+	KindOutOfRange:                 -31018,
 }
 
 // RecordKinds are the record kinds a client appends (meta.json recordKinds).

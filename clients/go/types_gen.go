@@ -269,8 +269,10 @@ func (i *InterruptionRecord) UnmarshalJSON(data []byte) error {
 
 // InvalidParamsErrorData is an object of the protocol (schema.json).
 type InvalidParamsErrorData struct {
-	Kind   string               `json:"kind"`
-	Issues []InvalidParamsIssue `json:"issues"`
+	Kind      string               `json:"kind"`
+	Issues    []InvalidParamsIssue `json:"issues"`
+	RewindSeq *int64               `json:"rewindSeq,omitempty"`
+	ToSeq     *int64               `json:"toSeq,omitempty"`
 }
 
 // InvalidParamsIssue is an object of the protocol (schema.json).
@@ -330,6 +332,14 @@ const (
 	OpenModeWrite OpenMode = "write"
 	OpenModeRead  OpenMode = "read"
 )
+
+// OutOfRangeData is an object of the protocol (schema.json).
+type OutOfRangeData struct {
+	Kind string `json:"kind"`
+	Path string `json:"path"`
+	Min  int64  `json:"min"`
+	Max  int64  `json:"max"`
+}
 
 // ParentLink is an object of the protocol (schema.json).
 type ParentLink struct {

@@ -67,7 +67,8 @@ impl Builder {
             request_timeout: Some(Duration::from_secs(120)),
             exit_timeout: Duration::from_secs(10),
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
-            initialize: InitializeParams::new(PROTOCOL_VERSION)
+            initialize: InitializeParams::new()
+                .protocol_version(PROTOCOL_VERSION)
                 .client_info(ClientInfo::new("session-sidecar-rust").version(env!("CARGO_PKG_VERSION")))
                 .process_id(i64::from(std::process::id())),
         }

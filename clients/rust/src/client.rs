@@ -298,7 +298,7 @@ impl Client {
     /// (or 1 MiB). `digest` is a [`crate::BlobRef`]'s `$blob` (`sha256:<hex>`).
     pub fn read_blob(&self, session_id: &str, digest: &str) -> Result<Vec<u8>> {
         use base64::Engine as _;
-        let chunk = self.capabilities().blob.as_ref().map_or(1 << 20, |b| u64::try_from(b.max_chunk).unwrap_or(1 << 20).clamp(1, 8 << 20));
+        let chunk = self.capabilities().blob.as_ref().map_or(1 << 20, |b| b.max_chunk.clamp(1, 8 << 20));
         let mut out = Vec::new();
         loop {
             let r = self.blob_get(

@@ -3,7 +3,7 @@
 //! have been written.
 
 use crate::error_data::*;
-use crate::{jsonrpc_code, ErrorKind, InvalidParamsErrorData, UnsupportedProtocolVersionData};
+use crate::{jsonrpc_code, ErrorKind, InvalidParamsErrorData, OutOfRangeData, UnsupportedProtocolVersionData};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::fmt;
@@ -86,6 +86,8 @@ pub enum Error {
     Unavailable(Box<RpcError<UnavailableData>>),
     /// `KeyMismatch` (-31017): the store's encryption key does not open what is stored.
     KeyMismatch(Box<RpcError<KeyMismatchData>>),
+    /// `OutOfRange` (-31018): a well-formed value outside the session's current range (`data.min`..=`data.max`).
+    OutOfRange(Box<RpcError<OutOfRangeData>>),
     /// -32700: a frame was not UTF-8 or not JSON.
     ParseError(Box<RpcError<Option<Value>>>),
     /// -32600: not a valid request (also a second `initialize`, any request after `shutdown`).
@@ -164,6 +166,7 @@ impl Error {
             Error::LeaseLost(_) => ErrorKind::LeaseLost,
             Error::Unavailable(_) => ErrorKind::Unavailable,
             Error::KeyMismatch(_) => ErrorKind::KeyMismatch,
+            Error::OutOfRange(_) => ErrorKind::OutOfRange,
             _ => return None,
         })
     }
@@ -190,7 +193,7 @@ impl Error {
         parts!(
             SessionNotFound, InvalidSessionId, Conflict, Corrupt, UnsafeStore, NotWritten, RolledBack, Uncertain,
             ReadOnly, PayloadTooLarge, UnsupportedProtocolVersion, SecretRejected, InvalidTurnTransition,
-            SessionLocked, LeaseLost, Unavailable, KeyMismatch, ParseError, InvalidRequest, MethodNotFound,
+            SessionLocked, LeaseLost, Unavailable, KeyMismatch, OutOfRange, ParseError, InvalidRequest, MethodNotFound,
             InvalidParams, Internal, ServerNotInitialized, RequestCancelled, Other
         )
     }
@@ -303,6 +306,7 @@ fn domain(kind: ErrorKind, code: i64, message: String, data: Value) -> Error {
         ErrorKind::LeaseLost => typed(code, message, data, Error::LeaseLost),
         ErrorKind::Unavailable => typed(code, message, data, Error::Unavailable),
         ErrorKind::KeyMismatch => typed(code, message, data, Error::KeyMismatch),
+        ErrorKind::OutOfRange => typed(code, message, data, Error::OutOfRange),
         ErrorKind::Unknown => Error::Other(Box::new(RpcError { code, message, data: Some(data) })),
     }
 }
@@ -317,6 +321,7 @@ mod tests {
         for &kind in ErrorKind::ALL {
             let data = match kind {
                 ErrorKind::UnsupportedProtocolVersion => json!({"kind": kind.as_str(), "supported": [1], "requested": 2}),
+                ErrorKind::OutOfRange => json!({"kind": kind.as_str(), "path": "toSeq", "min": 1, "max": 5}),
                 _ => json!({"kind": kind.as_str()}),
             };
             let e = from_response(&json!({"code": kind.code(), "message": "m", "data": data}));

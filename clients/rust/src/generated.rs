@@ -93,11 +93,14 @@ impl ApiRecord {
 #[non_exhaustive]
 pub struct ArchivedGeneration {
     /// `generation`
-    pub generation: i64,
+    pub generation: u64,
     /// `records`
-    pub records: i64,
+    pub records: u64,
     /// `bytes`
-    pub bytes: i64,
+    pub bytes: u64,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `Attachment` (`protocol/schema.json#/$defs/Attachment`).
@@ -109,6 +112,9 @@ pub struct Attachment {
     /// `mediaType`
     #[serde(rename = "mediaType", default, skip_serializing_if = "Option::is_none")]
     pub media_type: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 impl Attachment {
@@ -117,6 +123,7 @@ impl Attachment {
         Self {
             attach: attach.into(),
             media_type: None,
+            extra: Map::new(),
         }
     }
     /// Sets `mediaType`.
@@ -182,14 +189,17 @@ pub struct BlobGetResult {
     #[serde(rename = "dataBase64")]
     pub data_base64: String,
     /// `offset`
-    pub offset: i64,
+    pub offset: u64,
     /// Total size of the blob
-    pub bytes: i64,
+    pub bytes: u64,
     /// true when this chunk reaches the end of the blob
     pub eof: bool,
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `BlobRef` (`protocol/schema.json#/$defs/BlobRef`).
@@ -311,6 +321,9 @@ pub struct EmptyResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `EventRecord` (`protocol/schema.json#/$defs/EventRecord`).
@@ -361,9 +374,12 @@ impl ClientInfo {
 /// `InitializeParams` (`protocol/schema.json#/$defs/InitializeParams`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct InitializeParams {
-    /// The protocol version the client speaks (1)
-    #[serde(rename = "protocolVersion")]
-    pub protocol_version: i64,
+    /// The one protocol version the client speaks (1); refused with UnsupportedProtocolVersion if the server does not speak it. At least one of protocolVersion and protocolVersions
+    #[serde(rename = "protocolVersion", default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<i64>,
+    /// Every protocol version the client speaks: the server answers with the highest of them it speaks (§4.1), or UnsupportedProtocolVersion when it speaks none. At least one of protocolVersion and protocolVersions
+    #[serde(rename = "protocolVersions", default, skip_serializing_if = "Option::is_none")]
+    pub protocol_versions: Option<Vec<i64>>,
     /// `clientInfo`
     #[serde(rename = "clientInfo", default, skip_serializing_if = "Option::is_none")]
     pub client_info: Option<ClientInfo>,
@@ -380,14 +396,25 @@ pub struct InitializeParams {
 
 impl InitializeParams {
     /// `InitializeParams` with its required members set, the others unset.
-    pub fn new(protocol_version: i64) -> Self {
+    pub fn new() -> Self {
         Self {
-            protocol_version,
+            protocol_version: None,
+            protocol_versions: None,
             client_info: None,
             process_id: None,
             capabilities: None,
             meta: None,
         }
+    }
+    /// Sets `protocolVersion`.
+    pub fn protocol_version(mut self, value: i64) -> Self {
+        self.protocol_version = Some(value);
+        self
+    }
+    /// Sets `protocolVersions`.
+    pub fn protocol_versions(mut self, value: impl IntoIterator<Item = impl Into<i64>>) -> Self {
+        self.protocol_versions = Some(value.into_iter().map(Into::into).collect());
+        self
     }
     /// Sets `clientInfo`.
     pub fn client_info(mut self, value: impl Into<ClientInfo>) -> Self {
@@ -419,6 +446,9 @@ pub struct ServerInfo {
     pub name: String,
     /// `version`
     pub version: String,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// One of `file`, `postgres`.
@@ -472,13 +502,16 @@ pub struct StoreInfo {
     pub root: String,
     /// Which persistence backend the store uses
     pub backend: StoreBackend,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `InitializeResult` (`protocol/schema.json#/$defs/InitializeResult`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct InitializeResult {
-    /// `protocolVersion`
+    /// The version settled on: the highest the client offered that the server speaks (1 in this build)
     #[serde(rename = "protocolVersion")]
     pub protocol_version: u64,
     /// `serverInfo`
@@ -491,6 +524,9 @@ pub struct InitializeResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `InterruptionRecord.toolResults/items` in `protocol/schema.json`.
@@ -573,6 +609,9 @@ pub struct ParamsIssue {
     pub path: String,
     /// `message`
     pub message: String,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `InvalidParamsErrorData` (`protocol/schema.json#/$defs/InvalidParamsErrorData`).
@@ -583,6 +622,15 @@ pub struct InvalidParamsErrorData {
     pub kind: String,
     /// `issues`
     pub issues: Vec<ParamsIssue>,
+    /// `rewindSeq`
+    #[serde(rename = "rewindSeq", default, skip_serializing_if = "Option::is_none")]
+    pub rewind_seq: Option<u64>,
+    /// `toSeq`
+    #[serde(rename = "toSeq", default, skip_serializing_if = "Option::is_none")]
+    pub to_seq: Option<u64>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// One of `always`, `onFailure`, `never`.
@@ -695,6 +743,23 @@ impl MessageRecord {
             message: message.into(),
         }
     }
+}
+
+/// `OutOfRangeData` (`protocol/schema.json#/$defs/OutOfRangeData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct OutOfRangeData {
+    /// `kind`
+    pub kind: String,
+    /// `path`
+    pub path: String,
+    /// `min`
+    pub min: u64,
+    /// `max`
+    pub max: u64,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// One of `continuation`, `fork`.
@@ -821,7 +886,10 @@ pub struct PrunedSession {
     pub updated_at: String,
     /// Stored size as session/list reports it
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bytes: Option<i64>,
+    pub bytes: Option<u64>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `ToolStartRecord` (`protocol/schema.json#/$defs/ToolStartRecord`).
@@ -1130,9 +1198,12 @@ impl From<ToolStreamRecord> for Record {
 #[non_exhaustive]
 pub struct Recovered {
     /// Bytes of torn tail removed from the journal
-    pub bytes: i64,
+    pub bytes: u64,
     /// Path, relative to the store root, of the file keeping those bytes
     pub evidence: String,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `Redaction` (`protocol/schema.json#/$defs/Redaction`).
@@ -1145,6 +1216,9 @@ pub struct Redaction {
     pub path: String,
     /// credential-key, or the token rule that matched (github-token, jwt, ...)
     pub rule: String,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `RuntimeCounters` (`protocol/schema.json#/$defs/RuntimeCounters`).
@@ -1156,10 +1230,13 @@ pub struct RuntimeCounters {
     pub api_seq: u64,
     /// apiSeqs of requests still waiting for their response, oldest first
     #[serde(rename = "openApi")]
-    pub open_api: Vec<i64>,
+    pub open_api: Vec<u64>,
     /// The highest toolSeq started
     #[serde(rename = "toolSeq")]
     pub tool_seq: u64,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `SearchHit` (`protocol/schema.json#/$defs/SearchHit`).
@@ -1173,6 +1250,9 @@ pub struct SearchHit {
     pub seq: u64,
     /// At most 160 characters of the text from a little before the match, whitespace folded
     pub snippet: String,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `SecretsParam` (`protocol/schema.json#/$defs/SecretsParam`).
@@ -1211,10 +1291,13 @@ impl SecretsParam {
 #[non_exhaustive]
 pub struct SecretsStatus {
     /// How many distinct secrets guard the session in this process
-    pub registered: i64,
+    pub registered: u64,
     /// Named environment variables that are not set (nothing to guard)
     #[serde(rename = "unsetEnv", default, skip_serializing_if = "Option::is_none")]
     pub unset_env: Option<Vec<String>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// One of `lsp`, `ndjson`.
@@ -1309,6 +1392,9 @@ impl std::fmt::Display for OpenMode {
 pub struct SessionCapabilitiesOpen {
     /// `modes`
     pub modes: Vec<OpenMode>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `ServerCapabilities.session.append` in `protocol/schema.json`.
@@ -1317,10 +1403,16 @@ pub struct SessionCapabilitiesOpen {
 pub struct SessionCapabilitiesAppend {
     /// `maxRecords`
     #[serde(rename = "maxRecords")]
-    pub max_records: i64,
+    pub max_records: u64,
     /// `expectedLastSeq`
     #[serde(rename = "expectedLastSeq")]
     pub expected_last_seq: bool,
+    /// session/append accepts idempotencyKey (§6.3)
+    #[serde(rename = "idempotencyKey", default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<bool>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `ServerCapabilities.session.read` in `protocol/schema.json`.
@@ -1329,9 +1421,12 @@ pub struct SessionCapabilitiesAppend {
 pub struct SessionCapabilitiesRead {
     /// `maxLimit`
     #[serde(rename = "maxLimit")]
-    pub max_limit: i64,
+    pub max_limit: u64,
     /// `kinds`
     pub kinds: bool,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `ServerCapabilities.session.list` in `protocol/schema.json`.
@@ -1340,10 +1435,13 @@ pub struct SessionCapabilitiesRead {
 pub struct SessionCapabilitiesList {
     /// `maxLimit`
     #[serde(rename = "maxLimit")]
-    pub max_limit: i64,
+    pub max_limit: u64,
     /// `filters`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filters: Option<bool>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `ServerCapabilities.session.context` in `protocol/schema.json`.
@@ -1352,6 +1450,9 @@ pub struct SessionCapabilitiesList {
 pub struct SessionCapabilitiesContext {
     /// `prune`
     pub prune: bool,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `ServerCapabilities.session.delete` in `protocol/schema.json`.
@@ -1362,6 +1463,9 @@ pub struct SessionCapabilitiesDelete {
     pub trash: bool,
     /// `purge`
     pub purge: bool,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `ServerCapabilities.session.subscribe` in `protocol/schema.json`.
@@ -1373,7 +1477,10 @@ pub struct SessionCapabilitiesSubscribe {
     pub cross_process: bool,
     /// `maxUnsentRecords`
     #[serde(rename = "maxUnsentRecords")]
-    pub max_unsent_records: i64,
+    pub max_unsent_records: u64,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// session/prune (§18)
@@ -1385,6 +1492,9 @@ pub struct SessionCapabilitiesPrune {
     pub dry_run: bool,
     /// `tags`
     pub tags: bool,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// session/create ephemeral: true (§17); scratch: whether tool/allocateScratch works for one
@@ -1393,6 +1503,9 @@ pub struct SessionCapabilitiesPrune {
 pub struct SessionCapabilitiesEphemeral {
     /// `scratch`
     pub scratch: bool,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `ServerCapabilities.session.update` in `protocol/schema.json`.
@@ -1401,7 +1514,10 @@ pub struct SessionCapabilitiesEphemeral {
 pub struct SessionCapabilitiesUpdate {
     /// `maxTags`
     #[serde(rename = "maxTags")]
-    pub max_tags: i64,
+    pub max_tags: u64,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `ServerCapabilities.session.search` in `protocol/schema.json`.
@@ -1410,7 +1526,10 @@ pub struct SessionCapabilitiesUpdate {
 pub struct SessionCapabilitiesSearch {
     /// `maxLimit`
     #[serde(rename = "maxLimit")]
-    pub max_limit: i64,
+    pub max_limit: u64,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `ServerCapabilities.session` in `protocol/schema.json`.
@@ -1509,6 +1628,9 @@ impl std::fmt::Display for TurnsMode {
 pub struct ServerCapabilitiesTurns {
     /// `modes`
     pub modes: Vec<TurnsMode>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `ServerCapabilities.state` in `protocol/schema.json`.
@@ -1517,7 +1639,10 @@ pub struct ServerCapabilitiesTurns {
 pub struct ServerCapabilitiesState {
     /// `maxValueBytes`
     #[serde(rename = "maxValueBytes")]
-    pub max_value_bytes: i64,
+    pub max_value_bytes: u64,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `ServerCapabilities.blob` in `protocol/schema.json`.
@@ -1526,10 +1651,13 @@ pub struct ServerCapabilitiesState {
 pub struct ServerCapabilitiesBlob {
     /// `defaultThreshold`
     #[serde(rename = "defaultThreshold")]
-    pub default_threshold: i64,
+    pub default_threshold: u64,
     /// `maxChunk`
     #[serde(rename = "maxChunk")]
-    pub max_chunk: i64,
+    pub max_chunk: u64,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// Encryption at rest of the file store (§20); absent with a PostgreSQL store
@@ -1540,6 +1668,9 @@ pub struct ServerCapabilitiesEncryptionAtRest {
     pub algorithm: String,
     /// Whether this store is encrypted (serve --encryption-key-env / --encryption-key-file)
     pub active: bool,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `ServerCapabilities` (`protocol/schema.json#/$defs/ServerCapabilities`).
@@ -1550,7 +1681,7 @@ pub struct ServerCapabilities {
     pub framings: Vec<Framing>,
     /// `maxMessageBytes`
     #[serde(rename = "maxMessageBytes")]
-    pub max_message_bytes: i64,
+    pub max_message_bytes: u64,
     /// `recordKinds`
     #[serde(rename = "recordKinds")]
     pub record_kinds: Vec<String>,
@@ -1586,6 +1717,9 @@ pub struct SessionAppendParams {
     /// Append only if the session lastSeq is exactly this; otherwise Conflict and nothing is written
     #[serde(rename = "expectedLastSeq", default, skip_serializing_if = "Option::is_none")]
     pub expected_last_seq: Option<u64>,
+    /// Per session: a retry with the same key and the same records answers the original result (same seqs) and writes nothing; the same key with other records is Conflict (reason idempotencyKeyReused). 1..128 printable ASCII characters; kept while the record holding it is uncompacted (§6.3)
+    #[serde(rename = "idempotencyKey", default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
@@ -1598,12 +1732,18 @@ impl SessionAppendParams {
             session_id: session_id.into(),
             records: records.into_iter().map(Into::into).collect(),
             expected_last_seq: None,
+            idempotency_key: None,
             meta: None,
         }
     }
     /// Sets `expectedLastSeq`.
     pub fn expected_last_seq(mut self, value: u64) -> Self {
         self.expected_last_seq = Some(value);
+        self
+    }
+    /// Sets `idempotencyKey`.
+    pub fn idempotency_key(mut self, value: impl Into<String>) -> Self {
+        self.idempotency_key = Some(value.into());
         self
     }
     /// Sets `_meta`.
@@ -1629,6 +1769,9 @@ pub struct SessionAppendResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `SessionCloseParams` (`protocol/schema.json#/$defs/SessionCloseParams`).
@@ -1722,7 +1865,7 @@ impl SessionCompactParams {
 #[non_exhaustive]
 pub struct SessionCompactResult {
     /// The new active generation
-    pub generation: i64,
+    pub generation: u64,
     /// seq of the checkpoint record (= throughSeq)
     #[serde(rename = "checkpointSeq")]
     pub checkpoint_seq: u64,
@@ -1731,6 +1874,9 @@ pub struct SessionCompactResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// Opt-in: shorten old large tool outputs; the stored records are never touched
@@ -1810,6 +1956,9 @@ pub struct SessionContextResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `SessionCreateParams` (`protocol/schema.json#/$defs/SessionCreateParams`).
@@ -1960,6 +2109,9 @@ pub struct SessionCreateResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `SessionDeleteParams` (`protocol/schema.json#/$defs/SessionDeleteParams`).
@@ -2006,6 +2158,9 @@ pub struct SessionDidAppendParams {
     pub session_id: String,
     /// `records`
     pub records: Vec<StoredRecord>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `SessionDidOverflowParams` (`protocol/schema.json#/$defs/SessionDidOverflowParams`).
@@ -2018,6 +2173,9 @@ pub struct SessionDidOverflowParams {
     /// `lastDeliveredSeq`
     #[serde(rename = "lastDeliveredSeq")]
     pub last_delivered_seq: u64,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `SessionForkParams` (`protocol/schema.json#/$defs/SessionForkParams`).
@@ -2065,6 +2223,9 @@ pub struct SessionForkResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `SessionHistoryParams` (`protocol/schema.json#/$defs/SessionHistoryParams`).
@@ -2098,17 +2259,20 @@ impl SessionHistoryParams {
 #[non_exhaustive]
 pub struct HistoryGeneration {
     /// `generation`
-    pub generation: i64,
+    pub generation: u64,
     /// `throughSeq`
     #[serde(rename = "throughSeq")]
     pub through_seq: u64,
     /// `records`
-    pub records: i64,
+    pub records: u64,
     /// `bytes`
-    pub bytes: i64,
+    pub bytes: u64,
     /// RFC 3339 UTC with milliseconds
     #[serde(rename = "createdAt")]
     pub created_at: String,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `SessionHistoryResult` (`protocol/schema.json#/$defs/SessionHistoryResult`).
@@ -2120,6 +2284,9 @@ pub struct SessionHistoryResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `SessionListParams` (`protocol/schema.json#/$defs/SessionListParams`).
@@ -2246,6 +2413,9 @@ pub struct SessionListResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `SessionOpenParams` (`protocol/schema.json#/$defs/SessionOpenParams`).
@@ -2357,10 +2527,13 @@ pub struct SessionOpenResult {
     pub keep_scratch: Option<KeepScratch>,
     /// `blobThreshold`
     #[serde(rename = "blobThreshold", default, skip_serializing_if = "Option::is_none")]
-    pub blob_threshold: Option<i64>,
+    pub blob_threshold: Option<u64>,
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `SessionPruneParams` (`protocol/schema.json#/$defs/SessionPruneParams`).
@@ -2472,6 +2645,9 @@ pub struct PruneSkipped {
     pub session_id: String,
     /// open: open for writing by a process; gone: deleted meanwhile; inTrash: a deleted session with this id is in the trash
     pub reason: PruneSkipReason,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `SessionPruneResult` (`protocol/schema.json#/$defs/SessionPruneResult`).
@@ -2488,6 +2664,9 @@ pub struct SessionPruneResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `SessionReadParams` (`protocol/schema.json#/$defs/SessionReadParams`).
@@ -2576,6 +2755,9 @@ pub struct SessionReadResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `SessionRestoreParams` (`protocol/schema.json#/$defs/SessionRestoreParams`).
@@ -2657,6 +2839,9 @@ pub struct SessionRewindResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `SessionSearchParams` (`protocol/schema.json#/$defs/SessionSearchParams`).
@@ -2723,6 +2908,9 @@ pub struct SessionSearchResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `SessionSubscribeParams` (`protocol/schema.json#/$defs/SessionSubscribeParams`).
@@ -2770,6 +2958,9 @@ pub struct SessionSubscribeResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `SessionSummary` (`protocol/schema.json#/$defs/SessionSummary`).
@@ -2792,7 +2983,7 @@ pub struct SessionSummary {
     #[serde(rename = "lastSeq")]
     pub last_seq: u64,
     /// Size of the journal in bytes
-    pub bytes: i64,
+    pub bytes: u64,
     /// "role: text" of the first message, cut at 120 characters
     #[serde(rename = "firstMessage", default, skip_serializing_if = "Option::is_none")]
     pub first_message: Option<String>,
@@ -2814,6 +3005,9 @@ pub struct SessionSummary {
     /// The session is in the trash (listed with includeDeleted only)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deleted: Option<bool>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `SessionUnsubscribeParams` (`protocol/schema.json#/$defs/SessionUnsubscribeParams`).
@@ -2936,13 +3130,16 @@ pub struct SessionUpdateResult {
     pub keep_scratch: Option<KeepScratch>,
     /// `blobThreshold`
     #[serde(rename = "blobThreshold", default, skip_serializing_if = "Option::is_none")]
-    pub blob_threshold: Option<i64>,
+    pub blob_threshold: Option<u64>,
     /// What was redacted in the update, when anything was
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redactions: Option<Vec<Redaction>>,
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `SessionUsageParams` (`protocol/schema.json#/$defs/SessionUsageParams`).
@@ -2988,6 +3185,9 @@ pub struct SessionUsageResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `StateDeleteParams` (`protocol/schema.json#/$defs/StateDeleteParams`).
@@ -3028,6 +3228,9 @@ pub struct StateDeleteResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `StateGetParams` (`protocol/schema.json#/$defs/StateGetParams`).
@@ -3068,6 +3271,9 @@ pub struct StateGetResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `StateSetParams` (`protocol/schema.json#/$defs/StateSetParams`).
@@ -3112,6 +3318,57 @@ pub struct StateSetResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct StoredApiRecordIdempotency {
+    /// `key`
+    pub key: String,
+    /// `digest`
+    pub digest: String,
+    /// `firstSeq`
+    #[serde(rename = "firstSeq")]
+    pub first_seq: u64,
+    /// `lastSeq`
+    #[serde(rename = "lastSeq")]
+    pub last_seq: u64,
+    /// `redactions`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redactions: Option<Vec<Redaction>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `StoredApiRecord` (`protocol/schema.json#/$defs/StoredApiRecord`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct StoredApiRecord {
+    /// `seq`
+    pub seq: u64,
+    /// RFC 3339 UTC with milliseconds
+    pub ts: String,
+    /// The turn that was pending when the record was appended
+    #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+    /// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency: Option<StoredApiRecordIdempotency>,
+    /// A request opens the next apiSeq; a response pairs with the latest request still open
+    pub direction: ApiDirection,
+    /// The provider request or response body, as the runtime sent or received it
+    pub payload: Value,
+    /// `apiSeq`
+    #[serde(rename = "apiSeq")]
+    pub api_seq: u64,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `StoredCheckpointRecord.counters` in `protocol/schema.json`.
@@ -3120,7 +3377,10 @@ pub struct StateSetResult {
 pub struct CheckpointCounters {
     /// `summarizedRecords`
     #[serde(rename = "summarizedRecords")]
-    pub summarized_records: i64,
+    pub summarized_records: u64,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// The effective title/metadata/tags at throughSeq, when the session had a sessionUpdate record (absent: the header line's)
@@ -3136,6 +3396,9 @@ pub struct CheckpointHeader {
     /// `tags`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<String>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `StoredCheckpointRecord` (`protocol/schema.json#/$defs/StoredCheckpointRecord`).
@@ -3147,7 +3410,7 @@ pub struct StoredCheckpointRecord {
     /// RFC 3339 UTC with milliseconds
     pub ts: String,
     /// `generation`
-    pub generation: i64,
+    pub generation: u64,
     /// `throughSeq`
     #[serde(rename = "throughSeq")]
     pub through_seq: u64,
@@ -3175,12 +3438,15 @@ pub struct StoredCheckpointRecord {
     /// The usage totals at throughSeq (absent: none counted)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<StoredUsageTotals>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
-/// `StoredRecord variant 0` in `protocol/schema.json`.
+/// `StoredEventRecord` (`protocol/schema.json#/$defs/StoredEventRecord`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct StoredMessageRecord {
+pub struct StoredEventRecord {
     /// `seq`
     pub seq: u64,
     /// RFC 3339 UTC with milliseconds
@@ -3188,11 +3454,20 @@ pub struct StoredMessageRecord {
     /// The turn that was pending when the record was appended
     #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
-    /// `message`
-    pub message: ChatMessage,
+    /// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency: Option<StoredApiRecordIdempotency>,
+    /// `type`
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `payload`
+    pub payload: Value,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
-/// `StoredRecord variant 1` in `protocol/schema.json`.
+/// `StoredInterruptionRecord` (`protocol/schema.json#/$defs/StoredInterruptionRecord`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StoredInterruptionRecord {
@@ -3203,6 +3478,9 @@ pub struct StoredInterruptionRecord {
     /// The turn that was pending when the record was appended
     #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
+    /// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency: Option<StoredApiRecordIdempotency>,
     /// `reason`
     pub reason: String,
     /// The turn phase that was interrupted, e.g. providerStream or executingTools
@@ -3216,12 +3494,15 @@ pub struct StoredInterruptionRecord {
     /// `toolResults`
     #[serde(rename = "toolResults", default, skip_serializing_if = "Option::is_none")]
     pub tool_results: Option<Vec<ToolResult>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
-/// `StoredRecord variant 2` in `protocol/schema.json`.
+/// `StoredMessageRecord` (`protocol/schema.json#/$defs/StoredMessageRecord`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct StoredEventRecord {
+pub struct StoredMessageRecord {
     /// `seq`
     pub seq: u64,
     /// RFC 3339 UTC with milliseconds
@@ -3229,34 +3510,17 @@ pub struct StoredEventRecord {
     /// The turn that was pending when the record was appended
     #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
-    /// `type`
-    #[serde(rename = "type")]
-    pub type_: String,
-    /// `payload`
-    pub payload: Value,
+    /// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency: Option<StoredApiRecordIdempotency>,
+    /// `message`
+    pub message: ChatMessage,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
-/// `StoredRecord variant 3` in `protocol/schema.json`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct StoredApiRecord {
-    /// `seq`
-    pub seq: u64,
-    /// RFC 3339 UTC with milliseconds
-    pub ts: String,
-    /// The turn that was pending when the record was appended
-    #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
-    pub turn_id: Option<String>,
-    /// A request opens the next apiSeq; a response pairs with the latest request still open
-    pub direction: ApiDirection,
-    /// The provider request or response body, as the runtime sent or received it
-    pub payload: Value,
-    /// `apiSeq`
-    #[serde(rename = "apiSeq")]
-    pub api_seq: u64,
-}
-
-/// `StoredRecord variant 4` in `protocol/schema.json`.
+/// `StoredToolStartRecord` (`protocol/schema.json#/$defs/StoredToolStartRecord`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StoredToolStartRecord {
@@ -3267,6 +3531,9 @@ pub struct StoredToolStartRecord {
     /// The turn that was pending when the record was appended
     #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
+    /// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency: Option<StoredApiRecordIdempotency>,
     /// `toolSeq`
     #[serde(rename = "toolSeq")]
     pub tool_seq: u64,
@@ -3281,9 +3548,12 @@ pub struct StoredToolStartRecord {
     /// `agent`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
-/// `StoredRecord variant 5` in `protocol/schema.json`.
+/// `StoredToolFinishRecord` (`protocol/schema.json#/$defs/StoredToolFinishRecord`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StoredToolFinishRecord {
@@ -3294,6 +3564,9 @@ pub struct StoredToolFinishRecord {
     /// The turn that was pending when the record was appended
     #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
+    /// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency: Option<StoredApiRecordIdempotency>,
     /// `toolSeq`
     #[serde(rename = "toolSeq")]
     pub tool_seq: u64,
@@ -3314,9 +3587,12 @@ pub struct StoredToolFinishRecord {
     /// `error`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
-/// `StoredRecord variant 6` in `protocol/schema.json`.
+/// `StoredToolStreamRecord` (`protocol/schema.json#/$defs/StoredToolStreamRecord`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct StoredToolStreamRecord {
@@ -3327,6 +3603,9 @@ pub struct StoredToolStreamRecord {
     /// The turn that was pending when the record was appended
     #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
+    /// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency: Option<StoredApiRecordIdempotency>,
     /// `toolSeq`
     #[serde(rename = "toolSeq")]
     pub tool_seq: u64,
@@ -3338,6 +3617,9 @@ pub struct StoredToolStreamRecord {
     /// `dataBase64`
     #[serde(rename = "dataBase64", default, skip_serializing_if = "Option::is_none")]
     pub data_base64: Option<BlobOr<String>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// One of `start`, `phase`, `fail`, `resume`, `finish`.
@@ -3565,6 +3847,9 @@ pub struct StoredTurnRecord {
     /// `error`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `StoredSessionUpdateRecord` (`protocol/schema.json#/$defs/StoredSessionUpdateRecord`).
@@ -3584,6 +3869,9 @@ pub struct StoredSessionUpdateRecord {
     /// `tags`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<String>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `StoredRewindRecord` (`protocol/schema.json#/$defs/StoredRewindRecord`).
@@ -3601,7 +3889,10 @@ pub struct StoredRewindRecord {
     pub turn: Option<TurnState>,
     /// apiSeqs of the requests open as of toSeq (the apiSeq/toolSeq high-water marks are never rewound)
     #[serde(rename = "openApi")]
-    pub open_api: Vec<i64>,
+    pub open_api: Vec<u64>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// One of the `StoredRecord` kinds, by its `kind` member.
@@ -3814,6 +4105,9 @@ pub struct StoredUsageTotals {
     /// `byModel`
     #[serde(rename = "byModel")]
     pub by_model: BTreeMap<String, UsageCounts>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// \[A-Za-z0-9._:-\]{1,128}
@@ -3873,6 +4167,9 @@ pub struct ToolAllocateScratchResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `ToolCall` (`protocol/schema.json#/$defs/ToolCall`).
@@ -3910,6 +4207,9 @@ pub struct TurnDidChangeParams {
     pub session_id: String,
     /// `turn`
     pub turn: Option<TurnState>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `TurnFailParams` (`protocol/schema.json#/$defs/TurnFailParams`).
@@ -4022,6 +4322,9 @@ pub struct TurnGetResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `TurnResumeParams` (`protocol/schema.json#/$defs/TurnResumeParams`).
@@ -4126,6 +4429,9 @@ pub struct TurnStartResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// One of `active`, `retryable`, `completed`, `interrupted`, `terminalFailure`, `abandoned`.
@@ -4209,6 +4515,9 @@ pub struct TurnState {
     /// `error`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `UnsupportedProtocolVersionData` (`protocol/schema.json#/$defs/UnsupportedProtocolVersionData`).
@@ -4217,10 +4526,17 @@ pub struct TurnState {
 pub struct UnsupportedProtocolVersionData {
     /// `kind`
     pub kind: String,
-    /// `supported`
-    pub supported: Vec<i64>,
-    /// `requested`
-    pub requested: Value,
+    /// Every protocol version this server speaks: retry initialize with one of them
+    pub supported: Vec<u64>,
+    /// The protocolVersion sent, when one was
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+    pub requested: Option<Value>,
+    /// The protocolVersions sent, when they were
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered: Option<Vec<i64>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `UsageCounts` (`protocol/schema.json#/$defs/UsageCounts`).
@@ -4244,6 +4560,9 @@ pub struct UsageCounts {
     pub total: u64,
     /// Usage objects counted
     pub requests: u64,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 // ---- protocol/meta.json ------------------------------------------------------------------
@@ -4313,6 +4632,8 @@ pub enum ErrorKind {
     Unavailable,
     /// `KeyMismatch`: code -31017.
     KeyMismatch,
+    /// `OutOfRange`: code -31018.
+    OutOfRange,
     /// A value this version of the client does not know.
     #[serde(other)]
     Unknown,
@@ -4320,7 +4641,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every known value, in schema order.
-    pub const ALL: &'static [Self] = &[Self::SessionNotFound, Self::InvalidSessionId, Self::Conflict, Self::Corrupt, Self::UnsafeStore, Self::NotWritten, Self::RolledBack, Self::Uncertain, Self::ReadOnly, Self::PayloadTooLarge, Self::UnsupportedProtocolVersion, Self::SecretRejected, Self::InvalidTurnTransition, Self::SessionLocked, Self::LeaseLost, Self::Unavailable, Self::KeyMismatch];
+    pub const ALL: &'static [Self] = &[Self::SessionNotFound, Self::InvalidSessionId, Self::Conflict, Self::Corrupt, Self::UnsafeStore, Self::NotWritten, Self::RolledBack, Self::Uncertain, Self::ReadOnly, Self::PayloadTooLarge, Self::UnsupportedProtocolVersion, Self::SecretRejected, Self::InvalidTurnTransition, Self::SessionLocked, Self::LeaseLost, Self::Unavailable, Self::KeyMismatch, Self::OutOfRange];
 
     /// The value on the wire (`"Unknown"` for `Unknown`).
     pub fn as_str(self) -> &'static str {
@@ -4342,6 +4663,7 @@ impl ErrorKind {
             Self::LeaseLost => "LeaseLost",
             Self::Unavailable => "Unavailable",
             Self::KeyMismatch => "KeyMismatch",
+            Self::OutOfRange => "OutOfRange",
             Self::Unknown => "Unknown",
         }
     }
@@ -4371,6 +4693,7 @@ impl ErrorKind {
             Self::LeaseLost => -31015,
             Self::Unavailable => -31016,
             Self::KeyMismatch => -31017,
+            Self::OutOfRange => -31018,
             Self::Unknown => 0,
         }
     }
@@ -4408,7 +4731,7 @@ pub struct MethodInfo {
 
 /// Every method and notification of the protocol, in `meta.json` order.
 pub const METHODS: &[MethodInfo] = &[
-    MethodInfo { name: "initialize", request: true, client_to_server: true, params_optional: false, capability: None, since: 1, summary: "First request of a connection: agree on the protocol version, learn capabilities and the store root." },
+    MethodInfo { name: "initialize", request: true, client_to_server: true, params_optional: true, capability: None, since: 1, summary: "First request of a connection: agree on the protocol version, learn capabilities and the store root." },
     MethodInfo { name: "initialized", request: false, client_to_server: true, params_optional: true, capability: None, since: 1, summary: "Sent by the client after it received the initialize result." },
     MethodInfo { name: "shutdown", request: true, client_to_server: true, params_optional: true, capability: None, since: 1, summary: "Finish in-flight appends, close every session; the server then waits for exit." },
     MethodInfo { name: "exit", request: false, client_to_server: true, params_optional: true, capability: None, since: 1, summary: "Exit the process: code 0 after shutdown, 1 otherwise." },

@@ -22,7 +22,7 @@ from .command import ENV_VAR, resolve_command
 from .errors import (
     DOMAIN_ERRORS, ERRORS_BY_CODE, ERRORS_BY_KIND, JSONRPC_ERRORS,
     Conflict, Corrupt, InternalError, InvalidParams, InvalidRequest, InvalidSessionId,
-    InvalidTurnTransition, KeyMismatch, LeaseLost, MethodNotFound, NotSupported, NotWritten, ParseError,
+    InvalidTurnTransition, KeyMismatch, LeaseLost, MethodNotFound, NotSupported, NotWritten, OutOfRange, ParseError,
     PayloadTooLarge, ReadOnly, RequestCancelled, RolledBack, SecretRejected, ServerNotInitialized,
     SessionLocked, SessionNotFound, SidecarError, SidecarExited, SidecarNotFound, Unavailable,
     Uncertain, UnsafeStore, UnsupportedProtocolVersion, error_from_response,
@@ -38,6 +38,7 @@ __all__ = [
     "SessionNotFound", "InvalidSessionId", "Conflict", "Corrupt", "UnsafeStore", "NotWritten",
     "RolledBack", "Uncertain", "ReadOnly", "PayloadTooLarge", "UnsupportedProtocolVersion",
     "SecretRejected", "InvalidTurnTransition", "SessionLocked", "LeaseLost", "Unavailable", "KeyMismatch",
+    "OutOfRange",
     "InvalidParams", "ParseError", "InvalidRequest", "MethodNotFound", "InternalError",
     "ServerNotInitialized", "RequestCancelled",
 ]

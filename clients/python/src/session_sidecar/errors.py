@@ -118,6 +118,11 @@ class KeyMismatch(SidecarError):
     """The store's encryption key is wrong, missing or unneeded (encryption at rest); data: reason."""
 
 
+class OutOfRange(SidecarError):
+    """A well-formed value outside the session's current range (a rewind's toSeq, a compaction's
+    throughSeq); data: path, min, max (inclusive)."""
+
+
 # -- JSON-RPC / LSP errors -----------------------------------------------------------------
 
 class InvalidParams(SidecarError):
@@ -171,6 +176,7 @@ DOMAIN_ERRORS: dict[str, tuple[int, type[SidecarError]]] = {
     "LeaseLost": (-31015, LeaseLost),
     "Unavailable": (-31016, Unavailable),
     "KeyMismatch": (-31017, KeyMismatch),
+    "OutOfRange": (-31018, OutOfRange),
 }
 
 #: JSON-RPC and LSP error classes by name (each with its code), as in protocol/meta.json.

@@ -356,7 +356,7 @@ impl AsyncClient {
     /// All of a blob's bytes (see [`crate::Client::read_blob`]).
     pub async fn read_blob(&self, session_id: &str, digest: &str) -> Result<Vec<u8>> {
         use base64::Engine as _;
-        let chunk = self.capabilities().blob.as_ref().map_or(1 << 20, |b| u64::try_from(b.max_chunk).unwrap_or(1 << 20).clamp(1, 8 << 20));
+        let chunk = self.capabilities().blob.as_ref().map_or(1 << 20, |b| b.max_chunk.clamp(1, 8 << 20));
         let mut out = Vec::new();
         loop {
             let r = self.blob_get(BlobGetParams::new(session_id, digest).offset(out.len() as u64).length(chunk)).await?;

@@ -69,11 +69,11 @@ fn protocol_errors_are_typed_with_their_data() {
 #[test]
 fn unsupported_protocol_version() {
     let dir = TempDir::new();
-    let e = builder(&dir.store(), Framing::Ndjson).initialize_params(InitializeParams::new(2)).spawn().unwrap_err();
+    let e = builder(&dir.store(), Framing::Ndjson).initialize_params(InitializeParams::new().protocol_version(2)).spawn().unwrap_err();
     match &e {
         Error::UnsupportedProtocolVersion(u) => {
             assert_eq!(u.data.supported, [1]);
-            assert_eq!(u.data.requested, json!(2));
+            assert_eq!(u.data.requested, Some(json!(2)));
         }
         other => panic!("{other:?}"),
     }

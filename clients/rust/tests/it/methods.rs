@@ -109,7 +109,7 @@ fn every_method(framing: Framing) {
 
     // blob/get (and read_blob over it).
     let chunk = call!("blob/get", client.blob_get(BlobGetParams::new(&sid, blob.digest()).length(100)));
-    assert_eq!((chunk.offset, chunk.bytes, chunk.eof), (0, big_arguments.len() as i64, false));
+    assert_eq!((chunk.offset, chunk.bytes, chunk.eof), (0, big_arguments.len() as u64, false));
     assert_eq!(client.read_blob(&sid, blob.digest()).unwrap(), big_arguments.as_bytes());
 
     // session/open: read mode keeps this connection's write mode; the header as created.
