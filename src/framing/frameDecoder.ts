@@ -1,5 +1,5 @@
 import type { Message } from 'vscode-jsonrpc';
-import { ErrorKindCode } from '../../protocol/errors.js';
+import { ErrorKindCode, JsonRpcErrorCode } from '../../protocol/errors.js';
 import { type Decoded, decodeMessage, type FrameProblem } from './decodeMessage.js';
 import { sniffId } from './sniffId.js';
 
@@ -140,13 +140,21 @@ export class FrameDecoder {
 
   /**
    * End of input. Bytes of a frame not yet complete (a header without its blank line, a body
-   * shorter than its Content-Length, an NDJSON line without its newline, an oversized message
-   * still being skipped) are a truncated frame: fatal (§2.5), never silently dropped.
+   * shorter than its Content-Length, an oversized message still being skipped, an NDJSON line
+   * without its newline that is not a whole JSON text) are a truncated frame: fatal (§2.5),
+   * never silently dropped. A last NDJSON line that is a whole JSON text but lacks its newline
+   * (`printf '%s'` of a request) is a complete frame: it is served.
    */
   end(): void {
     if (this.dead) return;
-    const pending = this.skip !== undefined || this.lspLength !== undefined
-      || this.parts.some((p) => p.some((b) => b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== NL));
+    const blank = (p: Buffer) => !p.some((b) => b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== NL);
+    if (this.mode === 'ndjson' && this.skip === undefined && !this.parts.every(blank)) {
+      const line = Buffer.concat(this.takeParts());
+      const decoded = decodeMessage(line, this.exactNumbers);
+      if (!('problem' in decoded) || decoded.problem.code !== JsonRpcErrorCode.ParseError) return this.emit(decoded, line.length);
+      return this.die('the input ended inside a frame (truncated frame)');
+    }
+    const pending = this.skip !== undefined || this.lspLength !== undefined || !this.parts.every(blank);
     if (pending) this.die('the input ended inside a frame (truncated frame)');
   }
 

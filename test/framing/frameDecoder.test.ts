@@ -37,4 +37,17 @@ describe('FrameDecoder header limit and end of input', () => {
     clean.d.end();
     expect(clean.seen).toEqual({ messages: 1, fatal: [] });
   });
+
+  it('end() after a last NDJSON line that is a whole JSON text without its newline serves it; a cut one is fatal', () => {
+    const body = '{"jsonrpc":"2.0","method":"x"}';
+    const whole = decoder('ndjson');
+    whole.d.push(Buffer.from(`${body}\n${body}`));
+    whole.d.end();
+    expect(whole.seen).toEqual({ messages: 2, fatal: [] });
+    const cut = decoder('ndjson');
+    cut.d.push(Buffer.from(body.slice(0, -1)));
+    cut.d.end();
+    expect(cut.seen.messages).toBe(0);
+    expect(cut.seen.fatal[0]).toContain('truncated frame');
+  });
 });

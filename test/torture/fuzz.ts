@@ -551,7 +551,7 @@ function renderProcess(p: ProcessSpec, session: string, missing: string, idBase:
 // ---------------------------------------------------------------------------------------------
 // Terminal frames: the faults protocol README 2.5 makes fatal, and other ends of a stream
 
-type Terminal = { name: string; framing: Framing; bytes: (id: Id) => Buffer; exit: Array<0 | 1>; answers?: { codes: number[] } };
+type Terminal = { name: string; framing: Framing; bytes: (id: Id) => Buffer; exit: Array<0 | 1>; answers?: { codes: Array<number | 'result'> } };
 
 const TERMINALS: Terminal[] = [
   { name: 'LSP negative Content-Length', framing: 'lsp', bytes: () => Buffer.from('Content-Length: -5\r\n\r\n{}'), exit: [1] },
@@ -568,7 +568,8 @@ const TERMINALS: Terminal[] = [
     bytes: () => framed('ndjson', { jsonrpc: '2.0', method: 'session/list', params: { cursor: 'c'.repeat(MAX_MESSAGE * 2) }, id: 'late' }),
   },
   {
-    name: 'LSP huge Content-Length, id visible', framing: 'lsp', exit: [0], answers: { codes: [ErrorKindCode.PayloadTooLarge] },
+    // Answered PayloadTooLarge, then the input ends before its 99999999999999 bytes: truncated (§2.5).
+    name: 'LSP huge Content-Length, id visible', framing: 'lsp', exit: [1], answers: { codes: [ErrorKindCode.PayloadTooLarge] },
     bytes: (id) => Buffer.concat([Buffer.from('Content-Length: 99999999999999\r\n\r\n'), Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":"session/list","params":{"cursor":"${'c'.repeat(5000)}`)]),
   },
   {
@@ -579,8 +580,11 @@ const TERMINALS: Terminal[] = [
     name: 'LSP Content-Length smaller than the body', framing: 'lsp', exit: [0, 1],
     bytes: () => { const b = body({ jsonrpc: '2.0', id: 'y', method: 'session/list' }); return Buffer.concat([Buffer.from(`Content-Length: ${b.length - 9}\r\n\r\n`), b, framed('lsp', { jsonrpc: '2.0', method: 'zz' })]); },
   },
-  { name: 'LSP body cut by EOF', framing: 'lsp', exit: [0], bytes: () => Buffer.from('Content-Length: 100\r\n\r\n{"jsonrpc":"2.0","id":"z","met') },
-  { name: 'NDJSON line cut by EOF', framing: 'ndjson', exit: [0], bytes: () => Buffer.from('{"jsonrpc":"2.0","id":"z","method":"session/list"}') },
+  // §2.5: the input ending inside a frame is a fatal framing fault (exit 1, stderr diagnostic).
+  { name: 'LSP body cut by EOF', framing: 'lsp', exit: [1], bytes: () => Buffer.from('Content-Length: 100\r\n\r\n{"jsonrpc":"2.0","id":"z","met') },
+  { name: 'NDJSON line cut by EOF', framing: 'ndjson', exit: [1], bytes: () => Buffer.from('{"jsonrpc":"2.0","id":"z","met') },
+  // A whole JSON text as the last line, without its newline, is a complete frame: served.
+  { name: 'NDJSON last line without its newline', framing: 'ndjson', exit: [0], answers: { codes: ['result'] }, bytes: (id) => Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":"session/list"}`) },
 ];
 
 // ---------------------------------------------------------------------------------------------

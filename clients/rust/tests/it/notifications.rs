@@ -69,7 +69,11 @@ fn a_full_buffer_reports_lagged_and_resubscribing_recovers_everything() {
                 lags += 1;
                 assert!(lag.dropped > 0);
                 let after = lag.last_seq[&sid];
-                assert!(have.iter().all(|s| *s <= after) && (1..=after).all(|s| have.contains(&s)), "{lag:?} {have:?}");
+                // Every record up to `after` was had. Records past it may have been had too: a
+                // notification of the previous subscription still on its way when we resubscribed
+                // lands in the buffer (under load this happens), and its records then come again
+                // from the new one — matched by seq, as the docs say.
+                assert!((1..=after).all(|s| have.contains(&s)), "{lag:?} {have:?}");
                 client.subscribe(SessionSubscribeParams::new(&sid).after_seq(after)).unwrap();
             }
         }
