@@ -2,20 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers.js';
-import { FRAMINGS, type SidecarClient, startSidecar } from './harness.js';
+import { FRAMINGS, readAll, startSidecar } from './harness.js';
 
 type Rec = { kind: 'message'; message: { role: string; content: string } };
 
-async function readAll(c: SidecarClient, sessionId: string) {
-  const out: Array<Record<string, unknown>> = [];
-  let afterSeq = 0;
-  for (;;) {
-    const page = await c.read({ sessionId, afterSeq, limit: 500 });
-    out.push(...page.records);
-    if (page.nextAfterSeq === null) return out;
-    afterSeq = page.nextAfterSeq;
-  }
-}
 
 describe.each(FRAMINGS)('SIGKILL during pipelined appends (%s)', (framing) => {
   it('loses no acknowledged record, keeps batches whole, and recovers on reopen', async () => {

@@ -39,3 +39,15 @@ export async function rejection(p: Promise<unknown>): Promise<SidecarError> {
   expect(err).toBeInstanceOf(SidecarError);
   return err as SidecarError;
 }
+
+/** Every stored record of the session's active generation, page by page. */
+export async function readAll(c: SidecarClient, sessionId: string): Promise<Array<Record<string, unknown>>> {
+  const out: Array<Record<string, unknown>> = [];
+  let afterSeq = 0;
+  for (;;) {
+    const page = await c.read({ sessionId, afterSeq, limit: 500 });
+    out.push(...page.records);
+    if (page.nextAfterSeq === null) return out;
+    afterSeq = page.nextAfterSeq;
+  }
+}

@@ -8,20 +8,10 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers.js';
-import { FRAMINGS, rejection, type SidecarClient, startSidecar } from './harness.js';
+import { FRAMINGS, readAll, rejection, startSidecar } from './harness.js';
 
 type Rec = { kind: 'message'; message: { role: string; content: string } };
 
-async function readAll(c: SidecarClient, sessionId: string) {
-  const out: Array<Record<string, unknown>> = [];
-  let afterSeq = 0;
-  for (;;) {
-    const page = await c.read({ sessionId, afterSeq, limit: 500 });
-    out.push(...page.records);
-    if (page.nextAfterSeq === null) return out;
-    afterSeq = page.nextAfterSeq;
-  }
-}
 
 const APPENDS = 400;
 
