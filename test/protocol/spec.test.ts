@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { methods } from '../../protocol/index.js';
+import { TURN_CHANGING_KINDS } from '../../src/server/handlers/subscribe.js';
 import { tempDir } from '../helpers.js';
 
 /**
@@ -133,6 +134,15 @@ describe('protocol/README.md and meta.json agree with the server', () => {
     // A row names a leaf, or (optional ones) a member the server adds only on some stores.
     const optional = ['capabilities.session.ephemeral.scratch'];
     expect(rows.filter((r) => !leaves.includes(r) && !optional.includes(r)), 'rows for capabilities never sent').toEqual([]);
+  });
+
+  it('sections 14.1 and 14.3 name exactly the record kinds after which the server sends turn/didChange', () => {
+    // 14.1's sentence and 14.3's table row, each up to the notification's name / end of row.
+    const prose = /When a delivered batch holds ([^.]*?)records, a\s+`turn\/didChange/.exec(README)?.[1];
+    const row = /^\| `turn\/didChange` \| `\{sessionId[^|]*\|([^\n]*)$/m.exec(README.replace(/\\\|/g, ''))?.[1];
+    const kinds = (text: string | undefined) => [...(text ?? '').matchAll(/`([a-z]+)`/g)].map((m) => m[1]).sort();
+    expect(kinds(prose)).toEqual([...TURN_CHANGING_KINDS].sort());
+    expect(kinds(row)).toEqual([...TURN_CHANGING_KINDS].sort());
   });
 
   it('sections are numbered in order, and the contents list every one of them', () => {

@@ -7,6 +7,9 @@ export const MAX_UNSENT_RECORDS = 10_000;
 /** A client behind by more than half the limit that reads nothing for this long is dropped. */
 export const STALL_MS = 5_000;
 
+/** The record kinds whose delivery is followed by turn/didChange (they move the session's turn state). */
+export const TURN_CHANGING_KINDS: readonly string[] = ['turn', 'checkpoint', 'rewind'];
+
 export type Notify = (method: string, params: unknown) => Promise<void>;
 
 /**
@@ -44,7 +47,7 @@ export function subscriptionHandlers(store: SessionStore, notify: Notify): { han
         unsent -= records.length;
         progressAt = Date.now();
       }, () => undefined);
-      if (records.some((r) => r.kind === 'turn' || r.kind === 'checkpoint' || r.kind === 'rewind')) {
+      if (records.some((r) => TURN_CHANGING_KINDS.includes(r.kind))) {
         void store.getTurn(sessionId).then((turn) => notify('turn/didChange', { sessionId, turn })).catch(() => {});
       }
       // A client reading slowly paces the delivery; one that reads nothing for STALL_MS is dropped.
