@@ -48,9 +48,9 @@ export function header(sessionId: string, title = 'test'): Gated<SealedHeader> {
   return pass.header({ sessionId, createdAt, text: JSON.stringify({ format: 'session-sidecar/journal', version: 1, sessionId, createdAt, title }) }, 1 << 20);
 }
 
-export function recs(fromSeq: number, n: number, kind = 'message', body = 'hello'): Array<Gated<SealedRecord>> {
+export function recs(fromSeq: number, n: number, kind = 'message', body = 'hello', ts = new Date().toISOString()): Array<Gated<SealedRecord>> {
   const texts = Array.from({ length: n }, (_, i) => JSON.stringify({ kind, message: { role: 'user', content: `${body} ${fromSeq + i}` } }));
-  const sealed = pass.records(texts, texts.map(() => kind), fromSeq, new Date().toISOString());
+  const sealed = pass.records(texts, texts.map(() => kind), fromSeq, ts);
   if (!('sealed' in sealed)) throw new Error('refused');
   return sealed.sealed;
 }
