@@ -1,5 +1,4 @@
 import * as z from 'zod';
-import { DomainErrorData, InvalidParamsErrorData, OutOfRangeData, UnsupportedProtocolVersionData } from './errors.js';
 
 /*
  * Per-kind `error.data` definitions besides those in errors.ts. Each is open (a server may add
@@ -17,7 +16,7 @@ export const SessionLockedData = z
       .meta({ description: 'The writer holding the lease, when known' }),
     reason: z.string().optional().meta({ description: 'e.g. openHere, storeServed' }),
   })
-  .meta({ id: 'SessionLockedData' });
+  .meta({ id: 'SessionLockedErrorData' });
 
 export const ConflictData = z
   .looseObject({
@@ -28,7 +27,7 @@ export const ConflictData = z
     outcome: z.string().optional().meta({ description: 'e.g. notWritten' }),
     stage: z.string().optional(),
   })
-  .meta({ id: 'ConflictData' });
+  .meta({ id: 'ConflictErrorData' });
 
 export const CorruptData = z
   .looseObject({
@@ -40,17 +39,17 @@ export const CorruptData = z
     key: z.string().optional().meta({ description: 'The damaged state value\'s key' }),
     ref: z.string().optional().meta({ description: 'The damaged or missing blob' }),
   })
-  .meta({ id: 'CorruptData' });
+  .meta({ id: 'CorruptErrorData' });
 
 /** `error.data` of -32603: `ref` matches the line the server wrote to its stderr. */
 export const InternalErrorData = z
   .looseObject({ kind: z.literal('Internal'), ref: z.string() })
-  .meta({ id: 'InternalErrorData' });
+  .meta({ id: 'InternalKindData' });
 
 /** `error.data` of -32800 (a request `$/cancelRequest` cancelled). */
 export const RequestCancelledData = z
   .looseObject({ kind: z.literal('RequestCancelled') })
-  .meta({ id: 'RequestCancelledData' });
+  .meta({ id: 'RequestCancelledErrorData' });
 
 /**
  * The JSON-RPC error object of every error response. `data` is always present on errors this
@@ -61,9 +60,9 @@ export const ErrorResponse = z
   .looseObject({
     code: z.number().int(),
     message: z.string(),
-    data: z.union([
-      InvalidParamsErrorData, OutOfRangeData, UnsupportedProtocolVersionData, SessionLockedData, ConflictData,
-      CorruptData, InternalErrorData, RequestCancelledData, DomainErrorData,
-    ]).optional(),
+    // Not a union over the per-kind definitions: the Rust codegen refuses an undiscriminated
+    // anyOf of refs (and DomainErrorData overlaps every kind), so `data` names its kind only.
+    data: z.looseObject({ kind: z.string() }).optional()
+      .meta({ description: 'data.kind selects the definition: InvalidParamsErrorData, OutOfRangeData, UnsupportedProtocolVersionData, SessionLockedErrorData, ConflictErrorData, CorruptErrorData, InternalKindData, RequestCancelledErrorData, else DomainErrorData' }),
   })
   .meta({ id: 'ErrorResponse', description: 'The JSON-RPC error object ({code, message, data?})' });
