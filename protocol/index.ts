@@ -26,6 +26,7 @@ import { turnFail, turnFinish, turnGet, turnResume, turnSetPhase, turnStart } fr
 
 export * from './version.js';
 export * from './errors.js';
+export * from './errorData.js';
 export * from './common.js';
 export * from './records.js';
 export * from './secrets.js';

@@ -126,12 +126,77 @@ type ClientInfo struct {
 	Version *string `json:"version,omitempty"`
 }
 
+// ConflictErrorData is an object of the protocol (schema.json).
+type ConflictErrorData struct {
+	Kind string `json:"kind"`
+	// e.g. exists, inTrash, expectedLastSeq, journalChanged
+	Reason    *string `json:"reason,omitempty"`
+	SessionID *string `json:"sessionId,omitempty"`
+	// reason expectedLastSeq: the session's lastSeq now
+	LastSeq *int64 `json:"lastSeq,omitempty"`
+	// e.g. notWritten
+	Outcome *string `json:"outcome,omitempty"`
+	Stage   *string `json:"stage,omitempty"`
+	// Extra holds the members this type does not name, kept as received and sent after the named ones.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+var conflictErrorDataMembers = []string{"kind", "reason", "sessionId", "lastSeq", "outcome", "stage"}
+
+func (c ConflictErrorData) MarshalJSON() ([]byte, error) {
+	type plain ConflictErrorData
+	return marshalOpen(plain(c), c.Extra, conflictErrorDataMembers)
+}
+
+func (c *ConflictErrorData) UnmarshalJSON(data []byte) error {
+	type plain ConflictErrorData
+	if err := json.Unmarshal(data, (*plain)(c)); err != nil {
+		return err
+	}
+	extra, err := extraMembers(data, conflictErrorDataMembers)
+	c.Extra = extra
+	return err
+}
+
 // ContextPrune: Opt-in: shorten old large tool outputs; the stored records are never touched
 type ContextPrune struct {
 	// Tool outputs left whole, counting back from the newest (default 3)
 	KeepRecentToolOutputs *int64 `json:"keepRecentToolOutputs,omitempty"`
 	// Older tool outputs are cut to this many characters (default 2000)
 	MaxToolOutputChars *int64 `json:"maxToolOutputChars,omitempty"`
+}
+
+// CorruptErrorData is an object of the protocol (schema.json).
+type CorruptErrorData struct {
+	Kind      string  `json:"kind"`
+	Reason    *string `json:"reason,omitempty"`
+	SessionID *string `json:"sessionId,omitempty"`
+	// The damaged journal line
+	Line *int64 `json:"line,omitempty"`
+	Seq  *int64 `json:"seq,omitempty"`
+	// The damaged state value's key
+	Key *string `json:"key,omitempty"`
+	// The damaged or missing blob
+	Ref *string `json:"ref,omitempty"`
+	// Extra holds the members this type does not name, kept as received and sent after the named ones.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+var corruptErrorDataMembers = []string{"kind", "reason", "sessionId", "line", "seq", "key", "ref"}
+
+func (c CorruptErrorData) MarshalJSON() ([]byte, error) {
+	type plain CorruptErrorData
+	return marshalOpen(plain(c), c.Extra, corruptErrorDataMembers)
+}
+
+func (c *CorruptErrorData) UnmarshalJSON(data []byte) error {
+	type plain CorruptErrorData
+	if err := json.Unmarshal(data, (*plain)(c)); err != nil {
+		return err
+	}
+	extra, err := extraMembers(data, corruptErrorDataMembers)
+	c.Extra = extra
+	return err
 }
 
 // DomainErrorData: error.data of a domain error; kind selects the meaning
@@ -166,6 +231,57 @@ type EmptyParams struct {
 // EmptyResult is an object of the protocol (schema.json).
 type EmptyResult struct {
 	Meta map[string]json.RawMessage `json:"_meta,omitzero"`
+}
+
+// ErrorResponse: The JSON-RPC error object ({code, message, data?})
+type ErrorResponse struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+	// data.kind selects the definition: InvalidParamsErrorData, OutOfRangeData, UnsupportedProtocolVersionData, SessionLockedErrorData, ConflictErrorData, CorruptErrorData, InternalKindData, RequestCancelledErrorData, else DomainErrorData
+	Data *ErrorResponseData `json:"data,omitempty"`
+	// Extra holds the members this type does not name, kept as received and sent after the named ones.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+var errorResponseMembers = []string{"code", "message", "data"}
+
+func (e ErrorResponse) MarshalJSON() ([]byte, error) {
+	type plain ErrorResponse
+	return marshalOpen(plain(e), e.Extra, errorResponseMembers)
+}
+
+func (e *ErrorResponse) UnmarshalJSON(data []byte) error {
+	type plain ErrorResponse
+	if err := json.Unmarshal(data, (*plain)(e)); err != nil {
+		return err
+	}
+	extra, err := extraMembers(data, errorResponseMembers)
+	e.Extra = extra
+	return err
+}
+
+// ErrorResponseData: data.kind selects the definition: InvalidParamsErrorData, OutOfRangeData, UnsupportedProtocolVersionData, SessionLockedErrorData, ConflictErrorData, CorruptErrorData, InternalKindData, RequestCancelledErrorData, else DomainErrorData
+type ErrorResponseData struct {
+	Kind string `json:"kind"`
+	// Extra holds the members this type does not name, kept as received and sent after the named ones.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+var errorResponseDataMembers = []string{"kind"}
+
+func (e ErrorResponseData) MarshalJSON() ([]byte, error) {
+	type plain ErrorResponseData
+	return marshalOpen(plain(e), e.Extra, errorResponseDataMembers)
+}
+
+func (e *ErrorResponseData) UnmarshalJSON(data []byte) error {
+	type plain ErrorResponseData
+	if err := json.Unmarshal(data, (*plain)(e)); err != nil {
+		return err
+	}
+	extra, err := extraMembers(data, errorResponseDataMembers)
+	e.Extra = extra
+	return err
 }
 
 // EventRecord is the Record whose kind is "event".
@@ -234,6 +350,31 @@ type InitializeResult struct {
 	Capabilities    ServerCapabilities         `json:"capabilities"`
 	Store           StoreInfo                  `json:"store"`
 	Meta            map[string]json.RawMessage `json:"_meta,omitzero"`
+}
+
+// InternalKindData is an object of the protocol (schema.json).
+type InternalKindData struct {
+	Kind string `json:"kind"`
+	Ref  string `json:"ref"`
+	// Extra holds the members this type does not name, kept as received and sent after the named ones.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+var internalKindDataMembers = []string{"kind", "ref"}
+
+func (i InternalKindData) MarshalJSON() ([]byte, error) {
+	type plain InternalKindData
+	return marshalOpen(plain(i), i.Extra, internalKindDataMembers)
+}
+
+func (i *InternalKindData) UnmarshalJSON(data []byte) error {
+	type plain InternalKindData
+	if err := json.Unmarshal(data, (*plain)(i)); err != nil {
+		return err
+	}
+	extra, err := extraMembers(data, internalKindDataMembers)
+	i.Extra = extra
+	return err
 }
 
 // InterruptionRecord is the Record whose kind is "interruption".
@@ -507,6 +648,30 @@ type Redaction struct {
 	Path string `json:"path"`
 	// credential-key, or the token rule that matched (github-token, jwt, ...)
 	Rule string `json:"rule"`
+}
+
+// RequestCancelledErrorData is an object of the protocol (schema.json).
+type RequestCancelledErrorData struct {
+	Kind string `json:"kind"`
+	// Extra holds the members this type does not name, kept as received and sent after the named ones.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+var requestCancelledErrorDataMembers = []string{"kind"}
+
+func (r RequestCancelledErrorData) MarshalJSON() ([]byte, error) {
+	type plain RequestCancelledErrorData
+	return marshalOpen(plain(r), r.Extra, requestCancelledErrorDataMembers)
+}
+
+func (r *RequestCancelledErrorData) UnmarshalJSON(data []byte) error {
+	type plain RequestCancelledErrorData
+	if err := json.Unmarshal(data, (*plain)(r)); err != nil {
+		return err
+	}
+	extra, err := extraMembers(data, requestCancelledErrorDataMembers)
+	r.Extra = extra
+	return err
 }
 
 // RuntimeCounters is an object of the protocol (schema.json).
@@ -897,6 +1062,60 @@ type SessionListResult struct {
 	Sessions   []SessionSummary           `json:"sessions"`
 	NextCursor *string                    `json:"nextCursor,omitempty"`
 	Meta       map[string]json.RawMessage `json:"_meta,omitzero"`
+}
+
+// SessionLockedErrorData is an object of the protocol (schema.json).
+type SessionLockedErrorData struct {
+	Kind      string  `json:"kind"`
+	SessionID *string `json:"sessionId,omitempty"`
+	// The writer holding the lease, when known
+	Holder *SessionLockedErrorDataHolder `json:"holder,omitempty"`
+	// e.g. openHere, storeServed
+	Reason *string `json:"reason,omitempty"`
+	// Extra holds the members this type does not name, kept as received and sent after the named ones.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+var sessionLockedErrorDataMembers = []string{"kind", "sessionId", "holder", "reason"}
+
+func (s SessionLockedErrorData) MarshalJSON() ([]byte, error) {
+	type plain SessionLockedErrorData
+	return marshalOpen(plain(s), s.Extra, sessionLockedErrorDataMembers)
+}
+
+func (s *SessionLockedErrorData) UnmarshalJSON(data []byte) error {
+	type plain SessionLockedErrorData
+	if err := json.Unmarshal(data, (*plain)(s)); err != nil {
+		return err
+	}
+	extra, err := extraMembers(data, sessionLockedErrorDataMembers)
+	s.Extra = extra
+	return err
+}
+
+// SessionLockedErrorDataHolder: The writer holding the lease, when known
+type SessionLockedErrorDataHolder struct {
+	Pid      *int64  `json:"pid,omitempty"`
+	Hostname *string `json:"hostname,omitempty"`
+	// Extra holds the members this type does not name, kept as received and sent after the named ones.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+var sessionLockedErrorDataHolderMembers = []string{"pid", "hostname"}
+
+func (s SessionLockedErrorDataHolder) MarshalJSON() ([]byte, error) {
+	type plain SessionLockedErrorDataHolder
+	return marshalOpen(plain(s), s.Extra, sessionLockedErrorDataHolderMembers)
+}
+
+func (s *SessionLockedErrorDataHolder) UnmarshalJSON(data []byte) error {
+	type plain SessionLockedErrorDataHolder
+	if err := json.Unmarshal(data, (*plain)(s)); err != nil {
+		return err
+	}
+	extra, err := extraMembers(data, sessionLockedErrorDataHolderMembers)
+	s.Extra = extra
+	return err
 }
 
 // SessionOpenParams is an object of the protocol (schema.json).

@@ -22,9 +22,10 @@ describe('schema.json: what the server sends', () => {
     const found: Array<{ at: string; node: Record<string, unknown> }> = [];
     for (const [name, def] of Object.entries(defs)) if (!name.endsWith('Params')) integers(def, name, found);
     // Signed on purpose: a tool's exit code (negative on some platforms for a signal), and the
-    // versions a client offered, echoed as sent in UnsupportedProtocolVersion.
+    // versions a client offered, echoed as sent in UnsupportedProtocolVersion, and the JSON-RPC
+    // error code (negative by JSON-RPC's definition) of ErrorResponse.
     const signed = found.filter((f) => !(typeof f.node.minimum === 'number' && f.node.minimum >= 0)
-      && !/\.(exitCode|offered\.items)$/.test(f.at.replace(/\.properties/g, '')));
+      && !/\.(exitCode|offered\.items)$|^ErrorResponse\.code$/.test(f.at.replace(/\.properties/g, '')));
     expect(found.length).toBeGreaterThan(30);
     expect(signed.map((f) => f.at)).toEqual([]);
   });

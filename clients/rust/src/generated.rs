@@ -281,6 +281,61 @@ impl ChatMessage {
     }
 }
 
+/// `ConflictErrorData` (`protocol/schema.json#/$defs/ConflictErrorData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ConflictErrorData {
+    /// `kind`
+    pub kind: String,
+    /// e.g. exists, inTrash, expectedLastSeq, journalChanged
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// `sessionId`
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// reason expectedLastSeq: the session's lastSeq now
+    #[serde(rename = "lastSeq", default, skip_serializing_if = "Option::is_none")]
+    pub last_seq: Option<u64>,
+    /// e.g. notWritten
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    /// `stage`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `CorruptErrorData` (`protocol/schema.json#/$defs/CorruptErrorData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CorruptErrorData {
+    /// `kind`
+    pub kind: String,
+    /// `reason`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// `sessionId`
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The damaged journal line
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    /// `seq`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+    /// The damaged state value's key
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// The damaged or missing blob
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub ref_: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
 /// error.data of a domain error; kind selects the meaning
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -321,6 +376,33 @@ pub struct EmptyResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// data.kind selects the definition: InvalidParamsErrorData, OutOfRangeData, UnsupportedProtocolVersionData, SessionLockedErrorData, ConflictErrorData, CorruptErrorData, InternalKindData, RequestCancelledErrorData, else DomainErrorData
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ErrorResponseData {
+    /// `kind`
+    pub kind: String,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The JSON-RPC error object ({code, message, data?})
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ErrorResponse {
+    /// `code`
+    pub code: i64,
+    /// `message`
+    pub message: String,
+    /// data.kind selects the definition: InvalidParamsErrorData, OutOfRangeData, UnsupportedProtocolVersionData, SessionLockedErrorData, ConflictErrorData, CorruptErrorData, InternalKindData, RequestCancelledErrorData, else DomainErrorData
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<ErrorResponseData>,
     /// Members this schema does not list (kept as sent).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -524,6 +606,20 @@ pub struct InitializeResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `InternalKindData` (`protocol/schema.json#/$defs/InternalKindData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct InternalKindData {
+    /// `kind`
+    pub kind: String,
+    /// `ref`
+    #[serde(rename = "ref")]
+    pub ref_: String,
     /// Members this schema does not list (kept as sent).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -1216,6 +1312,17 @@ pub struct Redaction {
     pub path: String,
     /// credential-key, or the token rule that matched (github-token, jwt, ...)
     pub rule: String,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `RequestCancelledErrorData` (`protocol/schema.json#/$defs/RequestCancelledErrorData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RequestCancelledErrorData {
+    /// `kind`
+    pub kind: String,
     /// Members this schema does not list (kept as sent).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -2413,6 +2520,41 @@ pub struct SessionListResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The writer holding the lease, when known
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SessionLockedErrorDataHolder {
+    /// `pid`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u64>,
+    /// `hostname`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `SessionLockedErrorData` (`protocol/schema.json#/$defs/SessionLockedErrorData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SessionLockedErrorData {
+    /// `kind`
+    pub kind: String,
+    /// `sessionId`
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The writer holding the lease, when known
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder: Option<SessionLockedErrorDataHolder>,
+    /// e.g. openHere, storeServed
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// Members this schema does not list (kept as sent).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
