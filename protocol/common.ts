@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import type { ErrorKind } from './errors.js';
 
 /** Extension point on every params and result object (as ACP does): opaque to the server. */
 export const Meta = z.record(z.string(), z.unknown()).optional();
@@ -42,6 +43,11 @@ export interface MethodDescriptor<P extends z.ZodType = z.ZodType, R extends z.Z
   result?: R;
   since: number;
   capability?: string;
+  /**
+   * The domain error kinds a request may answer with (protocol/methodErrors.ts); -32602,
+   * -32603 and -32800 are possible for every request and not listed. Requests only.
+   */
+  errors?: readonly ErrorKind[];
   summary: string;
 }
 

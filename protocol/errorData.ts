@@ -8,24 +8,61 @@ import * as z from 'zod';
  */
 const int = () => z.number().int().min(0);
 
+export const SessionNotFoundErrorData = z
+  .looseObject({
+    kind: z.literal('SessionNotFound'),
+    sessionId: z.string().optional(),
+    reason: z.string().optional().meta({ description: 'noStore: there is no session store at the path' }),
+  })
+  .meta({ id: 'SessionNotFoundErrorData' });
+
+export const InvalidSessionIdErrorData = z
+  .looseObject({ kind: z.literal('InvalidSessionId') })
+  .meta({ id: 'InvalidSessionIdErrorData' });
+
+export const UnsafeStoreErrorData = z
+  .looseObject({
+    kind: z.literal('UnsafeStore'),
+    sessionId: z.string().optional(),
+    reason: z.string().optional().meta({ description: 'What is wrong, e.g. "has mode 644, expected 600", "is a symbolic link"' }),
+    path: z.string().optional(),
+    ref: z.string().optional().meta({ description: 'The blob concerned' }),
+    stage: z.string().optional(),
+  })
+  .meta({ id: 'UnsafeStoreErrorData' });
+
+export const KeyMismatchErrorData = z
+  .looseObject({
+    kind: z.literal('KeyMismatch'),
+    reason: z.string().optional().meta({ description: 'wrongKey, keyRequired, notEncrypted, rekeyUnfinished or rekeyInProgress' }),
+    sessionId: z.string().optional(),
+  })
+  .meta({ id: 'KeyMismatchErrorData' });
+
 export const SessionLockedData = z
   .looseObject({
     kind: z.literal('SessionLocked'),
     sessionId: z.string().optional(),
-    holder: z.looseObject({ pid: z.number().int().min(1).optional(), hostname: z.string().optional() }).optional()
+    holder: z.looseObject({ pid: z.number().int().min(1).optional(), hostname: z.string().optional(), startedAt: z.string().optional() }).optional()
       .meta({ description: 'The writer holding the lease, when known' }),
-    reason: z.string().optional().meta({ description: 'e.g. openHere, storeServed' }),
+    reason: z.string().optional().meta({ description: 'e.g. storeServed' }),
   })
   .meta({ id: 'SessionLockedErrorData' });
 
 export const ConflictData = z
   .looseObject({
     kind: z.literal('Conflict'),
-    reason: z.string().optional().meta({ description: 'e.g. exists, inTrash, expectedLastSeq, journalChanged' }),
+    reason: z.string().optional().meta({ description: 'e.g. exists, inTrash, expectedLastSeq, journalChanged, turnPending, idempotencyKeyReused' }),
     sessionId: z.string().optional(),
-    lastSeq: int().optional().meta({ description: 'reason expectedLastSeq: the session\'s lastSeq now' }),
+    expectedLastSeq: int().optional().meta({ description: 'The expectedLastSeq the request gave' }),
+    lastSeq: int().optional().meta({ description: 'The session\'s lastSeq now (expectedLastSeq did not match it)' }),
+    turnId: z.string().optional().meta({ description: 'reason turnPending: the active turn a rewind would go back into' }),
+    turnFirstSeq: int().optional().meta({ description: 'reason turnPending: that turn\'s first seq' }),
     outcome: z.string().optional().meta({ description: 'e.g. notWritten' }),
     stage: z.string().optional(),
+    firstSeq: int().optional().meta({ description: 'reason idempotencyKeyReused: the original append\'s seqs' }),
+    generation: int().optional(),
+    sqlstate: z.string().optional(),
   })
   .meta({ id: 'ConflictErrorData' });
 
@@ -38,6 +75,7 @@ export const CorruptData = z
     seq: int().optional(),
     key: z.string().optional().meta({ description: 'The damaged state value\'s key' }),
     ref: z.string().optional().meta({ description: 'The damaged or missing blob' }),
+    generation: int().optional().meta({ description: 'The generation concerned (reason archiveMissing)' }),
   })
   .meta({ id: 'CorruptErrorData' });
 
@@ -51,18 +89,3 @@ export const RequestCancelledData = z
   .looseObject({ kind: z.literal('RequestCancelled') })
   .meta({ id: 'RequestCancelledErrorData' });
 
-/**
- * The JSON-RPC error object of every error response. `data` is always present on errors this
- * server sends and `data.kind` names the kind; kinds without a definition of their own match
- * DomainErrorData.
- */
-export const ErrorResponse = z
-  .looseObject({
-    code: z.number().int(),
-    message: z.string(),
-    // Not a union over the per-kind definitions: the Rust codegen refuses an undiscriminated
-    // anyOf of refs (and DomainErrorData overlaps every kind), so `data` names its kind only.
-    data: z.looseObject({ kind: z.string() }).optional()
-      .meta({ description: 'data.kind selects the definition: InvalidParamsErrorData, OutOfRangeData, UnsupportedProtocolVersionData, SessionLockedErrorData, ConflictErrorData, CorruptErrorData, InternalKindData, RequestCancelledErrorData, else DomainErrorData' }),
-  })
-  .meta({ id: 'ErrorResponse', description: 'The JSON-RPC error object ({code, message, data?})' });

@@ -47,13 +47,6 @@ export const ErrorKindCode = {
 export type ErrorKind = keyof typeof ErrorKindCode;
 export const ErrorKinds = Object.keys(ErrorKindCode) as [ErrorKind, ...ErrorKind[]];
 
-/** `error.data` of every domain error: `kind` names it; other members depend on the kind. */
-export const DomainErrorData = z
-  .looseObject({
-    kind: z.enum(ErrorKinds),
-  })
-  .meta({ id: 'DomainErrorData', description: 'error.data of a domain error; kind selects the meaning' });
-
 /** `error.data` of -32602: where the params failed validation, never the offending values. */
 export const InvalidParamsErrorData = z
   .object({

@@ -86,12 +86,14 @@ export function generateMeta(): Record<string, unknown> {
     seen.add(m.method);
     if (!m.summary) throw new Error(`protocol/generate: ${m.method} has no summary`);
     if (m.kind === 'request' && !m.result) throw new Error(`protocol/generate: request ${m.method} has no result schema`);
+    if ((m.kind === 'request') !== (m.errors !== undefined)) throw new Error(`protocol/generate: ${m.method}: a request lists its errors, a notification has none`);
     const params = { $ref: `schema.json#/$defs/${idOf(m.params, `${m.method} params`)}`, optional: m.params.safeParse(undefined).success || m.params.safeParse({}).success };
     const result = m.result === undefined ? undefined
       : m.result instanceof z.ZodNull ? { type: 'null' } : { $ref: `schema.json#/$defs/${idOf(m.result, `${m.method} result`)}` };
     return {
       method: m.method, kind: m.kind, direction: m.direction, params, ...(result ? { result } : {}),
       ...(m.capability ? { capability: m.capability } : {}), since: m.since, summary: m.summary,
+      ...(m.errors ? { errors: m.errors.map((kind) => ({ kind, code: ErrorKindCode[kind] })) } : {}),
     };
   });
   return {

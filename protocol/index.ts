@@ -27,6 +27,8 @@ import { turnFail, turnFinish, turnGet, turnResume, turnSetPhase, turnStart } fr
 export * from './version.js';
 export * from './errors.js';
 export * from './errorData.js';
+export * from './errorDataWrites.js';
+export * from './errorResponse.js';
 export * from './common.js';
 export * from './records.js';
 export * from './secrets.js';

@@ -7,6 +7,7 @@
  * fails when the committed file differs.
  */
 import type { MethodDescriptor } from './common.js';
+import { ERROR_CODE, ERROR_DATA, type ErrorDataKind } from './errorResponse.js';
 
 type Json = Record<string, unknown>;
 
@@ -104,6 +105,23 @@ function narrativeLinks(method: string, readme: string): string[] {
   });
 }
 
+/** A request's error list: each kind with its code and a link to its data definition. */
+function errorsLines(m: MethodDescriptor, reached: Set<string>): string[] {
+  const line = (kind: ErrorDataKind): string => {
+    const id = (ERROR_DATA[kind].meta() as { id: string }).id;
+    reached.add(id);
+    return `| \`${kind}\` | ${ERROR_CODE[kind]} | [\`${id}\`](#${anchorOf(id)}) |`;
+  };
+  const own = m.errors ?? [];
+  return [
+    '**Errors** (`error.data.kind`, `error.code`, the data\'s definition; [§6](README.md#6-errors)):', '',
+    '| kind | code | data |', '|---|---|---|',
+    ...own.map((k) => line(k)),
+    ...(['InvalidParams', 'Internal', 'RequestCancelled'] as const).map((k) => line(k)),
+    '',
+  ];
+}
+
 export function renderReference(notice: string, methods: readonly MethodDescriptor[], schema: Json, ids: (m: MethodDescriptor) => { params: string; result?: string }, readme: string): string {
   const defs = schema.$defs as Record<string, Json>;
   const reached = new Set<string>();
@@ -131,6 +149,7 @@ export function renderReference(notice: string, methods: readonly MethodDescript
         reached.add(id.result);
         out.push(`**Result** ([\`${id.result}\`](#${anchorOf(id.result)})):`, '', ...membersTable(defs[id.result]!, reached, false), '');
       }
+      out.push(...errorsLines(m, reached));
     }
   }
   out.push('## Definitions', '');

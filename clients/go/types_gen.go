@@ -90,6 +90,12 @@ type BlobRef struct {
 	MediaType *string `json:"mediaType,omitempty"`
 }
 
+// CancelRequestParams is an object of the protocol (schema.json).
+type CancelRequestParams struct {
+	// The id of the request to cancel
+	ID json.RawMessage `json:"id"`
+}
+
 // ChatMessage is an object of the protocol (schema.json).
 type ChatMessage struct {
 	// system | user | assistant | tool | ...
@@ -126,36 +132,47 @@ type ClientInfo struct {
 	Version *string `json:"version,omitempty"`
 }
 
-// ConflictErrorData is an object of the protocol (schema.json).
+// ConflictErrorData is the ErrorData whose kind is "Conflict".
 type ConflictErrorData struct {
-	Kind string `json:"kind"`
-	// e.g. exists, inTrash, expectedLastSeq, journalChanged
+	// e.g. exists, inTrash, expectedLastSeq, journalChanged, turnPending, idempotencyKeyReused
 	Reason    *string `json:"reason,omitempty"`
 	SessionID *string `json:"sessionId,omitempty"`
-	// reason expectedLastSeq: the session's lastSeq now
+	// The expectedLastSeq the request gave
+	ExpectedLastSeq *int64 `json:"expectedLastSeq,omitempty"`
+	// The session's lastSeq now (expectedLastSeq did not match it)
 	LastSeq *int64 `json:"lastSeq,omitempty"`
+	// reason turnPending: the active turn a rewind would go back into
+	TurnID *string `json:"turnId,omitempty"`
+	// reason turnPending: that turn's first seq
+	TurnFirstSeq *int64 `json:"turnFirstSeq,omitempty"`
 	// e.g. notWritten
 	Outcome *string `json:"outcome,omitempty"`
 	Stage   *string `json:"stage,omitempty"`
-	// Extra holds the members this type does not name, kept as received and sent after the named ones.
-	Extra map[string]json.RawMessage `json:"-"`
+	// reason idempotencyKeyReused: the original append's seqs
+	FirstSeq   *int64  `json:"firstSeq,omitempty"`
+	Generation *int64  `json:"generation,omitempty"`
+	Sqlstate   *string `json:"sqlstate,omitempty"`
+	raw        json.RawMessage
 }
 
-var conflictErrorDataMembers = []string{"kind", "reason", "sessionId", "lastSeq", "outcome", "stage"}
+// ErrorDataKind is "Conflict".
+func (ConflictErrorData) ErrorDataKind() string { return "Conflict" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (c ConflictErrorData) Raw() json.RawMessage { return c.raw }
 
 func (c ConflictErrorData) MarshalJSON() ([]byte, error) {
 	type plain ConflictErrorData
-	return marshalOpen(plain(c), c.Extra, conflictErrorDataMembers)
+	return marshalWithMember("kind", "Conflict", plain(c))
 }
 
 func (c *ConflictErrorData) UnmarshalJSON(data []byte) error {
 	type plain ConflictErrorData
-	if err := json.Unmarshal(data, (*plain)(c)); err != nil {
+	if err := unmarshalVariant(data, "kind", "Conflict", (*plain)(c)); err != nil {
 		return err
 	}
-	extra, err := extraMembers(data, conflictErrorDataMembers)
-	c.Extra = extra
-	return err
+	c.raw = cloneRaw(data)
+	return nil
 }
 
 // ContextPrune: Opt-in: shorten old large tool outputs; the stored records are never touched
@@ -166,9 +183,8 @@ type ContextPrune struct {
 	MaxToolOutputChars *int64 `json:"maxToolOutputChars,omitempty"`
 }
 
-// CorruptErrorData is an object of the protocol (schema.json).
+// CorruptErrorData is the ErrorData whose kind is "Corrupt".
 type CorruptErrorData struct {
-	Kind      string  `json:"kind"`
 	Reason    *string `json:"reason,omitempty"`
 	SessionID *string `json:"sessionId,omitempty"`
 	// The damaged journal line
@@ -178,49 +194,29 @@ type CorruptErrorData struct {
 	Key *string `json:"key,omitempty"`
 	// The damaged or missing blob
 	Ref *string `json:"ref,omitempty"`
-	// Extra holds the members this type does not name, kept as received and sent after the named ones.
-	Extra map[string]json.RawMessage `json:"-"`
+	// The generation concerned (reason archiveMissing)
+	Generation *int64 `json:"generation,omitempty"`
+	raw        json.RawMessage
 }
 
-var corruptErrorDataMembers = []string{"kind", "reason", "sessionId", "line", "seq", "key", "ref"}
+// ErrorDataKind is "Corrupt".
+func (CorruptErrorData) ErrorDataKind() string { return "Corrupt" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (c CorruptErrorData) Raw() json.RawMessage { return c.raw }
 
 func (c CorruptErrorData) MarshalJSON() ([]byte, error) {
 	type plain CorruptErrorData
-	return marshalOpen(plain(c), c.Extra, corruptErrorDataMembers)
+	return marshalWithMember("kind", "Corrupt", plain(c))
 }
 
 func (c *CorruptErrorData) UnmarshalJSON(data []byte) error {
 	type plain CorruptErrorData
-	if err := json.Unmarshal(data, (*plain)(c)); err != nil {
+	if err := unmarshalVariant(data, "kind", "Corrupt", (*plain)(c)); err != nil {
 		return err
 	}
-	extra, err := extraMembers(data, corruptErrorDataMembers)
-	c.Extra = extra
-	return err
-}
-
-// DomainErrorData: error.data of a domain error; kind selects the meaning
-type DomainErrorData struct {
-	Kind ErrorKind `json:"kind"`
-	// Extra holds the members this type does not name, kept as received and sent after the named ones.
-	Extra map[string]json.RawMessage `json:"-"`
-}
-
-var domainErrorDataMembers = []string{"kind"}
-
-func (d DomainErrorData) MarshalJSON() ([]byte, error) {
-	type plain DomainErrorData
-	return marshalOpen(plain(d), d.Extra, domainErrorDataMembers)
-}
-
-func (d *DomainErrorData) UnmarshalJSON(data []byte) error {
-	type plain DomainErrorData
-	if err := json.Unmarshal(data, (*plain)(d)); err != nil {
-		return err
-	}
-	extra, err := extraMembers(data, domainErrorDataMembers)
-	d.Extra = extra
-	return err
+	c.raw = cloneRaw(data)
+	return nil
 }
 
 // EmptyParams is an object of the protocol (schema.json).
@@ -233,12 +229,166 @@ type EmptyResult struct {
 	Meta map[string]json.RawMessage `json:"_meta,omitzero"`
 }
 
+// ErrorData is one of InvalidParamsErrorData, InternalKindData, RequestCancelledErrorData, SessionNotFoundErrorData, InvalidSessionIDErrorData, ConflictErrorData, CorruptErrorData, UnsafeStoreErrorData, NotWrittenErrorData, RolledBackErrorData, UncertainErrorData, ReadOnlyErrorData, PayloadTooLargeErrorData, UnsupportedProtocolVersionData, SecretRejectedErrorData, InvalidTurnTransitionErrorData, SessionLockedErrorData, LeaseLostErrorData, UnavailableErrorData, KeyMismatchErrorData, OutOfRangeData, told apart by "kind"; UnknownErrorData stands for a kind this package does not know.
+// error.data: data.kind names the error (the same as the code) and selects the definition
+type ErrorData interface {
+	// ErrorDataKind is the "kind" member.
+	ErrorDataKind() string
+	// Raw is the JSON this value was decoded from (nil when built in Go).
+	Raw() json.RawMessage
+}
+
+// ErrorDatas is a list of ErrorData that decodes each by its "kind".
+type ErrorDatas []ErrorData
+
+func (s *ErrorDatas) UnmarshalJSON(data []byte) error {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		return err
+	}
+	if raws == nil {
+		*s = nil
+		return nil
+	}
+	out := make(ErrorDatas, 0, len(raws))
+	for _, r := range raws {
+		v, err := DecodeErrorData(r)
+		if err != nil {
+			return err
+		}
+		out = append(out, v)
+	}
+	*s = out
+	return nil
+}
+
+// DecodeErrorData decodes one ErrorData by its "kind" (UnknownErrorData for one this package does not know).
+func DecodeErrorData(data []byte) (ErrorData, error) {
+	var head struct {
+		D string `json:"kind"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, err
+	}
+	switch head.D {
+	case "InvalidParams":
+		var v InvalidParamsErrorData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	case "Internal":
+		var v InternalKindData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	case "RequestCancelled":
+		var v RequestCancelledErrorData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	case "SessionNotFound":
+		var v SessionNotFoundErrorData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	case "InvalidSessionId":
+		var v InvalidSessionIDErrorData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	case "Conflict":
+		var v ConflictErrorData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	case "Corrupt":
+		var v CorruptErrorData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	case "UnsafeStore":
+		var v UnsafeStoreErrorData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	case "NotWritten":
+		var v NotWrittenErrorData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	case "RolledBack":
+		var v RolledBackErrorData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	case "Uncertain":
+		var v UncertainErrorData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	case "ReadOnly":
+		var v ReadOnlyErrorData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	case "PayloadTooLarge":
+		var v PayloadTooLargeErrorData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	case "UnsupportedProtocolVersion":
+		var v UnsupportedProtocolVersionData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	case "SecretRejected":
+		var v SecretRejectedErrorData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	case "InvalidTurnTransition":
+		var v InvalidTurnTransitionErrorData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	case "SessionLocked":
+		var v SessionLockedErrorData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	case "LeaseLost":
+		var v LeaseLostErrorData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	case "Unavailable":
+		var v UnavailableErrorData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	case "KeyMismatch":
+		var v KeyMismatchErrorData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	case "OutOfRange":
+		var v OutOfRangeData
+		err := json.Unmarshal(data, &v)
+		return v, err
+	}
+	var v UnknownErrorData
+	err := json.Unmarshal(data, &v)
+	return v, err
+}
+
+// UnknownErrorData is a ErrorData whose "kind" this package does not know; it is sent back as it was received.
+type UnknownErrorData struct {
+	Kind string `json:"kind"`
+	raw  json.RawMessage
+}
+
+func (r UnknownErrorData) ErrorDataKind() string { return r.Kind }
+
+func (r UnknownErrorData) Raw() json.RawMessage { return r.raw }
+
+func (r UnknownErrorData) MarshalJSON() ([]byte, error) { return marshalRaw(r.raw) }
+
+func (r *UnknownErrorData) UnmarshalJSON(data []byte) error {
+	type plain UnknownErrorData
+	if err := json.Unmarshal(data, (*plain)(r)); err != nil {
+		return err
+	}
+	r.raw = cloneRaw(data)
+	return nil
+}
+
 // ErrorResponse: The JSON-RPC error object ({code, message, data?})
 type ErrorResponse struct {
-	Code    int64  `json:"code"`
+	Code int64 `json:"code"`
+	// For humans; may change: dispatch on code or data.kind
 	Message string `json:"message"`
-	// data.kind selects the definition: InvalidParamsErrorData, OutOfRangeData, UnsupportedProtocolVersionData, SessionLockedErrorData, ConflictErrorData, CorruptErrorData, InternalKindData, RequestCancelledErrorData, else DomainErrorData
-	Data *ErrorResponseData `json:"data,omitempty"`
+	// Present on every error but -32700, -32600, -32601 and -32002
+	Data json.RawMessage `json:"data,omitempty"`
 	// Extra holds the members this type does not name, kept as received and sent after the named ones.
 	Extra map[string]json.RawMessage `json:"-"`
 }
@@ -256,30 +406,6 @@ func (e *ErrorResponse) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	extra, err := extraMembers(data, errorResponseMembers)
-	e.Extra = extra
-	return err
-}
-
-// ErrorResponseData: data.kind selects the definition: InvalidParamsErrorData, OutOfRangeData, UnsupportedProtocolVersionData, SessionLockedErrorData, ConflictErrorData, CorruptErrorData, InternalKindData, RequestCancelledErrorData, else DomainErrorData
-type ErrorResponseData struct {
-	Kind string `json:"kind"`
-	// Extra holds the members this type does not name, kept as received and sent after the named ones.
-	Extra map[string]json.RawMessage `json:"-"`
-}
-
-var errorResponseDataMembers = []string{"kind"}
-
-func (e ErrorResponseData) MarshalJSON() ([]byte, error) {
-	type plain ErrorResponseData
-	return marshalOpen(plain(e), e.Extra, errorResponseDataMembers)
-}
-
-func (e *ErrorResponseData) UnmarshalJSON(data []byte) error {
-	type plain ErrorResponseData
-	if err := json.Unmarshal(data, (*plain)(e)); err != nil {
-		return err
-	}
-	extra, err := extraMembers(data, errorResponseDataMembers)
 	e.Extra = extra
 	return err
 }
@@ -352,29 +478,30 @@ type InitializeResult struct {
 	Meta            map[string]json.RawMessage `json:"_meta,omitzero"`
 }
 
-// InternalKindData is an object of the protocol (schema.json).
+// InternalKindData is the ErrorData whose kind is "Internal".
 type InternalKindData struct {
-	Kind string `json:"kind"`
-	Ref  string `json:"ref"`
-	// Extra holds the members this type does not name, kept as received and sent after the named ones.
-	Extra map[string]json.RawMessage `json:"-"`
+	Ref string `json:"ref"`
+	raw json.RawMessage
 }
 
-var internalKindDataMembers = []string{"kind", "ref"}
+// ErrorDataKind is "Internal".
+func (InternalKindData) ErrorDataKind() string { return "Internal" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (i InternalKindData) Raw() json.RawMessage { return i.raw }
 
 func (i InternalKindData) MarshalJSON() ([]byte, error) {
 	type plain InternalKindData
-	return marshalOpen(plain(i), i.Extra, internalKindDataMembers)
+	return marshalWithMember("kind", "Internal", plain(i))
 }
 
 func (i *InternalKindData) UnmarshalJSON(data []byte) error {
 	type plain InternalKindData
-	if err := json.Unmarshal(data, (*plain)(i)); err != nil {
+	if err := unmarshalVariant(data, "kind", "Internal", (*plain)(i)); err != nil {
 		return err
 	}
-	extra, err := extraMembers(data, internalKindDataMembers)
-	i.Extra = extra
-	return err
+	i.raw = cloneRaw(data)
+	return nil
 }
 
 // InterruptionRecord is the Record whose kind is "interruption".
@@ -408,18 +535,91 @@ func (i *InterruptionRecord) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// InvalidParamsErrorData is an object of the protocol (schema.json).
+// InvalidParamsErrorData is the ErrorData whose kind is "InvalidParams".
 type InvalidParamsErrorData struct {
-	Kind      string               `json:"kind"`
 	Issues    []InvalidParamsIssue `json:"issues"`
 	RewindSeq *int64               `json:"rewindSeq,omitempty"`
 	ToSeq     *int64               `json:"toSeq,omitempty"`
+	raw       json.RawMessage
+}
+
+// ErrorDataKind is "InvalidParams".
+func (InvalidParamsErrorData) ErrorDataKind() string { return "InvalidParams" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (i InvalidParamsErrorData) Raw() json.RawMessage { return i.raw }
+
+func (i InvalidParamsErrorData) MarshalJSON() ([]byte, error) {
+	type plain InvalidParamsErrorData
+	return marshalWithMember("kind", "InvalidParams", plain(i))
+}
+
+func (i *InvalidParamsErrorData) UnmarshalJSON(data []byte) error {
+	type plain InvalidParamsErrorData
+	if err := unmarshalVariant(data, "kind", "InvalidParams", (*plain)(i)); err != nil {
+		return err
+	}
+	i.raw = cloneRaw(data)
+	return nil
 }
 
 // InvalidParamsIssue is an object of the protocol (schema.json).
 type InvalidParamsIssue struct {
 	Path    string `json:"path"`
 	Message string `json:"message"`
+}
+
+// InvalidSessionIDErrorData is the ErrorData whose kind is "InvalidSessionId".
+type InvalidSessionIDErrorData struct {
+	raw json.RawMessage
+}
+
+// ErrorDataKind is "InvalidSessionId".
+func (InvalidSessionIDErrorData) ErrorDataKind() string { return "InvalidSessionId" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (i InvalidSessionIDErrorData) Raw() json.RawMessage { return i.raw }
+
+func (i InvalidSessionIDErrorData) MarshalJSON() ([]byte, error) {
+	type plain InvalidSessionIDErrorData
+	return marshalWithMember("kind", "InvalidSessionId", plain(i))
+}
+
+func (i *InvalidSessionIDErrorData) UnmarshalJSON(data []byte) error {
+	type plain InvalidSessionIDErrorData
+	if err := unmarshalVariant(data, "kind", "InvalidSessionId", (*plain)(i)); err != nil {
+		return err
+	}
+	i.raw = cloneRaw(data)
+	return nil
+}
+
+// InvalidTurnTransitionErrorData is the ErrorData whose kind is "InvalidTurnTransition".
+type InvalidTurnTransitionErrorData struct {
+	// The current turn state
+	Turn   *TurnState `json:"turn,omitempty"`
+	Reason *string    `json:"reason,omitempty"`
+	raw    json.RawMessage
+}
+
+// ErrorDataKind is "InvalidTurnTransition".
+func (InvalidTurnTransitionErrorData) ErrorDataKind() string { return "InvalidTurnTransition" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (i InvalidTurnTransitionErrorData) Raw() json.RawMessage { return i.raw }
+
+func (i InvalidTurnTransitionErrorData) MarshalJSON() ([]byte, error) {
+	type plain InvalidTurnTransitionErrorData
+	return marshalWithMember("kind", "InvalidTurnTransition", plain(i))
+}
+
+func (i *InvalidTurnTransitionErrorData) UnmarshalJSON(data []byte) error {
+	type plain InvalidTurnTransitionErrorData
+	if err := unmarshalVariant(data, "kind", "InvalidTurnTransition", (*plain)(i)); err != nil {
+		return err
+	}
+	i.raw = cloneRaw(data)
+	return nil
 }
 
 // KeepScratch is one of "always", "onFailure", "never". When a tool scratch directory survives session/close: always, onFailure (its toolFinish says success: false, or it never finished), never
@@ -431,6 +631,34 @@ const (
 	KeepScratchNever     KeepScratch = "never"
 )
 
+// KeyMismatchErrorData is the ErrorData whose kind is "KeyMismatch".
+type KeyMismatchErrorData struct {
+	// wrongKey, keyRequired, notEncrypted, rekeyUnfinished or rekeyInProgress
+	Reason    *string `json:"reason,omitempty"`
+	SessionID *string `json:"sessionId,omitempty"`
+	raw       json.RawMessage
+}
+
+// ErrorDataKind is "KeyMismatch".
+func (KeyMismatchErrorData) ErrorDataKind() string { return "KeyMismatch" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (k KeyMismatchErrorData) Raw() json.RawMessage { return k.raw }
+
+func (k KeyMismatchErrorData) MarshalJSON() ([]byte, error) {
+	type plain KeyMismatchErrorData
+	return marshalWithMember("kind", "KeyMismatch", plain(k))
+}
+
+func (k *KeyMismatchErrorData) UnmarshalJSON(data []byte) error {
+	type plain KeyMismatchErrorData
+	if err := unmarshalVariant(data, "kind", "KeyMismatch", (*plain)(k)); err != nil {
+		return err
+	}
+	k.raw = cloneRaw(data)
+	return nil
+}
+
 // LLMConfig is an object of the protocol (schema.json).
 type LLMConfig struct {
 	Provider *string `json:"provider,omitempty"`
@@ -438,6 +666,33 @@ type LLMConfig struct {
 	BaseURL  *string `json:"baseUrl,omitempty"`
 	// NAME of the environment variable holding the API key; the value is never stored
 	APIKeyEnv *string `json:"apiKeyEnv,omitempty"`
+}
+
+// LeaseLostErrorData is the ErrorData whose kind is "LeaseLost".
+type LeaseLostErrorData struct {
+	SessionID *string `json:"sessionId,omitempty"`
+	Outcome   *string `json:"outcome,omitempty"`
+	raw       json.RawMessage
+}
+
+// ErrorDataKind is "LeaseLost".
+func (LeaseLostErrorData) ErrorDataKind() string { return "LeaseLost" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (l LeaseLostErrorData) Raw() json.RawMessage { return l.raw }
+
+func (l LeaseLostErrorData) MarshalJSON() ([]byte, error) {
+	type plain LeaseLostErrorData
+	return marshalWithMember("kind", "LeaseLost", plain(l))
+}
+
+func (l *LeaseLostErrorData) UnmarshalJSON(data []byte) error {
+	type plain LeaseLostErrorData
+	if err := unmarshalVariant(data, "kind", "LeaseLost", (*plain)(l)); err != nil {
+		return err
+	}
+	l.raw = cloneRaw(data)
+	return nil
 }
 
 // MessageRecord is the Record whose kind is "message".
@@ -466,6 +721,41 @@ func (m *MessageRecord) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// NotWrittenErrorData is the ErrorData whose kind is "NotWritten".
+type NotWrittenErrorData struct {
+	// The system error code, e.g. ENOSPC or EIO, when known
+	Errno *string `json:"errno,omitempty"`
+	// Where it failed, e.g. preCommit
+	Stage *string `json:"stage,omitempty"`
+	// PostgreSQL backend: the SQLSTATE class of the failure (never the database's text)
+	Sqlstate  *string `json:"sqlstate,omitempty"`
+	SessionID *string `json:"sessionId,omitempty"`
+	// PostgreSQL backend: e.g. dataRejected
+	Reason  *string `json:"reason,omitempty"`
+	Outcome *string `json:"outcome,omitempty"`
+	raw     json.RawMessage
+}
+
+// ErrorDataKind is "NotWritten".
+func (NotWrittenErrorData) ErrorDataKind() string { return "NotWritten" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (n NotWrittenErrorData) Raw() json.RawMessage { return n.raw }
+
+func (n NotWrittenErrorData) MarshalJSON() ([]byte, error) {
+	type plain NotWrittenErrorData
+	return marshalWithMember("kind", "NotWritten", plain(n))
+}
+
+func (n *NotWrittenErrorData) UnmarshalJSON(data []byte) error {
+	type plain NotWrittenErrorData
+	if err := unmarshalVariant(data, "kind", "NotWritten", (*plain)(n)); err != nil {
+		return err
+	}
+	n.raw = cloneRaw(data)
+	return nil
+}
+
 // OpenMode is one of "write", "read".
 type OpenMode string
 
@@ -474,12 +764,32 @@ const (
 	OpenModeRead  OpenMode = "read"
 )
 
-// OutOfRangeData is an object of the protocol (schema.json).
+// OutOfRangeData is the ErrorData whose kind is "OutOfRange".
 type OutOfRangeData struct {
-	Kind string `json:"kind"`
 	Path string `json:"path"`
 	Min  int64  `json:"min"`
 	Max  int64  `json:"max"`
+	raw  json.RawMessage
+}
+
+// ErrorDataKind is "OutOfRange".
+func (OutOfRangeData) ErrorDataKind() string { return "OutOfRange" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (o OutOfRangeData) Raw() json.RawMessage { return o.raw }
+
+func (o OutOfRangeData) MarshalJSON() ([]byte, error) {
+	type plain OutOfRangeData
+	return marshalWithMember("kind", "OutOfRange", plain(o))
+}
+
+func (o *OutOfRangeData) UnmarshalJSON(data []byte) error {
+	type plain OutOfRangeData
+	if err := unmarshalVariant(data, "kind", "OutOfRange", (*plain)(o)); err != nil {
+		return err
+	}
+	o.raw = cloneRaw(data)
+	return nil
 }
 
 // ParentLink is an object of the protocol (schema.json).
@@ -508,6 +818,36 @@ type ParentSummary struct {
 	AgentID  *string `json:"agentId,omitempty"`
 }
 
+// PayloadTooLargeErrorData is the ErrorData whose kind is "PayloadTooLarge".
+type PayloadTooLargeErrorData struct {
+	// The record (index in records) that is too large
+	Index    *int64 `json:"index,omitempty"`
+	MaxBytes *int64 `json:"maxBytes,omitempty"`
+	// The message (frame) limit, when the whole message is too large
+	MaxMessageBytes *int64 `json:"maxMessageBytes,omitempty"`
+	raw             json.RawMessage
+}
+
+// ErrorDataKind is "PayloadTooLarge".
+func (PayloadTooLargeErrorData) ErrorDataKind() string { return "PayloadTooLarge" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (p PayloadTooLargeErrorData) Raw() json.RawMessage { return p.raw }
+
+func (p PayloadTooLargeErrorData) MarshalJSON() ([]byte, error) {
+	type plain PayloadTooLargeErrorData
+	return marshalWithMember("kind", "PayloadTooLarge", plain(p))
+}
+
+func (p *PayloadTooLargeErrorData) UnmarshalJSON(data []byte) error {
+	type plain PayloadTooLargeErrorData
+	if err := unmarshalVariant(data, "kind", "PayloadTooLarge", (*plain)(p)); err != nil {
+		return err
+	}
+	p.raw = cloneRaw(data)
+	return nil
+}
+
 // PruneSkipReason is one of "open", "gone", "inTrash". open: open for writing by a process; gone: deleted meanwhile; inTrash: a deleted session with this id is in the trash
 type PruneSkipReason string
 
@@ -534,6 +874,34 @@ type PrunedSession struct {
 	UpdatedAt string `json:"updatedAt"`
 	// Stored size as session/list reports it
 	Bytes *int64 `json:"bytes,omitempty"`
+}
+
+// ReadOnlyErrorData is the ErrorData whose kind is "ReadOnly".
+type ReadOnlyErrorData struct {
+	SessionID *string `json:"sessionId,omitempty"`
+	// notOpen, openedReadOnly, failStop or readOnlyStore
+	Reason *string `json:"reason,omitempty"`
+	raw    json.RawMessage
+}
+
+// ErrorDataKind is "ReadOnly".
+func (ReadOnlyErrorData) ErrorDataKind() string { return "ReadOnly" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (r ReadOnlyErrorData) Raw() json.RawMessage { return r.raw }
+
+func (r ReadOnlyErrorData) MarshalJSON() ([]byte, error) {
+	type plain ReadOnlyErrorData
+	return marshalWithMember("kind", "ReadOnly", plain(r))
+}
+
+func (r *ReadOnlyErrorData) UnmarshalJSON(data []byte) error {
+	type plain ReadOnlyErrorData
+	if err := unmarshalVariant(data, "kind", "ReadOnly", (*plain)(r)); err != nil {
+		return err
+	}
+	r.raw = cloneRaw(data)
+	return nil
 }
 
 // Record is one of MessageRecord, InterruptionRecord, EventRecord, APIRecord, ToolStartRecord, ToolFinishRecord, ToolStreamRecord, told apart by "kind"; UnknownRecord stands for a kind this package does not know.
@@ -650,28 +1018,56 @@ type Redaction struct {
 	Rule string `json:"rule"`
 }
 
-// RequestCancelledErrorData is an object of the protocol (schema.json).
+// RequestCancelledErrorData is the ErrorData whose kind is "RequestCancelled".
 type RequestCancelledErrorData struct {
-	Kind string `json:"kind"`
-	// Extra holds the members this type does not name, kept as received and sent after the named ones.
-	Extra map[string]json.RawMessage `json:"-"`
+	raw json.RawMessage
 }
 
-var requestCancelledErrorDataMembers = []string{"kind"}
+// ErrorDataKind is "RequestCancelled".
+func (RequestCancelledErrorData) ErrorDataKind() string { return "RequestCancelled" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (r RequestCancelledErrorData) Raw() json.RawMessage { return r.raw }
 
 func (r RequestCancelledErrorData) MarshalJSON() ([]byte, error) {
 	type plain RequestCancelledErrorData
-	return marshalOpen(plain(r), r.Extra, requestCancelledErrorDataMembers)
+	return marshalWithMember("kind", "RequestCancelled", plain(r))
 }
 
 func (r *RequestCancelledErrorData) UnmarshalJSON(data []byte) error {
 	type plain RequestCancelledErrorData
-	if err := json.Unmarshal(data, (*plain)(r)); err != nil {
+	if err := unmarshalVariant(data, "kind", "RequestCancelled", (*plain)(r)); err != nil {
 		return err
 	}
-	extra, err := extraMembers(data, requestCancelledErrorDataMembers)
-	r.Extra = extra
-	return err
+	r.raw = cloneRaw(data)
+	return nil
+}
+
+// RolledBackErrorData is the ErrorData whose kind is "RolledBack".
+type RolledBackErrorData struct {
+	// The system error code, e.g. ENOSPC or EIO, when known
+	Errno *string `json:"errno,omitempty"`
+	raw   json.RawMessage
+}
+
+// ErrorDataKind is "RolledBack".
+func (RolledBackErrorData) ErrorDataKind() string { return "RolledBack" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (r RolledBackErrorData) Raw() json.RawMessage { return r.raw }
+
+func (r RolledBackErrorData) MarshalJSON() ([]byte, error) {
+	type plain RolledBackErrorData
+	return marshalWithMember("kind", "RolledBack", plain(r))
+}
+
+func (r *RolledBackErrorData) UnmarshalJSON(data []byte) error {
+	type plain RolledBackErrorData
+	if err := unmarshalVariant(data, "kind", "RolledBack", (*plain)(r)); err != nil {
+		return err
+	}
+	r.raw = cloneRaw(data)
+	return nil
 }
 
 // RuntimeCounters is an object of the protocol (schema.json).
@@ -691,6 +1087,38 @@ type SearchHit struct {
 	Seq       int64  `json:"seq"`
 	// At most 160 characters of the text from a little before the match, whitespace folded
 	Snippet string `json:"snippet"`
+}
+
+// SecretRejectedErrorData is the ErrorData whose kind is "SecretRejected".
+type SecretRejectedErrorData struct {
+	// Where the secret is, in the path grammar of §6.1
+	Path *string `json:"path,omitempty"`
+	// In which form: raw, json-escape, percent, base64, base64url, hex, nested-json, or a credential rule
+	Rule  *string `json:"rule,omitempty"`
+	Index *int64  `json:"index,omitempty"`
+	// The blob holding it
+	Ref *string `json:"ref,omitempty"`
+	raw json.RawMessage
+}
+
+// ErrorDataKind is "SecretRejected".
+func (SecretRejectedErrorData) ErrorDataKind() string { return "SecretRejected" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (s SecretRejectedErrorData) Raw() json.RawMessage { return s.raw }
+
+func (s SecretRejectedErrorData) MarshalJSON() ([]byte, error) {
+	type plain SecretRejectedErrorData
+	return marshalWithMember("kind", "SecretRejected", plain(s))
+}
+
+func (s *SecretRejectedErrorData) UnmarshalJSON(data []byte) error {
+	type plain SecretRejectedErrorData
+	if err := unmarshalVariant(data, "kind", "SecretRejected", (*plain)(s)); err != nil {
+		return err
+	}
+	s.raw = cloneRaw(data)
+	return nil
 }
 
 // SecretsParam is an object of the protocol (schema.json).
@@ -1064,44 +1492,46 @@ type SessionListResult struct {
 	Meta       map[string]json.RawMessage `json:"_meta,omitzero"`
 }
 
-// SessionLockedErrorData is an object of the protocol (schema.json).
+// SessionLockedErrorData is the ErrorData whose kind is "SessionLocked".
 type SessionLockedErrorData struct {
-	Kind      string  `json:"kind"`
 	SessionID *string `json:"sessionId,omitempty"`
 	// The writer holding the lease, when known
 	Holder *SessionLockedErrorDataHolder `json:"holder,omitempty"`
-	// e.g. openHere, storeServed
+	// e.g. storeServed
 	Reason *string `json:"reason,omitempty"`
-	// Extra holds the members this type does not name, kept as received and sent after the named ones.
-	Extra map[string]json.RawMessage `json:"-"`
+	raw    json.RawMessage
 }
 
-var sessionLockedErrorDataMembers = []string{"kind", "sessionId", "holder", "reason"}
+// ErrorDataKind is "SessionLocked".
+func (SessionLockedErrorData) ErrorDataKind() string { return "SessionLocked" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (s SessionLockedErrorData) Raw() json.RawMessage { return s.raw }
 
 func (s SessionLockedErrorData) MarshalJSON() ([]byte, error) {
 	type plain SessionLockedErrorData
-	return marshalOpen(plain(s), s.Extra, sessionLockedErrorDataMembers)
+	return marshalWithMember("kind", "SessionLocked", plain(s))
 }
 
 func (s *SessionLockedErrorData) UnmarshalJSON(data []byte) error {
 	type plain SessionLockedErrorData
-	if err := json.Unmarshal(data, (*plain)(s)); err != nil {
+	if err := unmarshalVariant(data, "kind", "SessionLocked", (*plain)(s)); err != nil {
 		return err
 	}
-	extra, err := extraMembers(data, sessionLockedErrorDataMembers)
-	s.Extra = extra
-	return err
+	s.raw = cloneRaw(data)
+	return nil
 }
 
 // SessionLockedErrorDataHolder: The writer holding the lease, when known
 type SessionLockedErrorDataHolder struct {
-	Pid      *int64  `json:"pid,omitempty"`
-	Hostname *string `json:"hostname,omitempty"`
+	Pid       *int64  `json:"pid,omitempty"`
+	Hostname  *string `json:"hostname,omitempty"`
+	StartedAt *string `json:"startedAt,omitempty"`
 	// Extra holds the members this type does not name, kept as received and sent after the named ones.
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-var sessionLockedErrorDataHolderMembers = []string{"pid", "hostname"}
+var sessionLockedErrorDataHolderMembers = []string{"pid", "hostname", "startedAt"}
 
 func (s SessionLockedErrorDataHolder) MarshalJSON() ([]byte, error) {
 	type plain SessionLockedErrorDataHolder
@@ -1116,6 +1546,34 @@ func (s *SessionLockedErrorDataHolder) UnmarshalJSON(data []byte) error {
 	extra, err := extraMembers(data, sessionLockedErrorDataHolderMembers)
 	s.Extra = extra
 	return err
+}
+
+// SessionNotFoundErrorData is the ErrorData whose kind is "SessionNotFound".
+type SessionNotFoundErrorData struct {
+	SessionID *string `json:"sessionId,omitempty"`
+	// noStore: there is no session store at the path
+	Reason *string `json:"reason,omitempty"`
+	raw    json.RawMessage
+}
+
+// ErrorDataKind is "SessionNotFound".
+func (SessionNotFoundErrorData) ErrorDataKind() string { return "SessionNotFound" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (s SessionNotFoundErrorData) Raw() json.RawMessage { return s.raw }
+
+func (s SessionNotFoundErrorData) MarshalJSON() ([]byte, error) {
+	type plain SessionNotFoundErrorData
+	return marshalWithMember("kind", "SessionNotFound", plain(s))
+}
+
+func (s *SessionNotFoundErrorData) UnmarshalJSON(data []byte) error {
+	type plain SessionNotFoundErrorData
+	if err := unmarshalVariant(data, "kind", "SessionNotFound", (*plain)(s)); err != nil {
+		return err
+	}
+	s.raw = cloneRaw(data)
+	return nil
 }
 
 // SessionOpenParams is an object of the protocol (schema.json).
@@ -2332,15 +2790,138 @@ const (
 	TurnsModeAuto   TurnsMode = "auto"
 )
 
-// UnsupportedProtocolVersionData is an object of the protocol (schema.json).
+// UnavailableErrorData is the ErrorData whose kind is "Unavailable".
+type UnavailableErrorData struct {
+	// One fixed word, e.g. connection, serverShutdown, authentication (§6.2)
+	Reason       *string `json:"reason,omitempty"`
+	Retryable    *bool   `json:"retryable,omitempty"`
+	RetryAfterMs *int64  `json:"retryAfterMs,omitempty"`
+	// For writes: unknown when the connection broke while COMMIT was in flight
+	Outcome *UnavailableErrorDataOutcome `json:"outcome,omitempty"`
+	// PostgreSQL backend: the SQLSTATE class of the failure (never the database's text)
+	Sqlstate *string `json:"sqlstate,omitempty"`
+	raw      json.RawMessage
+}
+
+// ErrorDataKind is "Unavailable".
+func (UnavailableErrorData) ErrorDataKind() string { return "Unavailable" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (u UnavailableErrorData) Raw() json.RawMessage { return u.raw }
+
+func (u UnavailableErrorData) MarshalJSON() ([]byte, error) {
+	type plain UnavailableErrorData
+	return marshalWithMember("kind", "Unavailable", plain(u))
+}
+
+func (u *UnavailableErrorData) UnmarshalJSON(data []byte) error {
+	type plain UnavailableErrorData
+	if err := unmarshalVariant(data, "kind", "Unavailable", (*plain)(u)); err != nil {
+		return err
+	}
+	u.raw = cloneRaw(data)
+	return nil
+}
+
+// UnavailableErrorDataOutcome is one of "notWritten", "unknown". For writes: unknown when the connection broke while COMMIT was in flight
+type UnavailableErrorDataOutcome string
+
+const (
+	UnavailableErrorDataOutcomeNotWritten UnavailableErrorDataOutcome = "notWritten"
+	UnavailableErrorDataOutcomeUnknown    UnavailableErrorDataOutcome = "unknown"
+)
+
+// UncertainErrorData is the ErrorData whose kind is "Uncertain".
+type UncertainErrorData struct {
+	// The system error code, e.g. ENOSPC or EIO, when known
+	Errno *string `json:"errno,omitempty"`
+	// Where it failed, e.g. preCommit
+	Stage     *string `json:"stage,omitempty"`
+	SessionID *string `json:"sessionId,omitempty"`
+	raw       json.RawMessage
+}
+
+// ErrorDataKind is "Uncertain".
+func (UncertainErrorData) ErrorDataKind() string { return "Uncertain" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (u UncertainErrorData) Raw() json.RawMessage { return u.raw }
+
+func (u UncertainErrorData) MarshalJSON() ([]byte, error) {
+	type plain UncertainErrorData
+	return marshalWithMember("kind", "Uncertain", plain(u))
+}
+
+func (u *UncertainErrorData) UnmarshalJSON(data []byte) error {
+	type plain UncertainErrorData
+	if err := unmarshalVariant(data, "kind", "Uncertain", (*plain)(u)); err != nil {
+		return err
+	}
+	u.raw = cloneRaw(data)
+	return nil
+}
+
+// UnsafeStoreErrorData is the ErrorData whose kind is "UnsafeStore".
+type UnsafeStoreErrorData struct {
+	SessionID *string `json:"sessionId,omitempty"`
+	// What is wrong, e.g. "has mode 644, expected 600", "is a symbolic link"
+	Reason *string `json:"reason,omitempty"`
+	Path   *string `json:"path,omitempty"`
+	// The blob concerned
+	Ref   *string `json:"ref,omitempty"`
+	Stage *string `json:"stage,omitempty"`
+	raw   json.RawMessage
+}
+
+// ErrorDataKind is "UnsafeStore".
+func (UnsafeStoreErrorData) ErrorDataKind() string { return "UnsafeStore" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (u UnsafeStoreErrorData) Raw() json.RawMessage { return u.raw }
+
+func (u UnsafeStoreErrorData) MarshalJSON() ([]byte, error) {
+	type plain UnsafeStoreErrorData
+	return marshalWithMember("kind", "UnsafeStore", plain(u))
+}
+
+func (u *UnsafeStoreErrorData) UnmarshalJSON(data []byte) error {
+	type plain UnsafeStoreErrorData
+	if err := unmarshalVariant(data, "kind", "UnsafeStore", (*plain)(u)); err != nil {
+		return err
+	}
+	u.raw = cloneRaw(data)
+	return nil
+}
+
+// UnsupportedProtocolVersionData is the ErrorData whose kind is "UnsupportedProtocolVersion".
 type UnsupportedProtocolVersionData struct {
-	Kind string `json:"kind"`
 	// Every protocol version this server speaks: retry initialize with one of them
 	Supported []int64 `json:"supported"`
 	// The protocolVersion sent, when one was
 	Requested json.RawMessage `json:"requested,omitempty"`
 	// The protocolVersions sent, when they were
 	Offered []int64 `json:"offered,omitzero"`
+	raw     json.RawMessage
+}
+
+// ErrorDataKind is "UnsupportedProtocolVersion".
+func (UnsupportedProtocolVersionData) ErrorDataKind() string { return "UnsupportedProtocolVersion" }
+
+// Raw is the JSON this record was decoded from (nil when built in Go).
+func (u UnsupportedProtocolVersionData) Raw() json.RawMessage { return u.raw }
+
+func (u UnsupportedProtocolVersionData) MarshalJSON() ([]byte, error) {
+	type plain UnsupportedProtocolVersionData
+	return marshalWithMember("kind", "UnsupportedProtocolVersion", plain(u))
+}
+
+func (u *UnsupportedProtocolVersionData) UnmarshalJSON(data []byte) error {
+	type plain UnsupportedProtocolVersionData
+	if err := unmarshalVariant(data, "kind", "UnsupportedProtocolVersion", (*plain)(u)); err != nil {
+		return err
+	}
+	u.raw = cloneRaw(data)
+	return nil
 }
 
 // UsageCounts is an object of the protocol (schema.json).

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { defineMethod, paramsObject, resultObject, SessionId, Count } from '../common.js';
+import { READ_ERRORS, SESSION_ERRORS, STORE_ERRORS, errorsOf } from '../methodErrors.js';
 
 export const DEFAULT_BLOB_CHUNK = 1 << 20;
 export const MAX_BLOB_CHUNK = 8 << 20;
@@ -22,6 +23,7 @@ export const BlobGetResult = resultObject({
 export const blobGet = defineMethod({
   method: 'blob/get', kind: 'request', direction: 'clientToServer', since: 1,
   params: BlobGetParams, result: BlobGetResult, capability: 'blob',
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, READ_ERRORS),
   summary: 'Read a chunk of a content-addressed blob of the store (blobs are store-wide: the digest names the content).',
 });
 

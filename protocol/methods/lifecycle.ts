@@ -62,6 +62,7 @@ export const InitializeResult = resultObject({
 export const initialize = defineMethod({
   method: 'initialize', kind: 'request', direction: 'clientToServer', since: 1,
   params: InitializeParams, result: InitializeResult,
+  errors: ['UnsupportedProtocolVersion'],
   summary: 'First request of a connection: agree on the protocol version, learn capabilities and the store root.',
 });
 export const initialized = defineMethod({
@@ -72,6 +73,7 @@ export const initialized = defineMethod({
 export const shutdown = defineMethod({
   method: 'shutdown', kind: 'request', direction: 'clientToServer', since: 1,
   params: EmptyParams.optional(), result: z.null(),
+  errors: [],
   summary: 'Finish in-flight appends, close every session; the server then waits for exit.',
 });
 export const exit = defineMethod({

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { defineMethod, paramsObject, resultObject, Seq, SessionId } from '../common.js';
 import { Record } from '../records.js';
 import { Redaction } from '../secrets.js';
+import { CONTENT_ERRORS, READ_ERRORS, SESSION_ERRORS, STORE_ERRORS, WRITE_ERRORS, errorsOf } from '../methodErrors.js';
 
 export const MAX_APPEND_RECORDS = 10_000;
 
@@ -26,6 +27,7 @@ export const SessionAppendResult = resultObject({
 export const sessionAppend = defineMethod({
   method: 'session/append', kind: 'request', direction: 'clientToServer', since: 1,
   params: SessionAppendParams, result: SessionAppendResult, capability: 'session.append',
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, READ_ERRORS, WRITE_ERRORS, CONTENT_ERRORS, ['InvalidTurnTransition']),
   summary: 'Append records all-or-nothing in one write; answered only after fdatasync. Refused if a record holds a registered secret; well-known credentials are redacted.',
 });
 

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { defineMethod, paramsObject, resultObject, Seq, SessionId, Timestamp, Count } from '../common.js';
+import { CONTENT_ERRORS, READ_ERRORS, SESSION_ERRORS, STORE_ERRORS, WRITE_ERRORS, errorsOf } from '../methodErrors.js';
 
 export const SessionCompactParams = paramsObject({
   sessionId: SessionId,
@@ -30,10 +31,12 @@ export const SessionHistoryResult = resultObject({
 export const sessionCompact = defineMethod({
   method: 'session/compact', kind: 'request', direction: 'clientToServer', since: 1, capability: 'session.compact',
   params: SessionCompactParams, result: SessionCompactResult,
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, READ_ERRORS, WRITE_ERRORS, CONTENT_ERRORS, ['OutOfRange']),
   summary: 'Replace the records up to throughSeq by a checkpoint; the whole journal is archived first, crash-safe at every step.',
 });
 export const sessionHistory = defineMethod({
   method: 'session/history', kind: 'request', direction: 'clientToServer', since: 1, capability: 'session.compact',
   params: SessionHistoryParams, result: SessionHistoryResult,
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, READ_ERRORS),
   summary: 'The archived generations of a session (read them with session/read generation).',
 });

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { defineMethod, paramsObject, resultObject, SessionId } from '../common.js';
 import { ChatMessage } from '../records.js';
 import { TurnState } from '../turns.js';
+import { READ_ERRORS, SESSION_ERRORS, STORE_ERRORS, errorsOf } from '../methodErrors.js';
 
 export const SessionContextParams = paramsObject({
   sessionId: SessionId,
@@ -22,6 +23,7 @@ export const SessionContextResult = resultObject({
 export const sessionContext = defineMethod({
   method: 'session/context', kind: 'request', direction: 'clientToServer', since: 1, capability: 'session.context',
   params: SessionContextParams, result: SessionContextResult,
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, READ_ERRORS),
   summary: 'The conversation to send to the provider on resume: well-formed even after a crash mid-turn.',
 });
 

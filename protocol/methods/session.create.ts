@@ -5,6 +5,7 @@ import { ParentLink } from './session.lineage.js';
 import { DEFAULT_BLOB_THRESHOLD } from './blob.js';
 import { KeepScratch } from './tool.js';
 import { Tags } from '../tags.js';
+import { CONTENT_ERRORS, READ_ERRORS, SESSION_ERRORS, STORE_ERRORS, errorsOf } from '../methodErrors.js';
 
 
 export const LlmConfig = z
@@ -49,6 +50,7 @@ export const SessionCreateResult = resultObject({
 export const sessionCreate = defineMethod({
   method: 'session/create', kind: 'request', direction: 'clientToServer', since: 1,
   params: SessionCreateParams, result: SessionCreateResult, capability: 'session.create',
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, READ_ERRORS, CONTENT_ERRORS, ['Conflict', 'NotWritten', 'Uncertain']),
   summary: 'Create a session (durably, before answering) and open it for writing in this connection; register its secrets.',
 });
 

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { defineMethod, EmptyResult, paramsObject, resultObject, Seq, SessionId } from '../common.js';
+import { CONTENT_ERRORS, READ_ERRORS, SESSION_ERRORS, STORE_ERRORS, errorsOf } from '../methodErrors.js';
 
 /** Provenance of a session: the session it continues (after a compaction into a new session) or forks. */
 export const ParentLink = z
@@ -27,15 +28,18 @@ export const SessionRestoreParams = paramsObject({ sessionId: SessionId }).meta(
 export const sessionFork = defineMethod({
   method: 'session/fork', kind: 'request', direction: 'clientToServer', since: 1, capability: 'session.fork',
   params: SessionForkParams, result: SessionForkResult,
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, READ_ERRORS, CONTENT_ERRORS, ['OutOfRange', 'Conflict', 'NotWritten', 'Uncertain']),
   summary: 'A new session holding a copy of the records up to atSeq, linked to its parent; the original is untouched.',
 });
 export const sessionDelete = defineMethod({
   method: 'session/delete', kind: 'request', direction: 'clientToServer', since: 1, capability: 'session.delete',
   params: SessionDeleteParams, result: EmptyResult,
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, ['SessionLocked', 'Conflict', 'NotWritten', 'Uncertain']),
   summary: 'Move a session (journal, history, index entry) to trash/, or remove it for good with purge.',
 });
 export const sessionRestore = defineMethod({
   method: 'session/restore', kind: 'request', direction: 'clientToServer', since: 1, capability: 'session.delete',
   params: SessionRestoreParams, result: EmptyResult,
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, READ_ERRORS, ['Conflict', 'NotWritten', 'Uncertain']),
   summary: 'Bring a deleted session back from trash/.',
 });

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { defineMethod, paramsObject, resultObject, Seq, SessionId, Timestamp, Count } from '../common.js';
 import { ParentLink } from './session.lineage.js';
 import { MAX_TAGS, Tag } from '../tags.js';
+import { READ_ERRORS, STORE_ERRORS, errorsOf } from '../methodErrors.js';
 
 export const MAX_LIST_LIMIT = 1_000;
 export const DEFAULT_LIST_LIMIT = 100;
@@ -45,6 +46,7 @@ export const SessionListResult = resultObject({
 export const sessionList = defineMethod({
   method: 'session/list', kind: 'request', direction: 'clientToServer', since: 1,
   params: SessionListParams, result: SessionListResult, capability: 'session.list',
+  errors: errorsOf(STORE_ERRORS, READ_ERRORS),
   summary: 'List sessions, most recently updated first, from the index.',
 });
 

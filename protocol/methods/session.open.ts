@@ -5,6 +5,7 @@ import { TurnState } from '../turns.js';
 import { LlmConfig } from './session.create.js';
 import { ParentLink } from './session.lineage.js';
 import { KeepScratch } from './tool.js';
+import { READ_ERRORS, SESSION_ERRORS, STORE_ERRORS, errorsOf } from '../methodErrors.js';
 
 export const OpenMode = z.enum(['write', 'read']);
 
@@ -47,6 +48,7 @@ export const SessionOpenResult = resultObject({
 export const sessionOpen = defineMethod({
   method: 'session/open', kind: 'request', direction: 'clientToServer', since: 1,
   params: SessionOpenParams, result: SessionOpenResult, capability: 'session.open',
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, READ_ERRORS, ['SessionLocked', 'ReadOnly', 'Conflict', 'NotWritten', 'Uncertain']),
   summary: 'Open a session: in write mode, repair a torn tail (keeping evidence) and allow appends.',
 });
 

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { defineMethod, paramsObject, resultObject, SessionId, Timestamp, Count } from '../common.js';
+import { READ_ERRORS, STORE_ERRORS, errorsOf } from '../methodErrors.js';
 
 /** Retention (§18): move the sessions not updated for a while to the trash, never silently. */
 export const SessionPruneParams = paramsObject({
@@ -30,6 +31,7 @@ export const SessionPruneResult = resultObject({
 export const sessionPrune = defineMethod({
   method: 'session/prune', kind: 'request', direction: 'clientToServer', since: 1,
   params: SessionPruneParams, result: SessionPruneResult, capability: 'session.prune',
+  errors: errorsOf(STORE_ERRORS, READ_ERRORS, ['NotWritten', 'Uncertain']),
   summary: 'Move the sessions not updated for olderThan (keepLast, tags) to the trash, one at a time; report them.',
 });
 

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { defineMethod, paramsObject, resultObject, Seq, SessionId } from '../common.js';
 import { StoredRecord } from '../records.js';
+import { READ_ERRORS, SESSION_ERRORS, STORE_ERRORS, errorsOf } from '../methodErrors.js';
 
 export const MAX_READ_LIMIT = 10_000;
 export const DEFAULT_READ_LIMIT = 1_000;
@@ -25,6 +26,7 @@ export const SessionReadResult = resultObject({
 export const sessionRead = defineMethod({
   method: 'session/read', kind: 'request', direction: 'clientToServer', since: 1,
   params: SessionReadParams, result: SessionReadResult, capability: 'session.read',
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, READ_ERRORS),
   summary: 'Read a page of stored records, streamed from disk and checksum-verified.',
 });
 

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { defineMethod, paramsObject, resultObject, Seq, SessionId } from '../common.js';
 import { TurnState } from '../turns.js';
+import { READ_ERRORS, SESSION_ERRORS, STORE_ERRORS, WRITE_ERRORS, errorsOf } from '../methodErrors.js';
 
 export const SessionRewindParams = paramsObject({
   sessionId: SessionId,
@@ -17,5 +18,6 @@ export const SessionRewindResult = resultObject({
 export const sessionRewind = defineMethod({
   method: 'session/rewind', kind: 'request', direction: 'clientToServer', since: 1, capability: 'session.rewind',
   params: SessionRewindParams, result: SessionRewindResult,
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, READ_ERRORS, WRITE_ERRORS, ['OutOfRange']),
   summary: 'Undo in place: append a rewind record; context, turn and open api requests are then those as of toSeq plus what follows.',
 });

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { defineMethod, paramsObject, resultObject, Seq, SessionId } from '../common.js';
+import { READ_ERRORS, SESSION_ERRORS, STORE_ERRORS, errorsOf } from '../methodErrors.js';
 
 export const DEFAULT_SEARCH_LIMIT = 50;
 export const MAX_SEARCH_LIMIT = 500;
@@ -27,6 +28,7 @@ export const SessionSearchResult = resultObject({
 export const sessionSearch = defineMethod({
   method: 'session/search', kind: 'request', direction: 'clientToServer', since: 1,
   params: SessionSearchParams, result: SessionSearchResult, capability: 'session.search',
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, READ_ERRORS),
   summary: 'Search the text of message records across sessions; hits in (session, seq) order, paged by cursor.',
 });
 

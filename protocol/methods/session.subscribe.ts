@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { defineMethod, EmptyResult, paramsObject, resultObject, Seq, SessionId } from '../common.js';
 import { StoredRecord } from '../records.js';
 import { TurnState } from '../turns.js';
+import { READ_ERRORS, SESSION_ERRORS, STORE_ERRORS, errorsOf } from '../methodErrors.js';
 
 export const SessionSubscribeParams = paramsObject({
   sessionId: SessionId,
@@ -23,11 +24,13 @@ export const TurnDidChangeParams = z
 export const sessionSubscribe = defineMethod({
   method: 'session/subscribe', kind: 'request', direction: 'clientToServer', since: 1, capability: 'session.subscribe',
   params: SessionSubscribeParams, result: SessionSubscribeResult,
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, READ_ERRORS),
   summary: 'Receive the records after afterSeq, then every record appended (by any process), as session/didAppend.',
 });
 export const sessionUnsubscribe = defineMethod({
   method: 'session/unsubscribe', kind: 'request', direction: 'clientToServer', since: 1, capability: 'session.subscribe',
   params: SessionUnsubscribeParams, result: EmptyResult,
+  errors: [],
   summary: 'Stop a subscription.',
 });
 export const sessionDidAppend = defineMethod({

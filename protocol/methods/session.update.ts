@@ -5,6 +5,7 @@ import { LlmConfig } from './session.create.js';
 import { ParentLink } from './session.lineage.js';
 import { KeepScratch } from './tool.js';
 import { Tags } from '../tags.js';
+import { CONTENT_ERRORS, READ_ERRORS, SESSION_ERRORS, STORE_ERRORS, WRITE_ERRORS, errorsOf } from '../methodErrors.js';
 
 export { MAX_TAGS, Tag, Tags } from '../tags.js';
 
@@ -44,6 +45,7 @@ export const SessionUpdateResult = resultObject({
 export const sessionUpdate = defineMethod({
   method: 'session/update', kind: 'request', direction: 'clientToServer', since: 1,
   params: SessionUpdateParams, result: SessionUpdateResult, capability: 'session.update',
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, READ_ERRORS, WRITE_ERRORS, CONTENT_ERRORS),
   summary: 'Rename a session, patch its metadata, replace its tags: a durable sessionUpdate record; returns the new header.',
 });
 

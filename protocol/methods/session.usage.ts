@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { defineMethod, paramsObject, resultObject, Seq, SessionId } from '../common.js';
 import { UsageCounts } from '../usage.js';
+import { READ_ERRORS, SESSION_ERRORS, STORE_ERRORS, errorsOf } from '../methodErrors.js';
 
 export const SessionUsageParams = paramsObject({ sessionId: SessionId }).meta({ id: 'SessionUsageParams' });
 
@@ -14,6 +15,7 @@ export const SessionUsageResult = resultObject({
 export const sessionUsage = defineMethod({
   method: 'session/usage', kind: 'request', direction: 'clientToServer', since: 1, capability: 'session.usage',
   params: SessionUsageParams, result: SessionUsageResult,
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, READ_ERRORS),
   summary: 'Token usage summed from the usage objects of api responses and messages, overall and by model; kept at commit time, never read from the journal.',
 });
 

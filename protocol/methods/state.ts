@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { defineMethod, paramsObject, resultObject, SessionId } from '../common.js';
 import { Redaction } from '../secrets.js';
+import { CONTENT_ERRORS, READ_ERRORS, SESSION_ERRORS, STORE_ERRORS, errorsOf } from '../methodErrors.js';
 
 export const MAX_STATE_VALUE_BYTES = 1 << 20;
 
@@ -31,16 +32,19 @@ export const StateDeleteResult = resultObject({
 export const stateSet = defineMethod({
   method: 'state/set', kind: 'request', direction: 'clientToServer', since: 1,
   params: StateSetParams, result: StateSetResult, capability: 'state',
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, CONTENT_ERRORS, ['ReadOnly', 'LeaseLost', 'NotWritten', 'Uncertain']),
   summary: 'Replace a small named value of the session atomically and durably (secret-checked, size-capped).',
 });
 export const stateGet = defineMethod({
   method: 'state/get', kind: 'request', direction: 'clientToServer', since: 1,
   params: StateGetParams, result: StateGetResult, capability: 'state',
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, READ_ERRORS),
   summary: 'Read a named value of the session (null when unset).',
 });
 export const stateDelete = defineMethod({
   method: 'state/delete', kind: 'request', direction: 'clientToServer', since: 1,
   params: StateDeleteParams, result: StateDeleteResult, capability: 'state',
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, ['ReadOnly', 'LeaseLost', 'NotWritten', 'Uncertain']),
   summary: 'Remove a named value of the session durably.',
 });
 

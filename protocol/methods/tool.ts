@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { defineMethod, paramsObject, resultObject, SessionId } from '../common.js';
+import { SESSION_ERRORS, STORE_ERRORS, errorsOf } from '../methodErrors.js';
 
 export const KeepScratch = z.enum(['always', 'onFailure', 'never']).meta({
   id: 'KeepScratch',
@@ -21,6 +22,7 @@ export const ToolAllocateScratchResult = resultObject({
 export const toolAllocateScratch = defineMethod({
   method: 'tool/allocateScratch', kind: 'request', direction: 'clientToServer', since: 1,
   params: ToolAllocateScratchParams, result: ToolAllocateScratchResult, capability: 'tool.scratch',
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, ['ReadOnly', 'LeaseLost', 'NotWritten', 'Uncertain']),
   summary: 'Reserve the next toolSeq and create its private scratch directory (tool-000001, ...) under the session.',
 });
 

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ErrorKindCode, PROTOCOL_VERSION } from '../../protocol/index.js';
+import { ERROR_CODE, ERROR_DATA, ErrorKindCode, PROTOCOL_VERSION } from '../../protocol/index.js';
+import { WireSchema } from '../../src/cli/conformance/wireSchema.js';
 import { tempDir } from '../helpers.js';
 import { RawSidecar } from './exampleDriver.js';
 
@@ -59,5 +60,65 @@ describe('real error responses of the built server', () => {
     await s.call({ jsonrpc: '2.0', id: 4, method: 'session/append', params: append(4) });
     expect((await errorOf(5, 'session/append', append(5, 99))).data.kind).toBe('Conflict');
     expect((await errorOf(6, 'session/rewind', { sessionId, toSeq: 1000 })).data.kind).toBe('OutOfRange');
+  });
+});
+
+describe('every error kind is a named definition, and every request lists its errors', () => {
+  const meta = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../protocol/meta.json'), 'utf8')) as {
+    methods: Array<{ method: string; kind: string; errors?: Array<{ kind: string; code: number }> }>;
+  };
+
+  it('ERROR_DATA has one definition per domain kind plus InvalidParams, Internal and RequestCancelled; ErrorData maps each', () => {
+    expect(Object.keys(ERROR_DATA).sort()).toEqual([...Object.keys(ErrorKindCode), 'InvalidParams', 'Internal', 'RequestCancelled'].sort());
+    const union = defs.ErrorData as { oneOf: Array<{ $ref: string }>; discriminator: { mapping: Record<string, string> } };
+    expect(Object.keys(union.discriminator.mapping).sort()).toEqual(Object.keys(ERROR_DATA).sort());
+    for (const [kind, schemaOf] of Object.entries(ERROR_DATA)) {
+      const id = (schemaOf.meta() as { id: string }).id;
+      expect(defs[id], id).toBeDefined();
+      expect(union.oneOf.map((r) => r.$ref)).toContain(`#/$defs/${id}`);
+      // schema.json and the zod definition agree on the bare {kind} (accepted unless members are required).
+      expect(validate({ code: ERROR_CODE[kind as keyof typeof ERROR_CODE], message: 'm', data: { kind } }), kind).toBe(schemaOf.safeParse({ kind }).success);
+    }
+    expect(validate({ code: -31003, message: 'm', data: { kind: 'NoSuchKind' } })).toBe(false);
+  });
+
+  it('README §6.2 lists every domain kind once, in code order, with its code', () => {
+    const readme = fs.readFileSync(path.resolve(__dirname, '../../protocol/README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('### 6.2 Domain errors'), readme.indexOf('### 6.3'));
+    const rows = [...section.matchAll(/^\| `(\w+)` \| (-\d+) \|/gm)].map((m) => [m[1], Number(m[2])]);
+    expect(rows).toEqual(Object.entries(ErrorKindCode).sort((a, b) => b[1] - a[1]));
+  });
+
+  it('meta.json gives every request its errors with their codes, and no notification any', () => {
+    for (const m of meta.methods) {
+      if (m.kind !== 'request') { expect(m.errors, m.method).toBeUndefined(); continue; }
+      expect(m.errors, m.method).toBeDefined();
+      for (const e of m.errors!) expect(e.code, `${m.method} ${e.kind}`).toBe((ErrorKindCode as Record<string, number>)[e.kind]);
+    }
+    const byMethod = new Map(meta.methods.map((m) => [m.method, (m.errors ?? []).map((e) => e.kind)]));
+    expect(byMethod.get('session/append')).toEqual(expect.arrayContaining(['NotWritten', 'RolledBack', 'Uncertain', 'SecretRejected', 'Conflict']));
+    expect(byMethod.get('session/rewind')).toContain('OutOfRange');
+    expect(byMethod.get('initialize')).toEqual(['UnsupportedProtocolVersion']);
+  });
+});
+
+describe('the conformance wire check holds a server to the error lists', () => {
+  it('refuses a kind the method does not list, the wrong code, unknown kinds and data of the wrong shape', () => {
+    const w = new WireSchema();
+    const answer = (error: unknown, method = 'session/read') => w.serverMessage({ jsonrpc: '2.0', id: 1, error }, method);
+    answer({ code: -31001, message: 'm', data: { kind: 'SessionNotFound', sessionId: 'x' } });
+    answer({ code: -32602, message: 'm', data: { kind: 'InvalidParams', issues: [] } });
+    expect(w.violations).toEqual([]);
+    answer({ code: -31012, message: 'm', data: { kind: 'SecretRejected' } });
+    expect(w.violations.pop()).toMatch(/session\/read answered SecretRejected/);
+    answer({ code: -31004, message: 'm', data: { kind: 'SessionNotFound' } });
+    expect(w.violations.pop()).toMatch(/code -31004/);
+    answer({ code: -31001, message: 'm', data: { kind: 'Nope' } });
+    expect(w.violations.pop()).toMatch(/not an error kind/);
+    answer({ code: -31004, message: 'm', data: { kind: 'Corrupt', line: 0 } });
+    expect(w.violations.pop()).toMatch(/Corrupt data/);
+    answer({ code: -31001, message: 'm' });
+    expect(w.violations.pop()).toMatch(/without data/);
+    expect(w.violations).toEqual([]);
   });
 });

@@ -216,6 +216,17 @@ pub struct BlobRef {
     pub media_type: Option<String>,
 }
 
+/// `CancelRequestParams` (`protocol/schema.json#/$defs/CancelRequestParams`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CancelRequestParams {
+    /// The id of the request to cancel
+    pub id: Value,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
 /// `ChatMessage` (`protocol/schema.json#/$defs/ChatMessage`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ChatMessage {
@@ -285,23 +296,39 @@ impl ChatMessage {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ConflictErrorData {
-    /// `kind`
-    pub kind: String,
-    /// e.g. exists, inTrash, expectedLastSeq, journalChanged
+    /// e.g. exists, inTrash, expectedLastSeq, journalChanged, turnPending, idempotencyKeyReused
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// `sessionId`
     #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
-    /// reason expectedLastSeq: the session's lastSeq now
+    /// The expectedLastSeq the request gave
+    #[serde(rename = "expectedLastSeq", default, skip_serializing_if = "Option::is_none")]
+    pub expected_last_seq: Option<u64>,
+    /// The session's lastSeq now (expectedLastSeq did not match it)
     #[serde(rename = "lastSeq", default, skip_serializing_if = "Option::is_none")]
     pub last_seq: Option<u64>,
+    /// reason turnPending: the active turn a rewind would go back into
+    #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+    /// reason turnPending: that turn's first seq
+    #[serde(rename = "turnFirstSeq", default, skip_serializing_if = "Option::is_none")]
+    pub turn_first_seq: Option<u64>,
     /// e.g. notWritten
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
     /// `stage`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage: Option<String>,
+    /// reason idempotencyKeyReused: the original append's seqs
+    #[serde(rename = "firstSeq", default, skip_serializing_if = "Option::is_none")]
+    pub first_seq: Option<u64>,
+    /// `generation`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u64>,
+    /// `sqlstate`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqlstate: Option<String>,
     /// Members this schema does not list (kept as sent).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -311,8 +338,6 @@ pub struct ConflictErrorData {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CorruptErrorData {
-    /// `kind`
-    pub kind: String,
     /// `reason`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -331,17 +356,9 @@ pub struct CorruptErrorData {
     /// The damaged or missing blob
     #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
     pub ref_: Option<String>,
-    /// Members this schema does not list (kept as sent).
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-/// error.data of a domain error; kind selects the meaning
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct DomainErrorData {
-    /// `kind`
-    pub kind: ErrorKind,
+    /// The generation concerned (reason archiveMissing)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u64>,
     /// Members this schema does not list (kept as sent).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -381,15 +398,666 @@ pub struct EmptyResult {
     pub extra: Map<String, Value>,
 }
 
-/// data.kind selects the definition: InvalidParamsErrorData, OutOfRangeData, UnsupportedProtocolVersionData, SessionLockedErrorData, ConflictErrorData, CorruptErrorData, InternalKindData, RequestCancelledErrorData, else DomainErrorData
+/// `InvalidParamsErrorData.issues/items` in `protocol/schema.json`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct ErrorResponseData {
-    /// `kind`
-    pub kind: String,
+pub struct ParamsIssue {
+    /// `path`
+    pub path: String,
+    /// `message`
+    pub message: String,
     /// Members this schema does not list (kept as sent).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// `InvalidParamsErrorData` (`protocol/schema.json#/$defs/InvalidParamsErrorData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct InvalidParamsErrorData {
+    /// `issues`
+    pub issues: Vec<ParamsIssue>,
+    /// `rewindSeq`
+    #[serde(rename = "rewindSeq", default, skip_serializing_if = "Option::is_none")]
+    pub rewind_seq: Option<u64>,
+    /// `toSeq`
+    #[serde(rename = "toSeq", default, skip_serializing_if = "Option::is_none")]
+    pub to_seq: Option<u64>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `InternalKindData` (`protocol/schema.json#/$defs/InternalKindData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct InternalKindData {
+    /// `ref`
+    #[serde(rename = "ref")]
+    pub ref_: String,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `RequestCancelledErrorData` (`protocol/schema.json#/$defs/RequestCancelledErrorData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RequestCancelledErrorData {
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `SessionNotFoundErrorData` (`protocol/schema.json#/$defs/SessionNotFoundErrorData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SessionNotFoundErrorData {
+    /// `sessionId`
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// noStore: there is no session store at the path
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `InvalidSessionIdErrorData` (`protocol/schema.json#/$defs/InvalidSessionIdErrorData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct InvalidSessionIdErrorData {
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `UnsafeStoreErrorData` (`protocol/schema.json#/$defs/UnsafeStoreErrorData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct UnsafeStoreErrorData {
+    /// `sessionId`
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// What is wrong, e.g. "has mode 644, expected 600", "is a symbolic link"
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// `path`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The blob concerned
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub ref_: Option<String>,
+    /// `stage`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `NotWrittenErrorData` (`protocol/schema.json#/$defs/NotWrittenErrorData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct NotWrittenErrorData {
+    /// The system error code, e.g. ENOSPC or EIO, when known
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errno: Option<String>,
+    /// Where it failed, e.g. preCommit
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<String>,
+    /// PostgreSQL backend: the SQLSTATE class of the failure (never the database's text)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqlstate: Option<String>,
+    /// `sessionId`
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// PostgreSQL backend: e.g. dataRejected
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// `outcome`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `RolledBackErrorData` (`protocol/schema.json#/$defs/RolledBackErrorData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RolledBackErrorData {
+    /// The system error code, e.g. ENOSPC or EIO, when known
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errno: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `UncertainErrorData` (`protocol/schema.json#/$defs/UncertainErrorData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct UncertainErrorData {
+    /// The system error code, e.g. ENOSPC or EIO, when known
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errno: Option<String>,
+    /// Where it failed, e.g. preCommit
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<String>,
+    /// `sessionId`
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `ReadOnlyErrorData` (`protocol/schema.json#/$defs/ReadOnlyErrorData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ReadOnlyErrorData {
+    /// `sessionId`
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// notOpen, openedReadOnly, failStop or readOnlyStore
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `PayloadTooLargeErrorData` (`protocol/schema.json#/$defs/PayloadTooLargeErrorData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PayloadTooLargeErrorData {
+    /// The record (index in records) that is too large
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u64>,
+    /// `maxBytes`
+    #[serde(rename = "maxBytes", default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<u64>,
+    /// The message (frame) limit, when the whole message is too large
+    #[serde(rename = "maxMessageBytes", default, skip_serializing_if = "Option::is_none")]
+    pub max_message_bytes: Option<u64>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `UnsupportedProtocolVersionData` (`protocol/schema.json#/$defs/UnsupportedProtocolVersionData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct UnsupportedProtocolVersionData {
+    /// Every protocol version this server speaks: retry initialize with one of them
+    pub supported: Vec<u64>,
+    /// The protocolVersion sent, when one was
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+    pub requested: Option<Value>,
+    /// The protocolVersions sent, when they were
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered: Option<Vec<i64>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `SecretRejectedErrorData` (`protocol/schema.json#/$defs/SecretRejectedErrorData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SecretRejectedErrorData {
+    /// Where the secret is, in the path grammar of §6.1
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// In which form: raw, json-escape, percent, base64, base64url, hex, nested-json, or a credential rule
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// `index`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u64>,
+    /// The blob holding it
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub ref_: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `InvalidTurnTransitionErrorData` (`protocol/schema.json#/$defs/InvalidTurnTransitionErrorData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct InvalidTurnTransitionErrorData {
+    /// The current turn state
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<TurnState>,
+    /// `reason`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The writer holding the lease, when known
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SessionLockedErrorDataHolder {
+    /// `pid`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u64>,
+    /// `hostname`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
+    /// `startedAt`
+    #[serde(rename = "startedAt", default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `SessionLockedErrorData` (`protocol/schema.json#/$defs/SessionLockedErrorData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SessionLockedErrorData {
+    /// `sessionId`
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The writer holding the lease, when known
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder: Option<SessionLockedErrorDataHolder>,
+    /// e.g. storeServed
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `LeaseLostErrorData` (`protocol/schema.json#/$defs/LeaseLostErrorData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct LeaseLostErrorData {
+    /// `sessionId`
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// `outcome`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// One of `notWritten`, `unknown`.
+///
+/// `Other` stands for a value this version of the client does not know (it is never sent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum WriteOutcome {
+    #[default]
+    /// `"notWritten"`
+    #[serde(rename = "notWritten")]
+    NotWritten,
+    /// `"unknown"`
+    #[serde(rename = "unknown")]
+    Unknown,
+    /// A value this version of the client does not know.
+    #[serde(other)]
+    Other,
+}
+
+impl WriteOutcome {
+    /// Every known value, in schema order.
+    pub const ALL: &'static [Self] = &[Self::NotWritten, Self::Unknown];
+
+    /// The value on the wire (`"Other"` for `Other`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NotWritten => "notWritten",
+            Self::Unknown => "unknown",
+            Self::Other => "Other",
+        }
+    }
+
+    /// The value named `s` on the wire, if known.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|v| v.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for WriteOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `UnavailableErrorData` (`protocol/schema.json#/$defs/UnavailableErrorData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct UnavailableErrorData {
+    /// One fixed word, e.g. connection, serverShutdown, authentication (§6.2)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// `retryable`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retryable: Option<bool>,
+    /// `retryAfterMs`
+    #[serde(rename = "retryAfterMs", default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+    /// For writes: unknown when the connection broke while COMMIT was in flight
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<WriteOutcome>,
+    /// PostgreSQL backend: the SQLSTATE class of the failure (never the database's text)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqlstate: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `KeyMismatchErrorData` (`protocol/schema.json#/$defs/KeyMismatchErrorData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct KeyMismatchErrorData {
+    /// wrongKey, keyRequired, notEncrypted, rekeyUnfinished or rekeyInProgress
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// `sessionId`
+    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `OutOfRangeData` (`protocol/schema.json#/$defs/OutOfRangeData`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct OutOfRangeData {
+    /// `path`
+    pub path: String,
+    /// `min`
+    pub min: u64,
+    /// `max`
+    pub max: u64,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// error.data: data.kind names the error (the same as the code) and selects the definition
+///
+/// Serialized with its `kind` member first, then the variant's members.
+/// A kind this version of the client does not know is kept as `Unknown`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ErrorData {
+    /// `kind: "InvalidParams"`
+    InvalidParams(InvalidParamsErrorData),
+    /// `kind: "Internal"`
+    Internal(InternalKindData),
+    /// `kind: "RequestCancelled"`
+    RequestCancelled(RequestCancelledErrorData),
+    /// `kind: "SessionNotFound"`
+    SessionNotFound(SessionNotFoundErrorData),
+    /// `kind: "InvalidSessionId"`
+    InvalidSessionId(InvalidSessionIdErrorData),
+    /// `kind: "Conflict"`
+    Conflict(ConflictErrorData),
+    /// `kind: "Corrupt"`
+    Corrupt(CorruptErrorData),
+    /// `kind: "UnsafeStore"`
+    UnsafeStore(UnsafeStoreErrorData),
+    /// `kind: "NotWritten"`
+    NotWritten(NotWrittenErrorData),
+    /// `kind: "RolledBack"`
+    RolledBack(RolledBackErrorData),
+    /// `kind: "Uncertain"`
+    Uncertain(UncertainErrorData),
+    /// `kind: "ReadOnly"`
+    ReadOnly(ReadOnlyErrorData),
+    /// `kind: "PayloadTooLarge"`
+    PayloadTooLarge(PayloadTooLargeErrorData),
+    /// `kind: "UnsupportedProtocolVersion"`
+    UnsupportedProtocolVersion(UnsupportedProtocolVersionData),
+    /// `kind: "SecretRejected"`
+    SecretRejected(SecretRejectedErrorData),
+    /// `kind: "InvalidTurnTransition"`
+    InvalidTurnTransition(InvalidTurnTransitionErrorData),
+    /// `kind: "SessionLocked"`
+    SessionLocked(SessionLockedErrorData),
+    /// `kind: "LeaseLost"`
+    LeaseLost(LeaseLostErrorData),
+    /// `kind: "Unavailable"`
+    Unavailable(UnavailableErrorData),
+    /// `kind: "KeyMismatch"`
+    KeyMismatch(KeyMismatchErrorData),
+    /// `kind: "OutOfRange"`
+    OutOfRange(OutOfRangeData),
+    /// A record of a kind this client does not know, as received.
+    Unknown(Value),
+}
+
+impl ErrorData {
+    /// The `kind` member.
+    pub fn kind(&self) -> &str {
+        match self {
+            Self::InvalidParams(_) => "InvalidParams",
+            Self::Internal(_) => "Internal",
+            Self::RequestCancelled(_) => "RequestCancelled",
+            Self::SessionNotFound(_) => "SessionNotFound",
+            Self::InvalidSessionId(_) => "InvalidSessionId",
+            Self::Conflict(_) => "Conflict",
+            Self::Corrupt(_) => "Corrupt",
+            Self::UnsafeStore(_) => "UnsafeStore",
+            Self::NotWritten(_) => "NotWritten",
+            Self::RolledBack(_) => "RolledBack",
+            Self::Uncertain(_) => "Uncertain",
+            Self::ReadOnly(_) => "ReadOnly",
+            Self::PayloadTooLarge(_) => "PayloadTooLarge",
+            Self::UnsupportedProtocolVersion(_) => "UnsupportedProtocolVersion",
+            Self::SecretRejected(_) => "SecretRejected",
+            Self::InvalidTurnTransition(_) => "InvalidTurnTransition",
+            Self::SessionLocked(_) => "SessionLocked",
+            Self::LeaseLost(_) => "LeaseLost",
+            Self::Unavailable(_) => "Unavailable",
+            Self::KeyMismatch(_) => "KeyMismatch",
+            Self::OutOfRange(_) => "OutOfRange",
+            Self::Unknown(v) => v.get("kind").and_then(Value::as_str).unwrap_or(""),
+        }
+    }
+}
+
+impl Serialize for ErrorData {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::InvalidParams(r) => Tagged { kind: "InvalidParams", inner: r }.serialize(serializer),
+            Self::Internal(r) => Tagged { kind: "Internal", inner: r }.serialize(serializer),
+            Self::RequestCancelled(r) => Tagged { kind: "RequestCancelled", inner: r }.serialize(serializer),
+            Self::SessionNotFound(r) => Tagged { kind: "SessionNotFound", inner: r }.serialize(serializer),
+            Self::InvalidSessionId(r) => Tagged { kind: "InvalidSessionId", inner: r }.serialize(serializer),
+            Self::Conflict(r) => Tagged { kind: "Conflict", inner: r }.serialize(serializer),
+            Self::Corrupt(r) => Tagged { kind: "Corrupt", inner: r }.serialize(serializer),
+            Self::UnsafeStore(r) => Tagged { kind: "UnsafeStore", inner: r }.serialize(serializer),
+            Self::NotWritten(r) => Tagged { kind: "NotWritten", inner: r }.serialize(serializer),
+            Self::RolledBack(r) => Tagged { kind: "RolledBack", inner: r }.serialize(serializer),
+            Self::Uncertain(r) => Tagged { kind: "Uncertain", inner: r }.serialize(serializer),
+            Self::ReadOnly(r) => Tagged { kind: "ReadOnly", inner: r }.serialize(serializer),
+            Self::PayloadTooLarge(r) => Tagged { kind: "PayloadTooLarge", inner: r }.serialize(serializer),
+            Self::UnsupportedProtocolVersion(r) => Tagged { kind: "UnsupportedProtocolVersion", inner: r }.serialize(serializer),
+            Self::SecretRejected(r) => Tagged { kind: "SecretRejected", inner: r }.serialize(serializer),
+            Self::InvalidTurnTransition(r) => Tagged { kind: "InvalidTurnTransition", inner: r }.serialize(serializer),
+            Self::SessionLocked(r) => Tagged { kind: "SessionLocked", inner: r }.serialize(serializer),
+            Self::LeaseLost(r) => Tagged { kind: "LeaseLost", inner: r }.serialize(serializer),
+            Self::Unavailable(r) => Tagged { kind: "Unavailable", inner: r }.serialize(serializer),
+            Self::KeyMismatch(r) => Tagged { kind: "KeyMismatch", inner: r }.serialize(serializer),
+            Self::OutOfRange(r) => Tagged { kind: "OutOfRange", inner: r }.serialize(serializer),
+            Self::Unknown(v) => v.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorData {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        let kind = match value.get("kind") {
+            Some(Value::String(k)) => k.clone(),
+            _ => return Err(D::Error::missing_field("kind")),
+        };
+        match kind.as_str() {
+            "InvalidParams" => InvalidParamsErrorData::deserialize(value).map(Self::InvalidParams).map_err(D::Error::custom),
+            "Internal" => InternalKindData::deserialize(value).map(Self::Internal).map_err(D::Error::custom),
+            "RequestCancelled" => RequestCancelledErrorData::deserialize(value).map(Self::RequestCancelled).map_err(D::Error::custom),
+            "SessionNotFound" => SessionNotFoundErrorData::deserialize(value).map(Self::SessionNotFound).map_err(D::Error::custom),
+            "InvalidSessionId" => InvalidSessionIdErrorData::deserialize(value).map(Self::InvalidSessionId).map_err(D::Error::custom),
+            "Conflict" => ConflictErrorData::deserialize(value).map(Self::Conflict).map_err(D::Error::custom),
+            "Corrupt" => CorruptErrorData::deserialize(value).map(Self::Corrupt).map_err(D::Error::custom),
+            "UnsafeStore" => UnsafeStoreErrorData::deserialize(value).map(Self::UnsafeStore).map_err(D::Error::custom),
+            "NotWritten" => NotWrittenErrorData::deserialize(value).map(Self::NotWritten).map_err(D::Error::custom),
+            "RolledBack" => RolledBackErrorData::deserialize(value).map(Self::RolledBack).map_err(D::Error::custom),
+            "Uncertain" => UncertainErrorData::deserialize(value).map(Self::Uncertain).map_err(D::Error::custom),
+            "ReadOnly" => ReadOnlyErrorData::deserialize(value).map(Self::ReadOnly).map_err(D::Error::custom),
+            "PayloadTooLarge" => PayloadTooLargeErrorData::deserialize(value).map(Self::PayloadTooLarge).map_err(D::Error::custom),
+            "UnsupportedProtocolVersion" => UnsupportedProtocolVersionData::deserialize(value).map(Self::UnsupportedProtocolVersion).map_err(D::Error::custom),
+            "SecretRejected" => SecretRejectedErrorData::deserialize(value).map(Self::SecretRejected).map_err(D::Error::custom),
+            "InvalidTurnTransition" => InvalidTurnTransitionErrorData::deserialize(value).map(Self::InvalidTurnTransition).map_err(D::Error::custom),
+            "SessionLocked" => SessionLockedErrorData::deserialize(value).map(Self::SessionLocked).map_err(D::Error::custom),
+            "LeaseLost" => LeaseLostErrorData::deserialize(value).map(Self::LeaseLost).map_err(D::Error::custom),
+            "Unavailable" => UnavailableErrorData::deserialize(value).map(Self::Unavailable).map_err(D::Error::custom),
+            "KeyMismatch" => KeyMismatchErrorData::deserialize(value).map(Self::KeyMismatch).map_err(D::Error::custom),
+            "OutOfRange" => OutOfRangeData::deserialize(value).map(Self::OutOfRange).map_err(D::Error::custom),
+            _ => Ok(Self::Unknown(value)),
+        }
+    }
+}
+
+impl From<InvalidParamsErrorData> for ErrorData {
+    fn from(r: InvalidParamsErrorData) -> Self {
+        Self::InvalidParams(r)
+    }
+}
+
+impl From<InternalKindData> for ErrorData {
+    fn from(r: InternalKindData) -> Self {
+        Self::Internal(r)
+    }
+}
+
+impl From<RequestCancelledErrorData> for ErrorData {
+    fn from(r: RequestCancelledErrorData) -> Self {
+        Self::RequestCancelled(r)
+    }
+}
+
+impl From<SessionNotFoundErrorData> for ErrorData {
+    fn from(r: SessionNotFoundErrorData) -> Self {
+        Self::SessionNotFound(r)
+    }
+}
+
+impl From<InvalidSessionIdErrorData> for ErrorData {
+    fn from(r: InvalidSessionIdErrorData) -> Self {
+        Self::InvalidSessionId(r)
+    }
+}
+
+impl From<ConflictErrorData> for ErrorData {
+    fn from(r: ConflictErrorData) -> Self {
+        Self::Conflict(r)
+    }
+}
+
+impl From<CorruptErrorData> for ErrorData {
+    fn from(r: CorruptErrorData) -> Self {
+        Self::Corrupt(r)
+    }
+}
+
+impl From<UnsafeStoreErrorData> for ErrorData {
+    fn from(r: UnsafeStoreErrorData) -> Self {
+        Self::UnsafeStore(r)
+    }
+}
+
+impl From<NotWrittenErrorData> for ErrorData {
+    fn from(r: NotWrittenErrorData) -> Self {
+        Self::NotWritten(r)
+    }
+}
+
+impl From<RolledBackErrorData> for ErrorData {
+    fn from(r: RolledBackErrorData) -> Self {
+        Self::RolledBack(r)
+    }
+}
+
+impl From<UncertainErrorData> for ErrorData {
+    fn from(r: UncertainErrorData) -> Self {
+        Self::Uncertain(r)
+    }
+}
+
+impl From<ReadOnlyErrorData> for ErrorData {
+    fn from(r: ReadOnlyErrorData) -> Self {
+        Self::ReadOnly(r)
+    }
+}
+
+impl From<PayloadTooLargeErrorData> for ErrorData {
+    fn from(r: PayloadTooLargeErrorData) -> Self {
+        Self::PayloadTooLarge(r)
+    }
+}
+
+impl From<UnsupportedProtocolVersionData> for ErrorData {
+    fn from(r: UnsupportedProtocolVersionData) -> Self {
+        Self::UnsupportedProtocolVersion(r)
+    }
+}
+
+impl From<SecretRejectedErrorData> for ErrorData {
+    fn from(r: SecretRejectedErrorData) -> Self {
+        Self::SecretRejected(r)
+    }
+}
+
+impl From<InvalidTurnTransitionErrorData> for ErrorData {
+    fn from(r: InvalidTurnTransitionErrorData) -> Self {
+        Self::InvalidTurnTransition(r)
+    }
+}
+
+impl From<SessionLockedErrorData> for ErrorData {
+    fn from(r: SessionLockedErrorData) -> Self {
+        Self::SessionLocked(r)
+    }
+}
+
+impl From<LeaseLostErrorData> for ErrorData {
+    fn from(r: LeaseLostErrorData) -> Self {
+        Self::LeaseLost(r)
+    }
+}
+
+impl From<UnavailableErrorData> for ErrorData {
+    fn from(r: UnavailableErrorData) -> Self {
+        Self::Unavailable(r)
+    }
+}
+
+impl From<KeyMismatchErrorData> for ErrorData {
+    fn from(r: KeyMismatchErrorData) -> Self {
+        Self::KeyMismatch(r)
+    }
+}
+
+impl From<OutOfRangeData> for ErrorData {
+    fn from(r: OutOfRangeData) -> Self {
+        Self::OutOfRange(r)
+    }
 }
 
 /// The JSON-RPC error object ({code, message, data?})
@@ -398,11 +1066,11 @@ pub struct ErrorResponseData {
 pub struct ErrorResponse {
     /// `code`
     pub code: i64,
-    /// `message`
+    /// For humans; may change: dispatch on code or data.kind
     pub message: String,
-    /// data.kind selects the definition: InvalidParamsErrorData, OutOfRangeData, UnsupportedProtocolVersionData, SessionLockedErrorData, ConflictErrorData, CorruptErrorData, InternalKindData, RequestCancelledErrorData, else DomainErrorData
+    /// Present on every error but -32700, -32600, -32601 and -32002
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<ErrorResponseData>,
+    pub data: Option<ErrorData>,
     /// Members this schema does not list (kept as sent).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -611,20 +1279,6 @@ pub struct InitializeResult {
     pub extra: Map<String, Value>,
 }
 
-/// `InternalKindData` (`protocol/schema.json#/$defs/InternalKindData`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct InternalKindData {
-    /// `kind`
-    pub kind: String,
-    /// `ref`
-    #[serde(rename = "ref")]
-    pub ref_: String,
-    /// Members this schema does not list (kept as sent).
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
 /// `InterruptionRecord.toolResults/items` in `protocol/schema.json`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ToolResult {
@@ -695,38 +1349,6 @@ impl InterruptionRecord {
         self.tool_results = Some(value.into_iter().map(Into::into).collect());
         self
     }
-}
-
-/// `InvalidParamsErrorData.issues/items` in `protocol/schema.json`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ParamsIssue {
-    /// `path`
-    pub path: String,
-    /// `message`
-    pub message: String,
-    /// Members this schema does not list (kept as sent).
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-/// `InvalidParamsErrorData` (`protocol/schema.json#/$defs/InvalidParamsErrorData`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct InvalidParamsErrorData {
-    /// `kind`
-    pub kind: String,
-    /// `issues`
-    pub issues: Vec<ParamsIssue>,
-    /// `rewindSeq`
-    #[serde(rename = "rewindSeq", default, skip_serializing_if = "Option::is_none")]
-    pub rewind_seq: Option<u64>,
-    /// `toSeq`
-    #[serde(rename = "toSeq", default, skip_serializing_if = "Option::is_none")]
-    pub to_seq: Option<u64>,
-    /// Members this schema does not list (kept as sent).
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
 }
 
 /// One of `always`, `onFailure`, `never`.
@@ -839,23 +1461,6 @@ impl MessageRecord {
             message: message.into(),
         }
     }
-}
-
-/// `OutOfRangeData` (`protocol/schema.json#/$defs/OutOfRangeData`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct OutOfRangeData {
-    /// `kind`
-    pub kind: String,
-    /// `path`
-    pub path: String,
-    /// `min`
-    pub min: u64,
-    /// `max`
-    pub max: u64,
-    /// Members this schema does not list (kept as sent).
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
 }
 
 /// One of `continuation`, `fork`.
@@ -1312,17 +1917,6 @@ pub struct Redaction {
     pub path: String,
     /// credential-key, or the token rule that matched (github-token, jwt, ...)
     pub rule: String,
-    /// Members this schema does not list (kept as sent).
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-/// `RequestCancelledErrorData` (`protocol/schema.json#/$defs/RequestCancelledErrorData`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct RequestCancelledErrorData {
-    /// `kind`
-    pub kind: String,
     /// Members this schema does not list (kept as sent).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -2520,41 +3114,6 @@ pub struct SessionListResult {
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
-    /// Members this schema does not list (kept as sent).
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-/// The writer holding the lease, when known
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct SessionLockedErrorDataHolder {
-    /// `pid`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pid: Option<u64>,
-    /// `hostname`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hostname: Option<String>,
-    /// Members this schema does not list (kept as sent).
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-/// `SessionLockedErrorData` (`protocol/schema.json#/$defs/SessionLockedErrorData`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct SessionLockedErrorData {
-    /// `kind`
-    pub kind: String,
-    /// `sessionId`
-    #[serde(rename = "sessionId", default, skip_serializing_if = "Option::is_none")]
-    pub session_id: Option<String>,
-    /// The writer holding the lease, when known
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub holder: Option<SessionLockedErrorDataHolder>,
-    /// e.g. openHere, storeServed
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
     /// Members this schema does not list (kept as sent).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -4657,25 +5216,6 @@ pub struct TurnState {
     /// `error`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// Members this schema does not list (kept as sent).
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-/// `UnsupportedProtocolVersionData` (`protocol/schema.json#/$defs/UnsupportedProtocolVersionData`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct UnsupportedProtocolVersionData {
-    /// `kind`
-    pub kind: String,
-    /// Every protocol version this server speaks: retry initialize with one of them
-    pub supported: Vec<u64>,
-    /// The protocolVersion sent, when one was
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-    pub requested: Option<Value>,
-    /// The protocolVersions sent, when they were
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub offered: Option<Vec<i64>>,
     /// Members this schema does not list (kept as sent).
     #[serde(flatten)]
     pub extra: Map<String, Value>,

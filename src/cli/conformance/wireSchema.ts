@@ -1,7 +1,8 @@
 import * as z from 'zod';
-import {
-  DomainErrorData, ErrorKindCode, ErrorKinds, InvalidParamsErrorData, type MethodDescriptor, methods, OutOfRangeData, UnsupportedProtocolVersionData,
-} from '../../../protocol/index.js';
+import { ERROR_CODE, ERROR_DATA, type ErrorDataKind, type MethodDescriptor, methods } from '../../../protocol/index.js';
+
+/** Kinds any request may answer with; they are not in the methods' `errors` lists. */
+const ANY_REQUEST = new Set<string>(['InvalidParams', 'Internal', 'RequestCancelled']);
 
 /**
  * Checks every message in both directions against the protocol's schemas. They are the zod
@@ -37,7 +38,7 @@ export class WireSchema {
     const hasResult = Object.hasOwn(msg, 'result');
     const hasError = Object.hasOwn(msg, 'error');
     if (hasResult === hasError) return this.violation(`the response to id ${JSON.stringify(id)} has ${hasResult ? 'both result and error' : 'neither result nor error'}`);
-    if (hasError) return this.errorObject(msg.error, `the error answering id ${JSON.stringify(id)}`);
+    if (hasError) return this.errorObject(msg.error, `the error answering id ${JSON.stringify(id)}${method ? ` (${method})` : ''}`, method);
     if (method === undefined) return this.violation(`a result for id ${JSON.stringify(id)}, which names no request in flight`);
     const d = this.table.get(method);
     if (d?.result) this.check(d.result, msg.result, `${method} result`);
@@ -51,19 +52,26 @@ export class WireSchema {
     this.check(d.params, msg.params, `${method} params`);
   }
 
-  private errorObject(error: unknown, where: string): void {
+  /**
+   * The error envelope: data.kind's definition (protocol/errorResponse.ts), the code that kind is
+   * sent with, and — when the request is known — a kind its descriptor's `errors` list names.
+   */
+  private errorObject(error: unknown, where: string, method: string | undefined): void {
     const shape = z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }).safeParse(error);
     if (!shape.success) return this.violation(`${where}: not {code: integer, message: string, data?}`);
     const { code, data } = shape.data;
-    if (code === -32602) return this.check(InvalidParamsErrorData, data, `${where}: InvalidParams data`);
-    if (code >= -31099 && code <= -31000) {
-      this.check(DomainErrorData, data, `${where}: domain error data`);
-      if ((data as { kind?: unknown })?.kind === 'UnsupportedProtocolVersion') this.check(UnsupportedProtocolVersionData, data, `${where}: data`);
-      if ((data as { kind?: unknown })?.kind === 'OutOfRange') this.check(OutOfRangeData, data, `${where}: data`);
-      const kind = (data as { kind?: string } | undefined)?.kind;
-      if (kind !== undefined && (ErrorKinds as string[]).includes(kind) && code !== expectedCode(kind)) {
-        this.violation(`${where}: kind ${kind} with code ${code} (the protocol gives ${expectedCode(kind)})`);
-      }
+    if (data === undefined) {
+      if (code >= -31099 && code <= -31000 || code === -32602) this.violation(`${where}: code ${code} without data`);
+      return;
+    }
+    const kind = (data as { kind?: unknown } | null)?.kind;
+    if (typeof kind !== 'string' || !Object.hasOwn(ERROR_DATA, kind)) return this.violation(`${where}: data.kind ${JSON.stringify(kind)} is not an error kind the protocol defines`);
+    const k = kind as ErrorDataKind;
+    this.check(ERROR_DATA[k], data, `${where}: ${k} data`);
+    if (code !== ERROR_CODE[k]) this.violation(`${where}: kind ${k} with code ${code} (the protocol gives ${ERROR_CODE[k]})`);
+    const d = method === undefined ? undefined : this.table.get(method);
+    if (d?.errors && !ANY_REQUEST.has(k) && !d.errors.includes(k as never)) {
+      this.violation(`${where}: ${method} answered ${k}, which its errors list (meta.json) does not name`);
     }
   }
 
@@ -73,8 +81,4 @@ export class WireSchema {
     const issue = r.error.issues[0];
     this.violation(`${where}: ${issue ? `${issue.path.join('.') || '(top)'}: ${issue.message}` : 'invalid'}`);
   }
-}
-
-function expectedCode(kind: string): number {
-  return (ErrorKindCode as Record<string, number>)[kind] as number;
 }

@@ -158,6 +158,10 @@ func (g *generator) typeOf(s *schema, suggest string) (string, error) {
 		if !ok {
 			return "", fmt.Errorf("unknown $ref %q", s.ref)
 		}
+		if _, ok := g.unions[s.ref]; ok {
+			// A single union member stays raw (an interface cannot be decoded into): Decode<Union> reads it.
+			return "json.RawMessage", nil
+		}
 		if len(d.enum) > 0 || (d.typ == "object" && len(d.props) > 0) || len(d.oneOf) > 0 || g.isAlias(d) {
 			return g.defGo[s.ref], nil
 		}
@@ -347,10 +351,9 @@ func (g *generator) structDecl(name string, s *schema, u *union, discValue strin
 		f.typ = t
 		d.fields = append(d.fields, f)
 	}
-	if s.addl != nil && len(s.props) > 0 {
-		if u != nil {
-			return nil, fmt.Errorf("%s: an open object cannot be a union variant", name)
-		}
+	// An open object keeps the members it does not name in Extra; an open union variant (error
+	// data) keeps the whole object it was decoded from in Raw() instead.
+	if s.addl != nil && len(s.props) > 0 && u == nil {
 		d.open = true
 	}
 	return d, nil

@@ -46,6 +46,7 @@ const ENUM_NAMES: &[(&str, &str)] = &[
     ("auto,manual", "TurnsMode"),
     ("gone,inTrash,open", "PruneSkipReason"),
     ("stderr,stdout", "OutputStream"),
+    ("notWritten,unknown", "WriteOutcome"),
     ("fail,finish,phase,resume,start", "TurnEvent"),
     ("background,user", "TurnKind"),
     ("accepted,compacting,executingTools,providerStream", "TurnPhase"),
@@ -410,6 +411,11 @@ impl Gen<'_> {
             if non_null.len() == 2 && is_blob(non_null[1]) {
                 let (ty, _) = self.resolve(path, owner, json, non_null[0]);
                 return (Ty::BlobOr(Box::new(ty)), nullable);
+            }
+            // Scalars of several types (a request id: integer or string) stay a JSON value.
+            let scalar = |s: &Value| matches!(s.get("type").and_then(Value::as_str), Some("integer" | "string" | "number" | "boolean"));
+            if non_null.iter().all(|s| scalar(s)) {
+                return (Ty::Value, nullable);
             }
             panic!("codegen: {path}: anyOf {any:?} is not handled");
         }

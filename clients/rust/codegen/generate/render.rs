@@ -277,8 +277,10 @@ pub(super) fn render_enum(o: &mut String, name: &str, values: &[String], codes: 
     } else {
         writeln!(o, "/// The domain error kinds of `protocol/meta.json` (`error.data.kind`), each with its code.").unwrap();
     }
+    // The catch-all is `Unknown`, or `Other` when a value of the enum is itself "unknown".
+    let other = if values.iter().any(|v| pascal(v) == "Unknown") { "Other" } else { "Unknown" };
     writeln!(o, "///").unwrap();
-    writeln!(o, "/// `Unknown` stands for a value this version of the client does not know (it is never sent).").unwrap();
+    writeln!(o, "/// `{other}` stands for a value this version of the client does not know (it is never sent).").unwrap();
     writeln!(o, "#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]").unwrap();
     writeln!(o, "#[non_exhaustive]").unwrap();
     writeln!(o, "pub enum {name} {{").unwrap();
@@ -298,19 +300,19 @@ pub(super) fn render_enum(o: &mut String, name: &str, values: &[String], codes: 
     }
     writeln!(o, "    /// A value this version of the client does not know.").unwrap();
     writeln!(o, "    #[serde(other)]").unwrap();
-    writeln!(o, "    Unknown,").unwrap();
+    writeln!(o, "    {other},").unwrap();
     writeln!(o, "}}").unwrap();
     writeln!(o, "\nimpl {name} {{").unwrap();
     writeln!(o, "    /// Every known value, in schema order.").unwrap();
     let all: Vec<String> = values.iter().map(|v| format!("Self::{}", pascal(v))).collect();
     writeln!(o, "    pub const ALL: &'static [Self] = &[{}];", all.join(", ")).unwrap();
-    writeln!(o, "\n    /// The value on the wire (`\"Unknown\"` for `Unknown`).").unwrap();
+    writeln!(o, "\n    /// The value on the wire (`\"{other}\"` for `{other}`).").unwrap();
     writeln!(o, "    pub fn as_str(self) -> &'static str {{").unwrap();
     writeln!(o, "        match self {{").unwrap();
     for v in values {
         writeln!(o, "            Self::{} => \"{v}\",", pascal(v)).unwrap();
     }
-    writeln!(o, "            Self::Unknown => \"Unknown\",").unwrap();
+    writeln!(o, "            Self::{other} => \"{other}\",").unwrap();
     writeln!(o, "        }}").unwrap();
     writeln!(o, "    }}").unwrap();
     writeln!(o, "\n    /// The value named `s` on the wire, if known.").unwrap();
@@ -318,13 +320,13 @@ pub(super) fn render_enum(o: &mut String, name: &str, values: &[String], codes: 
     writeln!(o, "        Self::ALL.iter().copied().find(|v| v.as_str() == s)").unwrap();
     writeln!(o, "    }}").unwrap();
     if !codes.is_empty() {
-        writeln!(o, "\n    /// The JSON-RPC error code of this kind (0 for `Unknown`).").unwrap();
+        writeln!(o, "\n    /// The JSON-RPC error code of this kind (0 for `{other}`).").unwrap();
         writeln!(o, "    pub fn code(self) -> i64 {{").unwrap();
         writeln!(o, "        match self {{").unwrap();
         for (v, c) in values.iter().zip(codes) {
             writeln!(o, "            Self::{} => {c},", pascal(v)).unwrap();
         }
-        writeln!(o, "            Self::Unknown => 0,").unwrap();
+        writeln!(o, "            Self::{other} => 0,").unwrap();
         writeln!(o, "        }}").unwrap();
         writeln!(o, "    }}").unwrap();
         writeln!(o, "\n    /// The kind with this code, if known.").unwrap();
