@@ -29,6 +29,9 @@ export const SessionId = z
   .string()
   .meta({ description: 'Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."' });
 
+/** A client's name for one request, so that a retry is recognised (§6.3): 1..128 printable ASCII characters. */
+export const IdempotencyKey = z.string().min(1).max(128).regex(/^[\x20-\x7e]+$/);
+
 export const Seq = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 /** A count or a size (records, bytes, limits, generations): never negative, exact in a double. */
 export const Count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);

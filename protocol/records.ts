@@ -3,7 +3,7 @@ import { Seq, Timestamp, Count } from './common.js';
 import { StoredTurnRecord, TurnState } from './turns.js';
 import { StoredSessionUpdateRecord } from './methods/session.update.js';
 import { StoredUsageTotals } from './usage.js';
-import { Redaction } from './secrets.js';
+import { IdempotencyStamp } from './secrets.js';
 import {
   ApiRecord, BlobRef, RuntimeCounters, RuntimeRecordKinds, storedRuntimeShapes, ToolFinishRecord, ToolStartRecord, ToolStreamRecord,
 } from './runtimeRecords.js';
@@ -52,9 +52,7 @@ const stored = {
   seq: Seq.min(1),
   ts: Timestamp,
   turnId: z.string().optional().meta({ description: 'The turn that was pending when the record was appended' }),
-  idempotency: z.strictObject({
-    key: z.string(), digest: z.string(), firstSeq: Seq, lastSeq: Seq, redactions: z.array(Redaction).optional(),
-  }).optional().meta({ description: 'On the first record of an append sent with an idempotencyKey: the key and that append\'s original result (§6.3)' }),
+  idempotency: IdempotencyStamp.optional().meta({ description: 'On the first record of an append sent with an idempotencyKey: the key and that append\'s original result (§6.3)' }),
 };
 
 export const MessageRecord = z.strictObject(messageShape).meta({ id: 'MessageRecord' });

@@ -30,4 +30,9 @@ export const Redaction = z
   })
   .meta({ id: 'Redaction' });
 
+/** The store's record of an idempotencyKey: the key, a digest of what it wrote, and the original result (§6.3). */
+export const IdempotencyStamp = z.strictObject({
+  key: z.string(), digest: z.string(), firstSeq: Seq, lastSeq: Seq, redactions: z.array(Redaction).optional(),
+}).meta({ id: 'IdempotencyStamp' });
+
 export type SecretsParam = z.infer<typeof SecretsParam>;

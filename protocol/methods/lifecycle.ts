@@ -36,6 +36,8 @@ export const ServerCapabilities = z
       prune: z.object({ dryRun: z.boolean(), tags: z.boolean() }).optional().meta({ description: 'session/prune (§18)' }),
       ephemeral: z.object({ scratch: z.boolean() }).optional().meta({ description: 'session/create ephemeral: true (§17); scratch: whether tool/allocateScratch works for one' }),
       update: z.object({ maxTags: Count }).optional(),
+      idempotencyKey: z.object({ append: z.boolean(), create: z.boolean(), update: z.boolean() }).optional()
+        .meta({ description: 'Which methods accept idempotencyKey (§6.3): a retry with the same key answers the original result' }),
       search: z.object({ maxLimit: Count }).optional(),
     }).loose(),
     turns: z.object({ modes: z.array(z.enum(['manual', 'auto'])) }),

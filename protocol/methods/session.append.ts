@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { defineMethod, paramsObject, resultObject, Seq, SessionId } from '../common.js';
+import { defineMethod, IdempotencyKey, paramsObject, resultObject, Seq, SessionId } from '../common.js';
 import { Record } from '../records.js';
 import { Redaction } from '../secrets.js';
 import { CONTENT_ERRORS, READ_ERRORS, SESSION_ERRORS, STORE_ERRORS, WRITE_ERRORS, errorsOf } from '../methodErrors.js';
@@ -12,7 +12,7 @@ export const SessionAppendParams = paramsObject({
   expectedLastSeq: Seq.optional().meta({
     description: 'Append only if the session lastSeq is exactly this; otherwise Conflict and nothing is written',
   }),
-  idempotencyKey: z.string().min(1).max(128).regex(/^[\x20-\x7e]+$/).optional().meta({
+  idempotencyKey: IdempotencyKey.optional().meta({
     description: 'Per session: a retry with the same key and the same records answers the original result (same seqs) and writes nothing; '
       + 'the same key with other records is Conflict (reason idempotencyKeyReused). 1..128 printable ASCII characters; kept while the record holding it is uncompacted (§6.3)',
   }),

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { defineMethod, paramsObject, resultObject, SessionId, Timestamp } from '../common.js';
+import { defineMethod, IdempotencyKey, paramsObject, resultObject, SessionId, Timestamp } from '../common.js';
 import { EnvVarName, Redaction, SecretsParam, SecretsStatus } from '../secrets.js';
 import { ParentLink } from './session.lineage.js';
 import { DEFAULT_BLOB_THRESHOLD } from './blob.js';
@@ -37,6 +37,10 @@ export const SessionCreateParams = paramsObject({
   }),
   blobThreshold: z.number().int().min(1024).max(1 << 30).optional().meta({
     description: `String members larger than this many bytes are stored as blobs (default ${DEFAULT_BLOB_THRESHOLD})`,
+  }),
+  idempotencyKey: IdempotencyKey.optional().meta({
+    description: 'Per store: a retry with the same key and the same params answers the original result (the same sessionId, opened for writing again) and creates nothing; '
+      + 'the same key with other params is Conflict (reason idempotencyKeyReused). Kept in the session\'s header while the session is not deleted (§6.3). Not with ephemeral',
   }),
 }).meta({ id: 'SessionCreateParams' });
 

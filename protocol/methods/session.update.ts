@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { defineMethod, paramsObject, resultObject, Seq, SessionId, Timestamp, Count } from '../common.js';
-import { Redaction } from '../secrets.js';
+import { defineMethod, IdempotencyKey, paramsObject, resultObject, Seq, SessionId, Timestamp, Count } from '../common.js';
+import { IdempotencyStamp, Redaction } from '../secrets.js';
 import { LlmConfig } from './session.create.js';
 import { ParentLink } from './session.lineage.js';
 import { KeepScratch } from './tool.js';
@@ -15,6 +15,10 @@ export const SessionUpdateParams = paramsObject({
   title: z.string().max(1024).optional().meta({ description: 'Replaces the title (one line, control characters removed; empty removes it)' }),
   metadata: z.record(z.string(), z.unknown()).optional().meta({ description: 'A JSON merge patch (RFC 7396) over the session\'s metadata' }),
   tags: Tags.optional().meta({ description: 'Replaces the set of tags (empty removes them)' }),
+  idempotencyKey: IdempotencyKey.optional().meta({
+    description: 'Per session (shared with session/append\'s keys): a retry with the same key and the same change answers the original seq and writes nothing; '
+      + 'the same key with another change is Conflict (reason idempotencyKeyReused). Kept while the sessionUpdate record holding it is uncompacted (§6.3)',
+  }),
 }).meta({ id: 'SessionUpdateParams' });
 
 /** The `sessionUpdate` record as stored (written by session/update; never appended by a client). */
@@ -22,6 +26,7 @@ export const StoredSessionUpdateRecord = z
   .strictObject({
     seq: Seq.min(1), ts: Timestamp, kind: z.literal('sessionUpdate'),
     title: z.string().optional(), metadata: z.record(z.string(), z.unknown()).optional(), tags: z.array(z.string()).optional(),
+    idempotency: IdempotencyStamp.optional().meta({ description: 'When the update was sent with an idempotencyKey: the key and its original seq (§6.3)' }),
   })
   .meta({ id: 'StoredSessionUpdateRecord' });
 

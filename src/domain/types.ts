@@ -50,6 +50,8 @@ export interface SessionHeader extends SessionHeaderInput {
   createdAt: string;
   /** Names of the env vars whose values are this session's secrets (never the values). */
   secretEnv?: string[];
+  /** session/create's idempotencyKey stamp (core/sessions/createIdempotency.ts); never shown. */
+  idempotency?: { key: string; digest: string; redactions?: Redaction[] };
 }
 
 export type OpenMode = 'write' | 'read';
@@ -167,7 +169,7 @@ export interface ListOptions extends ListFilter {
 }
 
 /** The header after session/update, and the seq of the update record. */
-export type UpdatedHeader = Omit<SessionHeader, 'secretEnv'> & { seq: number; redactions?: Redaction[] };
+export type UpdatedHeader = Omit<SessionHeader, 'secretEnv' | 'idempotency'> & { seq: number; redactions?: Redaction[] };
 
 export interface ListPage {
   sessions: SessionSummary[];
@@ -219,7 +221,7 @@ export interface SessionStore {
    */
   warmUp?(): void;
   /** Creates a session durably and opens it for writing; no secret of `secrets` may be in the header. */
-  create(header: SessionHeaderInput, secrets?: SecretsInput): Promise<CreatedSession>;
+  create(header: SessionHeaderInput, secrets?: SecretsInput, opts?: { idempotencyKey?: string }): Promise<CreatedSession>;
   /**
    * Creates a session kept in this process's memory only (protocol §17): never written to disk
    * or database, gone at close and at exit. Optional: a store without it refuses `ephemeral`.
@@ -242,7 +244,7 @@ export interface SessionStore {
    * Appends a `sessionUpdate` record (through the commit queue, like any append) and returns the
    * effective header after it.
    */
-  update(sessionId: string, update: { title?: string; metadata?: Record<string, unknown>; tags?: string[] }): Promise<UpdatedHeader>;
+  update(sessionId: string, update: { title?: string; metadata?: Record<string, unknown>; tags?: string[] }, opts?: { idempotencyKey?: string }): Promise<UpdatedHeader>;
   /** Waits for in-flight appends, then closes the session in this store instance. */
   close(sessionId: string): Promise<void>;
   /** Compacts the records up to throughSeq into a checkpoint, archiving the journal first. */

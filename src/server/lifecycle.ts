@@ -115,6 +115,7 @@ export class Lifecycle {
           prune: { dryRun: true, tags: true },
           ...(this.opts.store.createEphemeral ? { ephemeral: { scratch: false } } : {}),
           update: { maxTags: MAX_TAGS },
+          idempotencyKey: { append: true, create: true, update: true },
           search: { maxLimit: MAX_SEARCH_LIMIT },
         },
         turns: { modes: ['manual', 'auto'] },

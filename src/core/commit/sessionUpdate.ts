@@ -53,7 +53,7 @@ export function updatePlan(
 
 /** The answer: the effective header (without secret env names) and the update record's seq. */
 export function updatedHeader(header: SessionHeader, state: HeaderState | undefined, seq: number, redactions: Redaction[]): UpdatedHeader {
-  const { secretEnv: _names, ...shown } = effectiveHeader(header, state);
+  const { secretEnv: _names, idempotency: _key, ...shown } = effectiveHeader(header, state);
   const rs = redactions.map((r) => ({ ...r, seq }));
   return { ...shown, seq, ...(rs.length > 0 ? { redactions: rs } : {}) };
 }

@@ -76,11 +76,11 @@ export class EphemeralRouter implements SessionStore {
     this.memory?.setRequestsWaiting?.(probe);
   }
 
-  async create(header: SessionHeaderInput, secrets?: SecretsInput): Promise<CreatedSession> {
+  async create(header: SessionHeaderInput, secrets?: SecretsInput, opts?: { idempotencyKey?: string }): Promise<CreatedSession> {
     if (header.parent && this.ids.has(header.parent.sessionId)) {
       throw crossing('a durable session cannot continue or fork an ephemeral one (create it with ephemeral: true)');
     }
-    return this.durable.create(header, secrets);
+    return this.durable.create(header, secrets, opts);
   }
 
   async createEphemeral(header: SessionHeaderInput, secrets?: SecretsInput): Promise<CreatedSession> {
@@ -159,8 +159,8 @@ export class EphemeralRouter implements SessionStore {
     await this.forget(sessionId);
   }
 
-  update(sessionId: string, update: { title?: string; metadata?: Record<string, unknown>; tags?: string[] }): Promise<UpdatedHeader> {
-    return this.route(sessionId).update(sessionId, update);
+  update(sessionId: string, update: { title?: string; metadata?: Record<string, unknown>; tags?: string[] }, opts?: { idempotencyKey?: string }): Promise<UpdatedHeader> {
+    return this.route(sessionId).update(sessionId, update, opts);
   }
 
   compact(sessionId: string, req: CompactRequest) {

@@ -63,6 +63,10 @@ export class Core {
   readonly sessions = new Map<string, LiveSession>();
   /** Opens of one session, one at a time (oneAtATime). */
   readonly opening = new Map<string, Promise<unknown>>();
+  /** session/create's with one idempotencyKey, one at a time (createIdempotency.ts). */
+  readonly creatingKeys = new Map<string, Promise<unknown>>();
+  /** Rows updated before this were searched for create keys already (createIdempotency.ts). */
+  createKeysSearchedFrom: string | undefined;
   /**
    * Sessions whose commit queue fail-stopped: read-only for the life of this instance. Filled
    * only by the queue's onStopped (fail-stop is decided in CommitQueue and nowhere else).

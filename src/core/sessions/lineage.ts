@@ -95,7 +95,7 @@ export async function fork(c: Core, sessionId: string, atSeq?: number): Promise<
     throw new StoreError('InvalidArgument', `atSeq must be between ${row.firstSeq} and ${row.lastSeq} (older records are archived)`, { path: 'atSeq' });
   }
   const copies = (at === 0 ? [] : await c.activeRecords(sessionId, at)).map(ownCheckpoint);
-  const { sessionId: _id, createdAt: _c, secretEnv, parent: _p, ...fields } = JSON.parse(row.headerText) as SessionHeader;
+  const { sessionId: _id, createdAt: _c, secretEnv, parent: _p, idempotency: _key, ...fields } = JSON.parse(row.headerText) as SessionHeader; // a fork never inherits the create key
   const created = await createWith(c, { ...fields, parent: { sessionId, relation: 'fork', atSeq: at } }, { env: secretEnv }, copies);
   return { sessionId: created.sessionId };
 }

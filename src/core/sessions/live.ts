@@ -63,7 +63,7 @@ export class LiveSession {
   }
 
   describe(lastSeq: number, turn: TurnState | null, header: HeaderState | undefined): OpenedSession {
-    const { secretEnv: _names, ...shown } = effectiveHeader(this.header, header);
+    const { secretEnv: _names, idempotency: _key, ...shown } = effectiveHeader(this.header, header);
     const mode = this.queue?.stoppedReason ? 'read' : this.mode; // a fail-stopped writer writes no more
     const recovered = this.recovered;
     this.recovered = undefined; // reported by the open that repaired it, not by later ones

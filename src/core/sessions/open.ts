@@ -19,22 +19,41 @@ import { commitQueue } from './commitSink.js';
 import type { Core } from './context.js';
 import { LiveSession } from './live.js';
 import { EMPTY_SNAPSHOT, snapshotOfRecords, stateOf } from './snapshot.js';
+import { createDigest, createKeyReused, findCreated } from './createIdempotency.js';
+import { checkIdempotencyKey } from './idempotency.js';
 
-export async function create(c: Core, input: SessionHeaderInput, secretsInput: SecretsInput = {}): Promise<CreatedSession> {
+export async function create(c: Core, input: SessionHeaderInput, secretsInput: SecretsInput = {}, idempotencyKey?: string): Promise<CreatedSession> {
   if (input.parent) await c.loadLive(checkSessionId(input.parent.sessionId)); // a parent in the trash is not found
-  return createWith(c, input, secretsInput, []);
+  if (idempotencyKey === undefined) return createWith(c, input, secretsInput, []);
+  checkIdempotencyKey(idempotencyKey, c.secrets);
+  return oneAtATime(c.creatingKeys, idempotencyKey, () => createWith(c, input, secretsInput, [], idempotencyKey));
 }
 
-/** A new session holding `initial` records (a fork's copies), opened for writing; all or nothing. */
-export async function createWith(c: Core, input: SessionHeaderInput, secretsInput: SecretsInput, initial: SealedRecord[]): Promise<CreatedSession> {
+/**
+ * A new session holding `initial` records (a fork's copies), opened for writing; all or nothing.
+ * With `key` (createIdempotency.ts), the original of a retry is opened for writing and answered.
+ */
+export async function createWith(c: Core, input: SessionHeaderInput, secretsInput: SecretsInput, initial: SealedRecord[], key?: string): Promise<CreatedSession> {
   c.refuseIfReadOnly('create a session');
   const { set, status } = resolveSecrets({ apiKeyEnv: input.llm?.apiKeyEnv, input: secretsInput }, c.env, c.vocabulary);
+  c.secrets.addAll(set); // a secret registered for any session may reach no backend
+  const guarded = guardHeader(input, secretsInput, c.secrets);
+  const redactions: Array<z.infer<typeof RedactionSchema>> = guarded.redactions.map((r) => ({ seq: 0, ...r }));
+  let stamp: SessionHeader['idempotency'];
+  if (key !== undefined) {
+    stamp = { key, digest: createDigest(guarded.value), ...(redactions.length > 0 ? { redactions } : {}) };
+    const original = await findCreated(c, key);
+    if (original && original.stamp.digest !== stamp.digest) throw createKeyReused(original.sessionId);
+    if (original) {
+      const opened = await open(c, original.sessionId, 'write', secretsInput);
+      const shown = original.stamp.redactions ?? [];
+      return { sessionId: original.sessionId, createdAt: original.createdAt, secrets: opened.secrets, ...(shown.length > 0 ? { redactions: shown } : {}) };
+    }
+  }
   const now = c.clock();
   const sessionId = newSessionId(now);
   const createdAt = new Date(now).toISOString();
-  c.secrets.addAll(set); // a secret registered for any session may reach no backend
-  const guarded = guardHeader(input, secretsInput, c.secrets);
-  const header: SessionHeader = { sessionId, createdAt, ...guarded.value };
+  const header: SessionHeader = { sessionId, createdAt, ...guarded.value, ...(stamp ? { idempotency: stamp } : {}) };
   const sealed = c.gate.header({ sessionId, createdAt, text: JSON.stringify(header) }, c.maxRecordBytes);
   const copies = c.gate.copies(initial);
   const fence = await c.backend.leases.acquire(sessionId);
@@ -49,7 +68,6 @@ export async function createWith(c: Core, input: SessionHeaderInput, secretsInpu
   }
   const row = await c.backend.load(sessionId, { writer: fence });
   adopt(c, header, row, 'write', fence, set, status);
-  const redactions: Array<z.infer<typeof RedactionSchema>> = guarded.redactions.map((r) => ({ seq: 0, ...r }));
   return { sessionId, createdAt, secrets: status, ...(redactions.length > 0 ? { redactions } : {}) };
 }
 

@@ -57,8 +57,8 @@ export class Sessions implements SessionStore {
     this.port.warmUp?.();
   }
 
-  create(h: SessionHeaderInput, secrets?: SecretsInput): Promise<CreatedSession> {
-    return create(this.c, h, secrets);
+  create(h: SessionHeaderInput, secrets?: SecretsInput, opts: { idempotencyKey?: string } = {}): Promise<CreatedSession> {
+    return create(this.c, h, secrets, opts.idempotencyKey);
   }
 
   open(sessionId: string, mode: OpenMode, secrets?: SecretsInput): Promise<OpenedSession> {
@@ -92,8 +92,8 @@ export class Sessions implements SessionStore {
     return this.port.searchCandidates(q);
   }
 
-  update(sessionId: string, change: SessionUpdate): Promise<UpdatedHeader> {
-    return update(this.c, sessionId, change);
+  update(sessionId: string, change: SessionUpdate, opts: { idempotencyKey?: string } = {}): Promise<UpdatedHeader> {
+    return update(this.c, sessionId, change, opts.idempotencyKey);
   }
 
   close(sessionId: string): Promise<void> {

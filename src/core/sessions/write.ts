@@ -106,11 +106,41 @@ async function writeTurnEvent(c: Core, sessionId: string, event: TurnEvent): Pro
   await c.commitInOrder(s, () => s.queue.append({ texts: [], plan: turnEventPlan(text as string, JSON.parse(text as string) as TurnEvent) }));
 }
 
-/** session/update: a `sessionUpdate` record through the commit queue, laid out against the header state at commit time. */
-export async function update(c: Core, sessionId: string, change: SessionUpdate): Promise<UpdatedHeader> {
+/**
+ * session/update: a `sessionUpdate` record through the commit queue, laid out against the header
+ * state at commit time. With an idempotencyKey the record carries the stamp (idempotency.ts) in
+ * the same write; the key shares the session's namespace with its appends' keys (the digest
+ * starts with the record kind, so an update never matches an append's digest).
+ */
+export async function update(c: Core, sessionId: string, change: SessionUpdate, key?: string): Promise<UpdatedHeader> {
   const s = c.writable(sessionId) ?? await c.notWritable(sessionId);
+  if (key !== undefined) checkIdempotencyKey(key, c.secrets);
   const prepared = prepareUpdate(change, c.secrets, c.maxRecordBytes);
-  const planned = updatePlan(prepared, baseState(s.header), s.header, c.secrets, c.maxRecordBytes);
-  const committed = await c.commitInOrder(s, () => s.queue.append({ texts: [], plan: planned.plan }));
-  return updatedHeader(s.header, planned.after(), committed.firstSeq, prepared.redactions);
+  const digest = key === undefined ? '' : digestOf(['sessionUpdate', prepared.text]);
+  const queued = await s.inOrder(async () => {
+    if (key !== undefined) {
+      const original = await originalOf(c, s, key);
+      if (original) return { replay: original.digest === digest ? original : reusedError(key, original) } as const;
+    }
+    const planned = updatePlan(prepared, baseState(s.header), s.header, c.secrets, c.maxRecordBytes);
+    let stamp: Stamp | undefined;
+    const plan = key === undefined ? planned.plan : (state: PlanState, firstSeq: number) => {
+      const out = planned.plan(state, firstSeq);
+      const redactions = prepared.redactions.map((r) => ({ ...r, seq: firstSeq }));
+      stamp = { key, digest, firstSeq, lastSeq: firstSeq, ...(redactions.length > 0 ? { redactions } : {}) };
+      return { ...out, texts: [stamped(out.texts[0] as string, stamp)] };
+    };
+    const committing = c.commit(s, () => s.queue.append({ texts: [], plan }));
+    committing.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
+    if (key !== undefined) s.idempotency.begin(key, digest, committing.then(() => stamp as Stamp));
+    return { planned, committing };
+  });
+  if ('replay' in queued) {
+    const { replay } = queued as { replay: Stamp | StoreError };
+    if (replay instanceof StoreError) throw replay;
+    // The original's seq and redactions; the header as it is now (later updates included).
+    return updatedHeader(s.header, s.queue.state.header, replay.firstSeq, (replay.redactions ?? []).map(({ seq: _s, ...r }) => r));
+  }
+  const committed = await queued.committing;
+  return updatedHeader(s.header, queued.planned.after(), committed.firstSeq, prepared.redactions);
 }

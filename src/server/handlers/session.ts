@@ -12,8 +12,9 @@ import { cancelled, handle, type RequestHandler } from '../dispatch.js';
 /** session/* — each handler only translates params to one store call. */
 export function sessionHandlers(store: SessionStore): RequestHandler[] {
   return [
-    handle(sessionCreate, async ({ _meta, secrets, ephemeral, ...header }) => {
-      if (!ephemeral) return store.create(header, secrets);
+    handle(sessionCreate, async ({ _meta, secrets, ephemeral, idempotencyKey, ...header }) => {
+      if (!ephemeral) return store.create(header, secrets, { idempotencyKey });
+      if (idempotencyKey !== undefined) throw new StoreError('InvalidArgument', 'an ephemeral session takes no idempotencyKey (it is gone with this process)', { path: 'idempotencyKey' });
       if (!store.createEphemeral) throw new StoreError('InvalidArgument', 'this server keeps no ephemeral sessions', { path: 'ephemeral' });
       return store.createEphemeral(header, secrets);
     }),
@@ -32,7 +33,7 @@ export function sessionHandlers(store: SessionStore): RequestHandler[] {
     handle(sessionCompact, async ({ _meta, sessionId, ...req }) => store.compact(sessionId, req)),
     handle(sessionHistory, async (p) => ({ generations: await store.history(p.sessionId) })),
     handle(sessionList, async ({ _meta, ...p }) => store.list({ ...p, limit: p.limit ?? DEFAULT_LIST_LIMIT })),
-    handle(sessionUpdate, async ({ _meta, sessionId, ...update }) => store.update(sessionId, update)),
+    handle(sessionUpdate, async ({ _meta, sessionId, idempotencyKey, ...update }) => store.update(sessionId, update, { idempotencyKey })),
     handle(sessionSearch, async ({ _meta, ...req }) => searchSessions(store, req)),
     handle(sessionClose, async (p) => {
       await store.close(p.sessionId);

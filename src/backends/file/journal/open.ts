@@ -181,7 +181,7 @@ function trustHint(fsl: FsLayer, fd: number, ino: number, size: number, dataStar
 
 function headerOf(h: Record<string, unknown>): SessionHeader {
   const header: SessionHeader = { sessionId: String(h.sessionId), createdAt: String(h.createdAt) };
-  for (const key of ['parent', 'turns', 'cwd', 'title', 'systemPrompt', 'llm', 'metadata', 'tags', 'secretEnv', 'keepScratch', 'blobThreshold'] as const) {
+  for (const key of ['parent', 'turns', 'cwd', 'title', 'systemPrompt', 'llm', 'metadata', 'tags', 'secretEnv', 'keepScratch', 'blobThreshold', 'idempotency'] as const) {
     if (h[key] !== undefined) (header as unknown as Record<string, unknown>)[key] = h[key];
   }
   return header;
