@@ -455,6 +455,15 @@ type HistoryGeneration struct {
 	CreatedAt string `json:"createdAt"`
 }
 
+// IdempotencyStamp is an object of the protocol (schema.json).
+type IdempotencyStamp struct {
+	Key        string      `json:"key"`
+	Digest     string      `json:"digest"`
+	FirstSeq   int64       `json:"firstSeq"`
+	LastSeq    int64       `json:"lastSeq"`
+	Redactions []Redaction `json:"redactions,omitzero"`
+}
+
 // InitializeParams is an object of the protocol (schema.json).
 type InitializeParams struct {
 	// The one protocol version the client speaks (1); refused with UnsupportedProtocolVersion if the server does not speak it. At least one of protocolVersion and protocolVersions
@@ -1241,12 +1250,14 @@ type SessionCapabilities struct {
 	// session/create ephemeral: true (§17); scratch: whether tool/allocateScratch works for one
 	Ephemeral *SessionCapabilitiesEphemeral `json:"ephemeral,omitempty"`
 	Update    *SessionCapabilitiesUpdate    `json:"update,omitempty"`
-	Search    *SessionCapabilitiesSearch    `json:"search,omitempty"`
+	// Which methods accept idempotencyKey (§6.3): a retry with the same key answers the original result
+	IdempotencyKey *SessionCapabilitiesIdempotencyKey `json:"idempotencyKey,omitempty"`
+	Search         *SessionCapabilitiesSearch         `json:"search,omitempty"`
 	// Extra holds the members this type does not name, kept as received and sent after the named ones.
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-var sessionCapabilitiesMembers = []string{"create", "open", "append", "read", "list", "context", "compact", "fork", "delete", "subscribe", "usage", "rewind", "prune", "ephemeral", "update", "search"}
+var sessionCapabilitiesMembers = []string{"create", "open", "append", "read", "list", "context", "compact", "fork", "delete", "subscribe", "usage", "rewind", "prune", "ephemeral", "update", "idempotencyKey", "search"}
 
 func (s SessionCapabilities) MarshalJSON() ([]byte, error) {
 	type plain SessionCapabilities
@@ -1285,6 +1296,13 @@ type SessionCapabilitiesDelete struct {
 // SessionCapabilitiesEphemeral: session/create ephemeral: true (§17); scratch: whether tool/allocateScratch works for one
 type SessionCapabilitiesEphemeral struct {
 	Scratch bool `json:"scratch"`
+}
+
+// SessionCapabilitiesIdempotencyKey: Which methods accept idempotencyKey (§6.3): a retry with the same key answers the original result
+type SessionCapabilitiesIdempotencyKey struct {
+	Append bool `json:"append"`
+	Create bool `json:"create"`
+	Update bool `json:"update"`
 }
 
 // SessionCapabilitiesList is an object of the protocol (schema.json).
@@ -1393,8 +1411,10 @@ type SessionCreateParams struct {
 	// Keep the session in this process's memory only: never written to the store, gone at session/close and at exit (capability session.ephemeral)
 	Ephemeral *bool `json:"ephemeral,omitempty"`
 	// String members larger than this many bytes are stored as blobs (default 262144)
-	BlobThreshold *int64                     `json:"blobThreshold,omitempty"`
-	Meta          map[string]json.RawMessage `json:"_meta,omitzero"`
+	BlobThreshold *int64 `json:"blobThreshold,omitempty"`
+	// Per store: a retry with the same key and the same params answers the original result (the same sessionId, opened for writing again) and creates nothing; the same key with other params is Conflict (reason idempotencyKeyReused). Kept in the session's header while the session is not deleted (§6.3). Not with ephemeral
+	IdempotencyKey *string                    `json:"idempotencyKey,omitempty"`
+	Meta           map[string]json.RawMessage `json:"_meta,omitzero"`
 }
 
 // SessionCreateResult is an object of the protocol (schema.json).
@@ -1768,8 +1788,10 @@ type SessionUpdateParams struct {
 	// A JSON merge patch (RFC 7396) over the session's metadata
 	Metadata map[string]json.RawMessage `json:"metadata,omitzero"`
 	// Replaces the set of tags (empty removes them)
-	Tags []Tag                      `json:"tags,omitzero"`
-	Meta map[string]json.RawMessage `json:"_meta,omitzero"`
+	Tags []Tag `json:"tags,omitzero"`
+	// Per session (shared with session/append's keys): a retry with the same key and the same change answers the original seq and writes nothing; the same key with another change is Conflict (reason idempotencyKeyReused). Kept while the sessionUpdate record holding it is uncompacted (§6.3)
+	IdempotencyKey *string                    `json:"idempotencyKey,omitempty"`
+	Meta           map[string]json.RawMessage `json:"_meta,omitzero"`
 }
 
 // SessionUpdateResult is an object of the protocol (schema.json).
@@ -1888,7 +1910,7 @@ type StoredAPIRecord struct {
 	// The turn that was pending when the record was appended
 	TurnID *string `json:"turnId,omitempty"`
 	// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
-	Idempotency *StoredAPIRecordIdempotency `json:"idempotency,omitempty"`
+	Idempotency *IdempotencyStamp `json:"idempotency,omitempty"`
 	// A request opens the next apiSeq; a response pairs with the latest request still open
 	Direction APIDirection `json:"direction"`
 	// The provider request or response body, as the runtime sent or received it
@@ -1919,15 +1941,6 @@ func (s *StoredAPIRecord) UnmarshalJSON(data []byte) error {
 	}
 	s.raw = cloneRaw(data)
 	return nil
-}
-
-// StoredAPIRecordIdempotency: On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
-type StoredAPIRecordIdempotency struct {
-	Key        string      `json:"key"`
-	Digest     string      `json:"digest"`
-	FirstSeq   int64       `json:"firstSeq"`
-	LastSeq    int64       `json:"lastSeq"`
-	Redactions []Redaction `json:"redactions,omitzero"`
 }
 
 // StoredCheckpointRecord is the StoredRecord whose kind is "checkpoint".
@@ -1997,9 +2010,9 @@ type StoredEventRecord struct {
 	// The turn that was pending when the record was appended
 	TurnID *string `json:"turnId,omitempty"`
 	// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
-	Idempotency *StoredAPIRecordIdempotency `json:"idempotency,omitempty"`
-	Type        string                      `json:"type"`
-	Payload     json.RawMessage             `json:"payload"`
+	Idempotency *IdempotencyStamp `json:"idempotency,omitempty"`
+	Type        string            `json:"type"`
+	Payload     json.RawMessage   `json:"payload"`
 	raw         json.RawMessage
 }
 
@@ -2035,8 +2048,8 @@ type StoredInterruptionRecord struct {
 	// The turn that was pending when the record was appended
 	TurnID *string `json:"turnId,omitempty"`
 	// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
-	Idempotency *StoredAPIRecordIdempotency `json:"idempotency,omitempty"`
-	Reason      string                      `json:"reason"`
+	Idempotency *IdempotencyStamp `json:"idempotency,omitempty"`
+	Reason      string            `json:"reason"`
 	// The turn phase that was interrupted, e.g. providerStream or executingTools
 	Phase         string        `json:"phase"`
 	AssistantText *StringOrBlob `json:"assistantText,omitempty"`
@@ -2077,8 +2090,8 @@ type StoredMessageRecord struct {
 	// The turn that was pending when the record was appended
 	TurnID *string `json:"turnId,omitempty"`
 	// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
-	Idempotency *StoredAPIRecordIdempotency `json:"idempotency,omitempty"`
-	Message     ChatMessage                 `json:"message"`
+	Idempotency *IdempotencyStamp `json:"idempotency,omitempty"`
+	Message     ChatMessage       `json:"message"`
 	raw         json.RawMessage
 }
 
@@ -2272,7 +2285,9 @@ type StoredSessionUpdateRecord struct {
 	Title    *string                    `json:"title,omitempty"`
 	Metadata map[string]json.RawMessage `json:"metadata,omitzero"`
 	Tags     []string                   `json:"tags,omitzero"`
-	raw      json.RawMessage
+	// When the update was sent with an idempotencyKey: the key and its original seq (§6.3)
+	Idempotency *IdempotencyStamp `json:"idempotency,omitempty"`
+	raw         json.RawMessage
 }
 
 // StoredRecordKind is "sessionUpdate".
@@ -2307,14 +2322,14 @@ type StoredToolFinishRecord struct {
 	// The turn that was pending when the record was appended
 	TurnID *string `json:"turnId,omitempty"`
 	// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
-	Idempotency *StoredAPIRecordIdempotency `json:"idempotency,omitempty"`
-	ToolSeq     int64                       `json:"toolSeq"`
-	RequestID   string                      `json:"requestId"`
-	Status      *string                     `json:"status,omitempty"`
-	ExitCode    *int64                      `json:"exitCode,omitempty"`
-	Success     bool                        `json:"success"`
-	OutputLen   *int64                      `json:"outputLen,omitempty"`
-	Error       *string                     `json:"error,omitempty"`
+	Idempotency *IdempotencyStamp `json:"idempotency,omitempty"`
+	ToolSeq     int64             `json:"toolSeq"`
+	RequestID   string            `json:"requestId"`
+	Status      *string           `json:"status,omitempty"`
+	ExitCode    *int64            `json:"exitCode,omitempty"`
+	Success     bool              `json:"success"`
+	OutputLen   *int64            `json:"outputLen,omitempty"`
+	Error       *string           `json:"error,omitempty"`
 	raw         json.RawMessage
 }
 
@@ -2350,12 +2365,12 @@ type StoredToolStartRecord struct {
 	// The turn that was pending when the record was appended
 	TurnID *string `json:"turnId,omitempty"`
 	// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
-	Idempotency *StoredAPIRecordIdempotency `json:"idempotency,omitempty"`
-	ToolSeq     int64                       `json:"toolSeq"`
-	RequestID   string                      `json:"requestId"`
-	Tool        string                      `json:"tool"`
-	ToolUseID   *string                     `json:"toolUseId,omitempty"`
-	Agent       *string                     `json:"agent,omitempty"`
+	Idempotency *IdempotencyStamp `json:"idempotency,omitempty"`
+	ToolSeq     int64             `json:"toolSeq"`
+	RequestID   string            `json:"requestId"`
+	Tool        string            `json:"tool"`
+	ToolUseID   *string           `json:"toolUseId,omitempty"`
+	Agent       *string           `json:"agent,omitempty"`
 	raw         json.RawMessage
 }
 
@@ -2391,11 +2406,11 @@ type StoredToolStreamRecord struct {
 	// The turn that was pending when the record was appended
 	TurnID *string `json:"turnId,omitempty"`
 	// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
-	Idempotency *StoredAPIRecordIdempotency `json:"idempotency,omitempty"`
-	ToolSeq     int64                       `json:"toolSeq"`
-	Stream      StreamName                  `json:"stream"`
-	Text        *StringOrBlob               `json:"text,omitempty"`
-	DataBase64  *StringOrBlob               `json:"dataBase64,omitempty"`
+	Idempotency *IdempotencyStamp `json:"idempotency,omitempty"`
+	ToolSeq     int64             `json:"toolSeq"`
+	Stream      StreamName        `json:"stream"`
+	Text        *StringOrBlob     `json:"text,omitempty"`
+	DataBase64  *StringOrBlob     `json:"dataBase64,omitempty"`
 	raw         json.RawMessage
 }
 

@@ -1096,6 +1096,28 @@ impl EventRecord {
     }
 }
 
+/// `IdempotencyStamp` (`protocol/schema.json#/$defs/IdempotencyStamp`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct IdempotencyStamp {
+    /// `key`
+    pub key: String,
+    /// `digest`
+    pub digest: String,
+    /// `firstSeq`
+    #[serde(rename = "firstSeq")]
+    pub first_seq: u64,
+    /// `lastSeq`
+    #[serde(rename = "lastSeq")]
+    pub last_seq: u64,
+    /// `redactions`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redactions: Option<Vec<Redaction>>,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
 /// `InitializeParams.clientInfo` in `protocol/schema.json`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ClientInfo {
@@ -2221,6 +2243,21 @@ pub struct SessionCapabilitiesUpdate {
     pub extra: Map<String, Value>,
 }
 
+/// Which methods accept idempotencyKey (§6.3): a retry with the same key answers the original result
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SessionCapabilitiesIdempotencyKey {
+    /// `append`
+    pub append: bool,
+    /// `create`
+    pub create: bool,
+    /// `update`
+    pub update: bool,
+    /// Members this schema does not list (kept as sent).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
 /// `ServerCapabilities.session.search` in `protocol/schema.json`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -2272,6 +2309,9 @@ pub struct SessionCapabilities {
     /// `update`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub update: Option<SessionCapabilitiesUpdate>,
+    /// Which methods accept idempotencyKey (§6.3): a retry with the same key answers the original result
+    #[serde(rename = "idempotencyKey", default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<SessionCapabilitiesIdempotencyKey>,
     /// `search`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<SessionCapabilitiesSearch>,
@@ -2701,6 +2741,9 @@ pub struct SessionCreateParams {
     /// String members larger than this many bytes are stored as blobs (default 262144)
     #[serde(rename = "blobThreshold", default, skip_serializing_if = "Option::is_none")]
     pub blob_threshold: Option<u64>,
+    /// Per store: a retry with the same key and the same params answers the original result (the same sessionId, opened for writing again) and creates nothing; the same key with other params is Conflict (reason idempotencyKeyReused). Kept in the session's header while the session is not deleted (§6.3). Not with ephemeral
+    #[serde(rename = "idempotencyKey", default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
@@ -2722,6 +2765,7 @@ impl SessionCreateParams {
             keep_scratch: None,
             ephemeral: None,
             blob_threshold: None,
+            idempotency_key: None,
             meta: None,
         }
     }
@@ -2783,6 +2827,11 @@ impl SessionCreateParams {
     /// Sets `blobThreshold`.
     pub fn blob_threshold(mut self, value: u64) -> Self {
         self.blob_threshold = Some(value);
+        self
+    }
+    /// Sets `idempotencyKey`.
+    pub fn idempotency_key(mut self, value: impl Into<String>) -> Self {
+        self.idempotency_key = Some(value.into());
         self
     }
     /// Sets `_meta`.
@@ -3752,6 +3801,9 @@ pub struct SessionUpdateParams {
     /// Replaces the set of tags (empty removes them)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<Tag>>,
+    /// Per session (shared with session/append's keys): a retry with the same key and the same change answers the original seq and writes nothing; the same key with another change is Conflict (reason idempotencyKeyReused). Kept while the sessionUpdate record holding it is uncompacted (§6.3)
+    #[serde(rename = "idempotencyKey", default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
@@ -3765,6 +3817,7 @@ impl SessionUpdateParams {
             title: None,
             metadata: None,
             tags: None,
+            idempotency_key: None,
             meta: None,
         }
     }
@@ -3781,6 +3834,11 @@ impl SessionUpdateParams {
     /// Sets `tags`.
     pub fn tags(mut self, value: impl IntoIterator<Item = impl Into<Tag>>) -> Self {
         self.tags = Some(value.into_iter().map(Into::into).collect());
+        self
+    }
+    /// Sets `idempotencyKey`.
+    pub fn idempotency_key(mut self, value: impl Into<String>) -> Self {
+        self.idempotency_key = Some(value.into());
         self
     }
     /// Sets `_meta`.
@@ -4024,28 +4082,6 @@ pub struct StateSetResult {
     pub extra: Map<String, Value>,
 }
 
-/// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct StoredApiRecordIdempotency {
-    /// `key`
-    pub key: String,
-    /// `digest`
-    pub digest: String,
-    /// `firstSeq`
-    #[serde(rename = "firstSeq")]
-    pub first_seq: u64,
-    /// `lastSeq`
-    #[serde(rename = "lastSeq")]
-    pub last_seq: u64,
-    /// `redactions`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub redactions: Option<Vec<Redaction>>,
-    /// Members this schema does not list (kept as sent).
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
 /// `StoredApiRecord` (`protocol/schema.json#/$defs/StoredApiRecord`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -4059,7 +4095,7 @@ pub struct StoredApiRecord {
     pub turn_id: Option<String>,
     /// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idempotency: Option<StoredApiRecordIdempotency>,
+    pub idempotency: Option<IdempotencyStamp>,
     /// A request opens the next apiSeq; a response pairs with the latest request still open
     pub direction: ApiDirection,
     /// The provider request or response body, as the runtime sent or received it
@@ -4157,7 +4193,7 @@ pub struct StoredEventRecord {
     pub turn_id: Option<String>,
     /// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idempotency: Option<StoredApiRecordIdempotency>,
+    pub idempotency: Option<IdempotencyStamp>,
     /// `type`
     #[serde(rename = "type")]
     pub type_: String,
@@ -4181,7 +4217,7 @@ pub struct StoredInterruptionRecord {
     pub turn_id: Option<String>,
     /// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idempotency: Option<StoredApiRecordIdempotency>,
+    pub idempotency: Option<IdempotencyStamp>,
     /// `reason`
     pub reason: String,
     /// The turn phase that was interrupted, e.g. providerStream or executingTools
@@ -4213,7 +4249,7 @@ pub struct StoredMessageRecord {
     pub turn_id: Option<String>,
     /// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idempotency: Option<StoredApiRecordIdempotency>,
+    pub idempotency: Option<IdempotencyStamp>,
     /// `message`
     pub message: ChatMessage,
     /// Members this schema does not list (kept as sent).
@@ -4234,7 +4270,7 @@ pub struct StoredToolStartRecord {
     pub turn_id: Option<String>,
     /// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idempotency: Option<StoredApiRecordIdempotency>,
+    pub idempotency: Option<IdempotencyStamp>,
     /// `toolSeq`
     #[serde(rename = "toolSeq")]
     pub tool_seq: u64,
@@ -4267,7 +4303,7 @@ pub struct StoredToolFinishRecord {
     pub turn_id: Option<String>,
     /// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idempotency: Option<StoredApiRecordIdempotency>,
+    pub idempotency: Option<IdempotencyStamp>,
     /// `toolSeq`
     #[serde(rename = "toolSeq")]
     pub tool_seq: u64,
@@ -4306,7 +4342,7 @@ pub struct StoredToolStreamRecord {
     pub turn_id: Option<String>,
     /// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idempotency: Option<StoredApiRecordIdempotency>,
+    pub idempotency: Option<IdempotencyStamp>,
     /// `toolSeq`
     #[serde(rename = "toolSeq")]
     pub tool_seq: u64,
@@ -4570,6 +4606,9 @@ pub struct StoredSessionUpdateRecord {
     /// `tags`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<String>>,
+    /// When the update was sent with an idempotencyKey: the key and its original seq (§6.3)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency: Option<IdempotencyStamp>,
     /// Members this schema does not list (kept as sent).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
