@@ -23,7 +23,7 @@ export const BlobGetResult = resultObject({
 export const blobGet = defineMethod({
   method: 'blob/get', kind: 'request', direction: 'clientToServer', since: 1,
   params: BlobGetParams, result: BlobGetResult, capability: 'blob',
-  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, READ_ERRORS),
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, READ_ERRORS, ['OutOfRange']),
   summary: 'Read a chunk of a content-addressed blob of the store (blobs are store-wide: the digest names the content).',
 });
 

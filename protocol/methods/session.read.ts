@@ -26,7 +26,7 @@ export const SessionReadResult = resultObject({
 export const sessionRead = defineMethod({
   method: 'session/read', kind: 'request', direction: 'clientToServer', since: 1,
   params: SessionReadParams, result: SessionReadResult, capability: 'session.read',
-  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, READ_ERRORS),
+  errors: errorsOf(STORE_ERRORS, SESSION_ERRORS, READ_ERRORS, ['OutOfRange']),
   summary: 'Read a page of stored records, streamed from disk and checksum-verified.',
 });
 

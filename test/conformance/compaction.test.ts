@@ -140,7 +140,9 @@ describe.each(FRAMINGS)('session/compact, session/history, session/read generati
     const out = await rejection(c.request('session/compact', { sessionId, summary: 's', throughSeq: 6 }));
     expect([out.code, out.data]).toEqual([-31018, { kind: 'OutOfRange', path: 'throughSeq', min: 1, max: 5 }]);
     for (const summary of ['', '  \n\t', '\u0000\u001b\r']) await invalid({ sessionId, summary, throughSeq: 2 }, 'summary');
-    await invalid({ sessionId, generation: 1 }, 'generation', 'session/read');
+    // A generation that does not exist (yet): OutOfRange with the generations there are.
+    const gen = await rejection(c.request('session/read', { sessionId, generation: 1 }));
+    expect([gen.code, gen.data]).toEqual([-31018, { kind: 'OutOfRange', path: 'generation', min: 0, max: 0 }]);
 
     // Conflict: expectedLastSeq does not match.
     const conflict = await rejection(compact(c, { sessionId, summary: 's', throughSeq: 2, expectedLastSeq: 4 }));

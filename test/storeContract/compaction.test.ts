@@ -37,16 +37,16 @@ eachBackend('compaction', (setup) => {
     expect((await other.list()).sessions[0]).toMatchObject({ sessionId: id, lastSeq: 7 });
   });
 
-  it('reads of a generation page and filter by kind; a generation that does not exist is InvalidArgument (generation)', async () => {
+  it('reads of a generation page and filter by kind; a generation that does not exist is OutOfRange (generation, 0..current)', async () => {
     const { s, id } = await session(9);
     expect((await readAll(s, id, { generation: 0 })).map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]); // 0 = active before compaction
-    expect((await storeError(s.read(id, { generation: 1 }), 'InvalidArgument')).details.path).toBe('generation');
+    expect((await storeError(s.read(id, { generation: 1 }), 'OutOfRange')).details).toEqual({ path: 'generation', min: 0, max: 0 });
     await s.compact(id, { summary: 'x', throughSeq: 6 });
     const page = await s.read(id, { generation: 0, afterSeq: 2, limit: 3 });
     expect(page.records.map((r) => r.seq)).toEqual([3, 4, 5]);
     expect(page).toMatchObject({ lastSeq: 9, nextAfterSeq: 5 });
     expect((await s.read(id, { generation: 1, kinds: ['checkpoint'] })).records.map((r) => r.seq)).toEqual([6]);
-    expect((await storeError(s.read(id, { generation: 2 }), 'InvalidArgument')).details.path).toBe('generation');
+    expect((await storeError(s.read(id, { generation: 2 }), 'OutOfRange')).details).toEqual({ path: 'generation', min: 0, max: 1 });
     await storeError(s.read('01ZZZZZZZZZZZZZZZZZZZZZZZZ', { generation: 0 }), 'SessionNotFound');
   });
 

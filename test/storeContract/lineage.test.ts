@@ -64,7 +64,7 @@ eachBackend('lineage', (setup) => {
     const [, forked] = await Promise.all([s.append(src, [note(2), note(3)]), s.fork(src)]);
     expect((await readAll(s, forked.sessionId)).map((r) => r.seq)).toEqual([1, 2, 3]);
     const before = await ids(s);
-    for (const atSeq of [-1, 4, 100, Number.MAX_SAFE_INTEGER]) expect((await storeError(s.fork(src, atSeq), 'InvalidArgument')).details).toMatchObject({ path: 'atSeq' });
+    for (const atSeq of [-1, 4, 100, Number.MAX_SAFE_INTEGER]) expect((await storeError(s.fork(src, atSeq), 'OutOfRange')).details).toEqual({ path: 'atSeq', min: 0, max: 3 });
     await storeError(s.fork(UNKNOWN_ID), 'SessionNotFound');
     await storeError(s.fork('../x'), 'InvalidSessionId');
     expect(await ids(s)).toEqual(before);
@@ -72,7 +72,7 @@ eachBackend('lineage', (setup) => {
     const { sessionId } = await s.fork(empty);
     expect(await readAll(s, sessionId)).toEqual([]);
     expect(await s.open(sessionId, 'write')).toMatchObject({ lastSeq: 0, title: 'empty' });
-    await storeError(s.fork(empty, 1), 'InvalidArgument');
+    await storeError(s.fork(empty, 1), 'OutOfRange');
   });
 
   it("a fork has the source's turn state at atSeq and continues it under the same rules", async () => {
@@ -112,7 +112,7 @@ eachBackend('lineage', (setup) => {
     await s.append(sessionId, [user('one'), user('two'), { kind: 'api', direction: 'request', payload: {} }, user('three')]);
     await s.compact(sessionId, { summary: 'one and two', throughSeq: 3 });
     await s.append(sessionId, [user('four')]);
-    await storeError(s.fork(sessionId, 2), 'InvalidArgument'); // archived: not forkable from the active generation
+    await storeError(s.fork(sessionId, 2), 'OutOfRange'); // archived: not forkable from the active generation
     const fork = await s.fork(sessionId);
     expect((await readAll(s, fork.sessionId)).map((r) => [r.seq, r.kind])).toEqual([[3, 'checkpoint'], [4, 'message'], [5, 'message']]);
     expect((await readAll(s, fork.sessionId))[0]).toMatchObject({ summary: 'one and two' });

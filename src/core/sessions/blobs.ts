@@ -65,7 +65,7 @@ export async function getBlob(c: Core, sessionId: string, ref: string, offset = 
   const sha = digestOf(ref) ?? '';
   const size = await c.backend.blobs.size(sha);
   if (size === undefined) throw new StoreError('Corrupt', `blob ${ref} is missing`, { ref, reason: 'missing' });
-  if (offset > size) throw new StoreError('InvalidArgument', `offset ${offset} is past the end of the blob (${size} bytes)`, { path: 'offset' });
+  if (offset > size) throw new StoreError('OutOfRange', `offset ${offset} is past the end of the blob (${size} bytes)`, { path: 'offset', min: 0, max: size });
   const bytes = await c.backend.blobs.read(sha, offset === 0 && length >= size ? undefined : { offset, length });
   if (!bytes) throw new StoreError('Corrupt', `blob ${ref} is missing`, { ref, reason: 'missing' });
   return { bytes, offset, size };

@@ -91,8 +91,9 @@ export async function fork(c: Core, sessionId: string, atSeq?: number): Promise<
   await c.settled(sessionId);
   const row = await c.loadLive(sessionId);
   const at = atSeq ?? row.lastSeq;
-  if (at < row.firstSeq - (row.firstSeq === 1 ? 1 : 0) || at > row.lastSeq) {
-    throw new StoreError('InvalidArgument', `atSeq must be between ${row.firstSeq} and ${row.lastSeq} (older records are archived)`, { path: 'atSeq' });
+  const min = row.firstSeq === 1 ? 0 : row.firstSeq;
+  if (at < min || at > row.lastSeq) {
+    throw new StoreError('OutOfRange', `atSeq must be between ${min} and ${row.lastSeq} (older records are archived)`, { path: 'atSeq', min, max: row.lastSeq });
   }
   const copies = (at === 0 ? [] : await c.activeRecords(sessionId, at)).map(ownCheckpoint);
   const { sessionId: _id, createdAt: _c, secretEnv, parent: _p, idempotency: _key, ...fields } = JSON.parse(row.headerText) as SessionHeader; // a fork never inherits the create key

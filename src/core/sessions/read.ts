@@ -26,7 +26,7 @@ async function page(c: Core, sessionId: string, opts: Omit<ReadOptions, 'inline'
   await c.settled(sessionId);
   const row = await c.loadLive(sessionId);
   if (opts.generation !== undefined && opts.generation > row.generation) {
-    throw new StoreError('InvalidArgument', `generation ${opts.generation} does not exist (the current one is ${row.generation})`, { path: 'generation' });
+    throw new StoreError('OutOfRange', `generation ${opts.generation} does not exist (the current one is ${row.generation})`, { path: 'generation', min: 0, max: row.generation });
   }
   const range = await c.backend.readRange(sessionId, {
     ...(opts.generation !== undefined ? { generation: opts.generation } : {}), afterSeq: opts.afterSeq ?? 0,

@@ -86,7 +86,9 @@ export async function firstArchive(
     } catch (err) {
       // The session's active generation is below the one its checkpoint names: the checkpoint
       // was copied in by a fork (PostgreSQL keeps its parent's number), the session's origin.
-      if (generation === active - 1 && err instanceof StoreError && err.kind === 'InvalidArgument') {
+      // The core refuses a generation past the current one (OutOfRange); a backend one it does
+      // not hold (InvalidArgument).
+      if (generation === active - 1 && err instanceof StoreError && (err.kind === 'OutOfRange' || err.kind === 'InvalidArgument')) {
         cursor.seq = head.seq;
         return undefined;
       }

@@ -347,7 +347,7 @@ describe('compaction: the rotation', () => {
       expect([...bySeq.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: lastSeq }, (_, i) => i + 1));
       for (const [seq, rec] of appended) expect(strip(bySeq.get(seq) as StoredRecord), `seq ${seq}`).toEqual(rec);
       expect(await reader.history(sessionId)).toEqual(expectedHistory);
-      const err = await storeError(reader.read(sessionId, { generation: 21 }), 'InvalidArgument');
+      const err = await storeError(reader.read(sessionId, { generation: 21 }), 'OutOfRange');
       expect(err.details.path).toBe('generation');
     };
     await check(s);
@@ -381,7 +381,7 @@ describe('compaction: history and generations', () => {
     await storeError(t.s.history('../etc'), 'InvalidSessionId');
     await storeError(t.s.read('01ZZZZZZZZZZZZZZZZZZZZZZZZ', { generation: 0 }), 'SessionNotFound');
     expect((await readAll(t.s, t.sessionId, 0)).map((r) => r.seq)).toEqual([1, 2]); // generation 0 = the active journal
-    const err = await storeError(t.s.read(t.sessionId, { generation: 1 }), 'InvalidArgument');
+    const err = await storeError(t.s.read(t.sessionId, { generation: 1 }), 'OutOfRange');
     expect(err.details.path).toBe('generation');
     await t.s.closeAll();
   });

@@ -324,7 +324,7 @@ describe('fork', () => {
     // archived seqs, and seqs past the end, cannot be forked
     const before = sessionDirs(root);
     for (const atSeq of [0, 1, 3, 10, 1000]) {
-      const err = await storeError(s.fork(src, atSeq), 'InvalidArgument');
+      const err = await storeError(s.fork(src, atSeq), 'OutOfRange');
       expect(err.details, `atSeq ${atSeq}`).toMatchObject({ path: 'atSeq' });
     }
     expect(sessionDirs(root)).toEqual(before);
@@ -375,7 +375,7 @@ describe('fork', () => {
     await s.compact(src, { summary: 'sum', throughSeq: 4 });
     const { sessionId } = await s.fork(src);
     expect(await s.history(sessionId)).toEqual([]);
-    await storeError(s.read(sessionId, { generation: 1 }), 'InvalidArgument');
+    await storeError(s.read(sessionId, { generation: 1 }), 'OutOfRange');
     const before = await readAll(s, sessionId);
     expect(await readAll(s, sessionId, 0)).toEqual(before); // generation 0 is the fork's active journal
     await s.append(sessionId, [note(9)]);
@@ -401,7 +401,7 @@ describe('fork', () => {
     const src = await richSession(s);
     const before = sessionDirs(root);
     for (const atSeq of [-1, 9, 100, Number.MAX_SAFE_INTEGER]) {
-      const err = await storeError(s.fork(src, atSeq), 'InvalidArgument');
+      const err = await storeError(s.fork(src, atSeq), 'OutOfRange');
       expect(err.details).toMatchObject({ path: 'atSeq' });
     }
     await storeError(s.fork(UNKNOWN_ID), 'SessionNotFound');
@@ -412,7 +412,7 @@ describe('fork', () => {
     const { sessionId } = await s.fork(empty);
     expect(await readAll(s, sessionId)).toEqual([]);
     expect(await s.open(sessionId, 'write')).toMatchObject({ lastSeq: 0, title: 'empty' });
-    await storeError(s.fork(empty, 1), 'InvalidArgument');
+    await storeError(s.fork(empty, 1), 'OutOfRange');
     await s.closeAll();
   });
 

@@ -45,5 +45,17 @@ export const compaction: Scenario = {
       const r = await p.call<{ messages: Json[] }>('session/context', { sessionId });
       expectEqual(r.messages.map((m) => [m.role, m.content]), [['system', 'sys'], ['user', 'summary of a-c'], ['user', 'd'], ['user', 'e'], ['user', 'f']], 'messages');
     });
+    await t.check('OutOfRange-generation-atSeq-offset', async () => {
+      // State-dependent refusals carry the range the value may take now (§6.2), not -32602.
+      const gen = expectError(await p.request('session/read', { sessionId, generation: archived + 5 }), -31018, 'OutOfRange');
+      expectEqual([gen.data?.path, gen.data?.min, gen.data?.max], ['generation', 0, archived + 1], 'read generation data');
+      const fork = expectError(await p.request('session/fork', { sessionId, atSeq: 2 }), -31018, 'OutOfRange');
+      expectEqual([fork.data?.path, fork.data?.min, fork.data?.max], ['atSeq', 3, 6], 'fork atSeq data');
+      const { firstSeq } = await p.call<{ firstSeq: number }>('session/append', { sessionId, records: [{ kind: 'message', message: { role: 'tool', toolCallId: 'c', content: 'Z'.repeat(300_000) } }] });
+      const stored = (await p.call<{ records: Json[] }>('session/read', { sessionId, afterSeq: firstSeq - 1, limit: 1 })).records[0] as Json;
+      const ref = ((stored.message as Json).content as Json).$blob;
+      const off = expectError(await p.request('blob/get', { sessionId, ref, offset: 300_001 }), -31018, 'OutOfRange');
+      expectEqual([off.data?.path, off.data?.min, off.data?.max], ['offset', 0, 300_000], 'blob/get offset data');
+    });
   },
 };
