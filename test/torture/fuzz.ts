@@ -225,8 +225,10 @@ function render(spec: Spec, ctx: Ctx): Rendered {
     }
     case 'wrongType': {
       const params = { ...template(spec.method, ctx.session), [spec.member]: spec.value };
-      // a substituted value can happen to be valid: then a read succeeds and a write is refused (not open here)
-      return req(spec.method, params, [-32602, -31001, -31002, -31009, 'result']);
+      // a substituted value can happen to be valid: then a read succeeds and a write is refused (not
+      // open here); a valid integer beyond the state (session/read generation 1 of a session never
+      // compacted, say) is OutOfRange
+      return req(spec.method, params, [-32602, -31001, -31002, -31009, -31018, 'result']);
     }
     case 'paramsNotObject': {
       const id = ctx.nextId();
