@@ -27,7 +27,7 @@ export async function renderTypes({ schema }: Inputs): Promise<string> {
     properties: Object.fromEntries(Object.keys(schema.$defs).map((k) => [k, { $ref: `#/$defs/${k}` }])),
   };
   const body = await compile(root as never, 'Protocol', {
-    bannerComment: '', unreachableDefinitions: true, additionalProperties: false, ignoreMinAndMaxItems: true, format: false,
+    bannerComment: '', unreachableDefinitions: true, additionalProperties: false, ignoreMinAndMaxItems: true, format: true,
   });
   // `Protocol` (every definition as a member) is the generator's scaffolding, not a protocol type.
   const withoutRoot = body.replace(/^export interface Protocol \{[\s\S]*?^\}\n/m, '');

@@ -4,2505 +4,2559 @@
 
 /**
  * error.data: data.kind names the error (the same as the code) and selects the definition
- * 
+ *
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "ErrorData".
  */
-export type ErrorData = (InvalidParamsErrorData | InternalKindData | RequestCancelledErrorData | SessionNotFoundErrorData | InvalidSessionIdErrorData | ConflictErrorData | CorruptErrorData | UnsafeStoreErrorData | NotWrittenErrorData | RolledBackErrorData | UncertainErrorData | ReadOnlyErrorData | PayloadTooLargeErrorData | UnsupportedProtocolVersionData | SecretRejectedErrorData | InvalidTurnTransitionErrorData | SessionLockedErrorData | LeaseLostErrorData | UnavailableErrorData | KeyMismatchErrorData | OutOfRangeData)
+export type ErrorData =
+  | InvalidParamsErrorData
+  | InternalKindData
+  | RequestCancelledErrorData
+  | SessionNotFoundErrorData
+  | InvalidSessionIdErrorData
+  | ConflictErrorData
+  | CorruptErrorData
+  | UnsafeStoreErrorData
+  | NotWrittenErrorData
+  | RolledBackErrorData
+  | UncertainErrorData
+  | ReadOnlyErrorData
+  | PayloadTooLargeErrorData
+  | UnsupportedProtocolVersionData
+  | SecretRejectedErrorData
+  | InvalidTurnTransitionErrorData
+  | SessionLockedErrorData
+  | LeaseLostErrorData
+  | UnavailableErrorData
+  | KeyMismatchErrorData
+  | OutOfRangeData;
 /**
  * When a tool scratch directory survives session/close: always, onFailure (its toolFinish says success: false, or it never finished), never
- * 
+ *
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "KeepScratch".
  */
-export type KeepScratch = ("always" | "onFailure" | "never")
+export type KeepScratch = "always" | "onFailure" | "never";
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "Record".
  */
-export type Record = (MessageRecord | InterruptionRecord | EventRecord | ApiRecord | ToolStartRecord | ToolFinishRecord | ToolStreamRecord)
+export type Record =
+  MessageRecord | InterruptionRecord | EventRecord | ApiRecord | ToolStartRecord | ToolFinishRecord | ToolStreamRecord;
 /**
  * [A-Za-z0-9._:-]{1,128}
- * 
+ *
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "Tag".
  */
-export type Tag = string
+export type Tag = string;
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "StoredRecord".
  */
-export type StoredRecord = (StoredMessageRecord | StoredInterruptionRecord | StoredEventRecord | StoredApiRecord | StoredToolStartRecord | StoredToolFinishRecord | StoredToolStreamRecord | StoredTurnRecord | StoredCheckpointRecord | StoredSessionUpdateRecord | StoredRewindRecord)
+export type StoredRecord =
+  | StoredMessageRecord
+  | StoredInterruptionRecord
+  | StoredEventRecord
+  | StoredApiRecord
+  | StoredToolStartRecord
+  | StoredToolFinishRecord
+  | StoredToolStreamRecord
+  | StoredTurnRecord
+  | StoredCheckpointRecord
+  | StoredSessionUpdateRecord
+  | StoredRewindRecord;
 
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "ApiRecord".
  */
 export interface ApiRecord {
-kind: "api"
-/**
- * A request opens the next apiSeq; a response pairs with the latest request still open
- */
-direction: ("request" | "response")
-/**
- * The provider request or response body, as the runtime sent or received it
- */
-payload: unknown
+  kind: "api";
+  /**
+   * A request opens the next apiSeq; a response pairs with the latest request still open
+   */
+  direction: "request" | "response";
+  /**
+   * The provider request or response body, as the runtime sent or received it
+   */
+  payload: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "ArchivedGeneration".
  */
 export interface ArchivedGeneration {
-generation: number
-records: number
-bytes: number
+  generation: number;
+  records: number;
+  bytes: number;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "Attachment".
  */
 export interface Attachment {
-/**
- * The content (e.g. base64 image data), stored as a blob
- */
-$attach: string
-mediaType?: string
+  /**
+   * The content (e.g. base64 image data), stored as a blob
+   */
+  $attach: string;
+  mediaType?: string;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "BlobGetParams".
  */
 export interface BlobGetParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-/**
- * The $blob member of a BlobRef: sha256:<hex>
- */
-ref: string
-/**
- * First byte to return (default 0)
- */
-offset?: number
-/**
- * At most this many bytes (default 1048576)
- */
-length?: number
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  /**
+   * The $blob member of a BlobRef: sha256:<hex>
+   */
+  ref: string;
+  /**
+   * First byte to return (default 0)
+   */
+  offset?: number;
+  /**
+   * At most this many bytes (default 1048576)
+   */
+  length?: number;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "BlobGetResult".
  */
 export interface BlobGetResult {
-/**
- * The bytes [offset, offset + length), base64
- */
-dataBase64: string
-offset: number
-/**
- * Total size of the blob
- */
-bytes: number
-/**
- * true when this chunk reaches the end of the blob
- */
-eof: boolean
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * The bytes [offset, offset + length), base64
+   */
+  dataBase64: string;
+  offset: number;
+  /**
+   * Total size of the blob
+   */
+  bytes: number;
+  /**
+   * true when this chunk reaches the end of the blob
+   */
+  eof: boolean;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "BlobRef".
  */
 export interface BlobRef {
-/**
- * sha256:<hex> of the UTF-8 bytes of the string
- */
-$blob: string
-/**
- * Length of the blob in bytes
- */
-bytes: number
-/**
- * Given by the client when it marked the value as an attachment
- */
-mediaType?: string
+  /**
+   * sha256:<hex> of the UTF-8 bytes of the string
+   */
+  $blob: string;
+  /**
+   * Length of the blob in bytes
+   */
+  bytes: number;
+  /**
+   * Given by the client when it marked the value as an attachment
+   */
+  mediaType?: string;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "CancelRequestParams".
  */
 export interface CancelRequestParams {
-/**
- * The id of the request to cancel
- */
-id: (number | string)
+  /**
+   * The id of the request to cancel
+   */
+  id: number | string;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "ChatMessage".
  */
 export interface ChatMessage {
-/**
- * system | user | assistant | tool | ... 
- */
-role: string
-content?: unknown
-name?: string
-toolCalls?: ToolCall[]
-toolCallId?: string
-reasoningDetails?: unknown[]
-[k: string]: unknown
+  /**
+   * system | user | assistant | tool | ...
+   */
+  role: string;
+  content?: unknown;
+  name?: string;
+  toolCalls?: ToolCall[];
+  toolCallId?: string;
+  reasoningDetails?: unknown[];
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "ToolCall".
  */
 export interface ToolCall {
-id: string
-name: string
-/**
- * The tool arguments as the provider sent them (a JSON text; a BlobRef when stored as a blob)
- */
-arguments: (string | BlobRef)
-[k: string]: unknown
+  id: string;
+  name: string;
+  /**
+   * The tool arguments as the provider sent them (a JSON text; a BlobRef when stored as a blob)
+   */
+  arguments: string | BlobRef;
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "ConflictErrorData".
  */
 export interface ConflictErrorData {
-kind: "Conflict"
-/**
- * e.g. exists, inTrash, expectedLastSeq, journalChanged, turnPending, idempotencyKeyReused
- */
-reason?: string
-sessionId?: string
-/**
- * The expectedLastSeq the request gave
- */
-expectedLastSeq?: number
-/**
- * The session's lastSeq now (expectedLastSeq did not match it)
- */
-lastSeq?: number
-/**
- * reason turnPending: the active turn a rewind would go back into
- */
-turnId?: string
-/**
- * reason turnPending: that turn's first seq
- */
-turnFirstSeq?: number
-/**
- * e.g. notWritten
- */
-outcome?: string
-stage?: string
-/**
- * reason idempotencyKeyReused: the original append's seqs
- */
-firstSeq?: number
-generation?: number
-sqlstate?: string
-[k: string]: unknown
+  kind: "Conflict";
+  /**
+   * e.g. exists, inTrash, expectedLastSeq, journalChanged, turnPending, idempotencyKeyReused
+   */
+  reason?: string;
+  sessionId?: string;
+  /**
+   * The expectedLastSeq the request gave
+   */
+  expectedLastSeq?: number;
+  /**
+   * The session's lastSeq now (expectedLastSeq did not match it)
+   */
+  lastSeq?: number;
+  /**
+   * reason turnPending: the active turn a rewind would go back into
+   */
+  turnId?: string;
+  /**
+   * reason turnPending: that turn's first seq
+   */
+  turnFirstSeq?: number;
+  /**
+   * e.g. notWritten
+   */
+  outcome?: string;
+  stage?: string;
+  /**
+   * reason idempotencyKeyReused: the original append's seqs
+   */
+  firstSeq?: number;
+  generation?: number;
+  sqlstate?: string;
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "CorruptErrorData".
  */
 export interface CorruptErrorData {
-kind: "Corrupt"
-reason?: string
-sessionId?: string
-/**
- * The damaged journal line
- */
-line?: number
-seq?: number
-/**
- * The damaged state value's key
- */
-key?: string
-/**
- * The damaged or missing blob
- */
-ref?: string
-/**
- * The generation concerned (reason archiveMissing)
- */
-generation?: number
-[k: string]: unknown
+  kind: "Corrupt";
+  reason?: string;
+  sessionId?: string;
+  /**
+   * The damaged journal line
+   */
+  line?: number;
+  seq?: number;
+  /**
+   * The damaged state value's key
+   */
+  key?: string;
+  /**
+   * The damaged or missing blob
+   */
+  ref?: string;
+  /**
+   * The generation concerned (reason archiveMissing)
+   */
+  generation?: number;
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "EmptyParams".
  */
 export interface EmptyParams {
-_meta?: {
-[k: string]: unknown
-}
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "EmptyResult".
  */
 export interface EmptyResult {
-_meta?: {
-[k: string]: unknown
-}
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "InvalidParamsErrorData".
  */
 export interface InvalidParamsErrorData {
-kind: "InvalidParams"
-issues: {
-path: string
-message: string
-}[]
-rewindSeq?: number
-toSeq?: number
+  kind: "InvalidParams";
+  issues: {
+    path: string;
+    message: string;
+  }[];
+  rewindSeq?: number;
+  toSeq?: number;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "InternalKindData".
  */
 export interface InternalKindData {
-kind: "Internal"
-ref: string
-[k: string]: unknown
+  kind: "Internal";
+  ref: string;
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "RequestCancelledErrorData".
  */
 export interface RequestCancelledErrorData {
-kind: "RequestCancelled"
-[k: string]: unknown
+  kind: "RequestCancelled";
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionNotFoundErrorData".
  */
 export interface SessionNotFoundErrorData {
-kind: "SessionNotFound"
-sessionId?: string
-/**
- * noStore: there is no session store at the path
- */
-reason?: string
-[k: string]: unknown
+  kind: "SessionNotFound";
+  sessionId?: string;
+  /**
+   * noStore: there is no session store at the path
+   */
+  reason?: string;
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "InvalidSessionIdErrorData".
  */
 export interface InvalidSessionIdErrorData {
-kind: "InvalidSessionId"
-[k: string]: unknown
+  kind: "InvalidSessionId";
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "UnsafeStoreErrorData".
  */
 export interface UnsafeStoreErrorData {
-kind: "UnsafeStore"
-sessionId?: string
-/**
- * What is wrong, e.g. "has mode 644, expected 600", "is a symbolic link"
- */
-reason?: string
-path?: string
-/**
- * The blob concerned
- */
-ref?: string
-stage?: string
-[k: string]: unknown
+  kind: "UnsafeStore";
+  sessionId?: string;
+  /**
+   * What is wrong, e.g. "has mode 644, expected 600", "is a symbolic link"
+   */
+  reason?: string;
+  path?: string;
+  /**
+   * The blob concerned
+   */
+  ref?: string;
+  stage?: string;
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "NotWrittenErrorData".
  */
 export interface NotWrittenErrorData {
-kind: "NotWritten"
-/**
- * The system error code, e.g. ENOSPC or EIO, when known
- */
-errno?: string
-/**
- * Where it failed, e.g. preCommit
- */
-stage?: string
-/**
- * PostgreSQL backend: the SQLSTATE class of the failure (never the database's text)
- */
-sqlstate?: string
-sessionId?: string
-/**
- * PostgreSQL backend: e.g. dataRejected
- */
-reason?: string
-outcome?: "notWritten"
-[k: string]: unknown
+  kind: "NotWritten";
+  /**
+   * The system error code, e.g. ENOSPC or EIO, when known
+   */
+  errno?: string;
+  /**
+   * Where it failed, e.g. preCommit
+   */
+  stage?: string;
+  /**
+   * PostgreSQL backend: the SQLSTATE class of the failure (never the database's text)
+   */
+  sqlstate?: string;
+  sessionId?: string;
+  /**
+   * PostgreSQL backend: e.g. dataRejected
+   */
+  reason?: string;
+  outcome?: "notWritten";
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "RolledBackErrorData".
  */
 export interface RolledBackErrorData {
-kind: "RolledBack"
-/**
- * The system error code, e.g. ENOSPC or EIO, when known
- */
-errno?: string
-[k: string]: unknown
+  kind: "RolledBack";
+  /**
+   * The system error code, e.g. ENOSPC or EIO, when known
+   */
+  errno?: string;
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "UncertainErrorData".
  */
 export interface UncertainErrorData {
-kind: "Uncertain"
-/**
- * The system error code, e.g. ENOSPC or EIO, when known
- */
-errno?: string
-/**
- * Where it failed, e.g. preCommit
- */
-stage?: string
-sessionId?: string
-[k: string]: unknown
+  kind: "Uncertain";
+  /**
+   * The system error code, e.g. ENOSPC or EIO, when known
+   */
+  errno?: string;
+  /**
+   * Where it failed, e.g. preCommit
+   */
+  stage?: string;
+  sessionId?: string;
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "ReadOnlyErrorData".
  */
 export interface ReadOnlyErrorData {
-kind: "ReadOnly"
-sessionId?: string
-/**
- * notOpen, openedReadOnly, failStop or readOnlyStore
- */
-reason?: string
-[k: string]: unknown
+  kind: "ReadOnly";
+  sessionId?: string;
+  /**
+   * notOpen, openedReadOnly, failStop or readOnlyStore
+   */
+  reason?: string;
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "PayloadTooLargeErrorData".
  */
 export interface PayloadTooLargeErrorData {
-kind: "PayloadTooLarge"
-/**
- * The record (index in records) that is too large
- */
-index?: number
-maxBytes?: number
-/**
- * The message (frame) limit, when the whole message is too large
- */
-maxMessageBytes?: number
-[k: string]: unknown
+  kind: "PayloadTooLarge";
+  /**
+   * The record (index in records) that is too large
+   */
+  index?: number;
+  maxBytes?: number;
+  /**
+   * The message (frame) limit, when the whole message is too large
+   */
+  maxMessageBytes?: number;
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "UnsupportedProtocolVersionData".
  */
 export interface UnsupportedProtocolVersionData {
-kind: "UnsupportedProtocolVersion"
-/**
- * Every protocol version this server speaks: retry initialize with one of them
- */
-supported: number[]
-/**
- * The protocolVersion sent, when one was
- */
-requested?: unknown
-/**
- * The protocolVersions sent, when they were
- */
-offered?: number[]
+  kind: "UnsupportedProtocolVersion";
+  /**
+   * Every protocol version this server speaks: retry initialize with one of them
+   */
+  supported: number[];
+  /**
+   * The protocolVersion sent, when one was
+   */
+  requested?: unknown;
+  /**
+   * The protocolVersions sent, when they were
+   */
+  offered?: number[];
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SecretRejectedErrorData".
  */
 export interface SecretRejectedErrorData {
-kind: "SecretRejected"
-/**
- * Where the secret is, in the path grammar of §6.1
- */
-path?: string
-/**
- * In which form: raw, json-escape, percent, base64, base64url, hex, nested-json, or a credential rule
- */
-rule?: string
-index?: number
-/**
- * The blob holding it
- */
-ref?: string
-[k: string]: unknown
+  kind: "SecretRejected";
+  /**
+   * Where the secret is, in the path grammar of §6.1
+   */
+  path?: string;
+  /**
+   * In which form: raw, json-escape, percent, base64, base64url, hex, nested-json, or a credential rule
+   */
+  rule?: string;
+  index?: number;
+  /**
+   * The blob holding it
+   */
+  ref?: string;
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "InvalidTurnTransitionErrorData".
  */
 export interface InvalidTurnTransitionErrorData {
-kind: "InvalidTurnTransition"
-/**
- * The current turn state
- */
-turn?: (TurnState | null)
-reason?: string
-[k: string]: unknown
+  kind: "InvalidTurnTransition";
+  /**
+   * The current turn state
+   */
+  turn?: TurnState | null;
+  reason?: string;
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "TurnState".
  */
 export interface TurnState {
-turnId: string
-kind: ("user" | "background")
-phase: ("accepted" | "compacting" | "providerStream" | "executingTools")
-status: ("active" | "retryable" | "completed" | "interrupted" | "terminalFailure" | "abandoned")
-/**
- * seq of the record that started the turn
- */
-firstSeq: number
-/**
- * seq of the record that finished it
- */
-lastSeq?: number
-error?: string
+  turnId: string;
+  kind: "user" | "background";
+  phase: "accepted" | "compacting" | "providerStream" | "executingTools";
+  status: "active" | "retryable" | "completed" | "interrupted" | "terminalFailure" | "abandoned";
+  /**
+   * seq of the record that started the turn
+   */
+  firstSeq: number;
+  /**
+   * seq of the record that finished it
+   */
+  lastSeq?: number;
+  error?: string;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionLockedErrorData".
  */
 export interface SessionLockedErrorData {
-kind: "SessionLocked"
-sessionId?: string
-/**
- * The writer holding the lease, when known
- */
-holder?: {
-pid?: number
-hostname?: string
-startedAt?: string
-[k: string]: unknown
-}
-/**
- * e.g. storeServed
- */
-reason?: string
-[k: string]: unknown
+  kind: "SessionLocked";
+  sessionId?: string;
+  /**
+   * The writer holding the lease, when known
+   */
+  holder?: {
+    pid?: number;
+    hostname?: string;
+    startedAt?: string;
+    [k: string]: unknown;
+  };
+  /**
+   * e.g. storeServed
+   */
+  reason?: string;
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "LeaseLostErrorData".
  */
 export interface LeaseLostErrorData {
-kind: "LeaseLost"
-sessionId?: string
-outcome?: "notWritten"
-[k: string]: unknown
+  kind: "LeaseLost";
+  sessionId?: string;
+  outcome?: "notWritten";
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "UnavailableErrorData".
  */
 export interface UnavailableErrorData {
-kind: "Unavailable"
-/**
- * One fixed word, e.g. connection, serverShutdown, authentication (§6.2)
- */
-reason?: string
-retryable?: boolean
-retryAfterMs?: number
-/**
- * For writes: unknown when the connection broke while COMMIT was in flight
- */
-outcome?: ("notWritten" | "unknown")
-/**
- * PostgreSQL backend: the SQLSTATE class of the failure (never the database's text)
- */
-sqlstate?: string
-[k: string]: unknown
+  kind: "Unavailable";
+  /**
+   * One fixed word, e.g. connection, serverShutdown, authentication (§6.2)
+   */
+  reason?: string;
+  retryable?: boolean;
+  retryAfterMs?: number;
+  /**
+   * For writes: unknown when the connection broke while COMMIT was in flight
+   */
+  outcome?: "notWritten" | "unknown";
+  /**
+   * PostgreSQL backend: the SQLSTATE class of the failure (never the database's text)
+   */
+  sqlstate?: string;
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "KeyMismatchErrorData".
  */
 export interface KeyMismatchErrorData {
-kind: "KeyMismatch"
-/**
- * wrongKey, keyRequired, notEncrypted, rekeyUnfinished or rekeyInProgress
- */
-reason?: string
-sessionId?: string
-[k: string]: unknown
+  kind: "KeyMismatch";
+  /**
+   * wrongKey, keyRequired, notEncrypted, rekeyUnfinished or rekeyInProgress
+   */
+  reason?: string;
+  sessionId?: string;
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "OutOfRangeData".
  */
 export interface OutOfRangeData {
-kind: "OutOfRange"
-path: string
-min: number
-max: number
+  kind: "OutOfRange";
+  path: string;
+  min: number;
+  max: number;
 }
 /**
  * The JSON-RPC error object ({code, message, data?})
- * 
+ *
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "ErrorResponse".
  */
 export interface ErrorResponse {
-code: number
-/**
- * For humans; may change: dispatch on code or data.kind
- */
-message: string
-/**
- * Present on every error but -32700, -32600, -32601 and -32002
- */
-data?: (InvalidParamsErrorData | InternalKindData | RequestCancelledErrorData | SessionNotFoundErrorData | InvalidSessionIdErrorData | ConflictErrorData | CorruptErrorData | UnsafeStoreErrorData | NotWrittenErrorData | RolledBackErrorData | UncertainErrorData | ReadOnlyErrorData | PayloadTooLargeErrorData | UnsupportedProtocolVersionData | SecretRejectedErrorData | InvalidTurnTransitionErrorData | SessionLockedErrorData | LeaseLostErrorData | UnavailableErrorData | KeyMismatchErrorData | OutOfRangeData)
-[k: string]: unknown
+  code: number;
+  /**
+   * For humans; may change: dispatch on code or data.kind
+   */
+  message: string;
+  /**
+   * Present on every error but -32700, -32600, -32601 and -32002
+   */
+  data?:
+    | InvalidParamsErrorData
+    | InternalKindData
+    | RequestCancelledErrorData
+    | SessionNotFoundErrorData
+    | InvalidSessionIdErrorData
+    | ConflictErrorData
+    | CorruptErrorData
+    | UnsafeStoreErrorData
+    | NotWrittenErrorData
+    | RolledBackErrorData
+    | UncertainErrorData
+    | ReadOnlyErrorData
+    | PayloadTooLargeErrorData
+    | UnsupportedProtocolVersionData
+    | SecretRejectedErrorData
+    | InvalidTurnTransitionErrorData
+    | SessionLockedErrorData
+    | LeaseLostErrorData
+    | UnavailableErrorData
+    | KeyMismatchErrorData
+    | OutOfRangeData;
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "EventRecord".
  */
 export interface EventRecord {
-kind: "event"
-type: string
-payload: unknown
+  kind: "event";
+  type: string;
+  payload: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "IdempotencyStamp".
  */
 export interface IdempotencyStamp {
-key: string
-digest: string
-firstSeq: number
-lastSeq: number
-redactions?: Redaction[]
+  key: string;
+  digest: string;
+  firstSeq: number;
+  lastSeq: number;
+  redactions?: Redaction[];
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "Redaction".
  */
 export interface Redaction {
-/**
- * The record redacted (0: the session header)
- */
-seq: number
-/**
- * Where, within the record: e.g. message.toolCalls[0].arguments<json>.api_key
- */
-path: string
-/**
- * credential-key, or the token rule that matched (github-token, jwt, ...)
- */
-rule: string
+  /**
+   * The record redacted (0: the session header)
+   */
+  seq: number;
+  /**
+   * Where, within the record: e.g. message.toolCalls[0].arguments<json>.api_key
+   */
+  path: string;
+  /**
+   * credential-key, or the token rule that matched (github-token, jwt, ...)
+   */
+  rule: string;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "InitializeParams".
  */
 export interface InitializeParams {
-/**
- * The one protocol version the client speaks (1); refused with UnsupportedProtocolVersion if the server does not speak it. At least one of protocolVersion and protocolVersions
- */
-protocolVersion?: number
-/**
- * Every protocol version the client speaks: the server answers with the highest of them it speaks (§4.1), or UnsupportedProtocolVersion when it speaks none. At least one of protocolVersion and protocolVersions
- * 
- * @minItems 1
- * @maxItems 64
- */
-protocolVersions?: number[]
-clientInfo?: {
-name: string
-version?: string
-}
-/**
- * The client process id: the server exits when that process dies
- */
-processId?: (number | null)
-capabilities?: {
-[k: string]: unknown
-}
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * The one protocol version the client speaks (1); refused with UnsupportedProtocolVersion if the server does not speak it. At least one of protocolVersion and protocolVersions
+   */
+  protocolVersion?: number;
+  /**
+   * Every protocol version the client speaks: the server answers with the highest of them it speaks (§4.1), or UnsupportedProtocolVersion when it speaks none. At least one of protocolVersion and protocolVersions
+   *
+   * @minItems 1
+   * @maxItems 64
+   */
+  protocolVersions?: number[];
+  clientInfo?: {
+    name: string;
+    version?: string;
+  };
+  /**
+   * The client process id: the server exits when that process dies
+   */
+  processId?: number | null;
+  capabilities?: {
+    [k: string]: unknown;
+  };
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "InitializeResult".
  */
 export interface InitializeResult {
-/**
- * The version settled on: the highest the client offered that the server speaks (1 in this build)
- */
-protocolVersion: number
-serverInfo: {
-name: string
-version: string
-}
-capabilities: ServerCapabilities
-store: {
-/**
- * Absolute path of the store directory (file backend), or the database URL without its password (postgres)
- */
-root: string
-/**
- * Which persistence backend the store uses
- */
-backend: ("file" | "postgres")
-}
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * The version settled on: the highest the client offered that the server speaks (1 in this build)
+   */
+  protocolVersion: number;
+  serverInfo: {
+    name: string;
+    version: string;
+  };
+  capabilities: ServerCapabilities;
+  store: {
+    /**
+     * Absolute path of the store directory (file backend), or the database URL without its password (postgres)
+     */
+    root: string;
+    /**
+     * Which persistence backend the store uses
+     */
+    backend: "file" | "postgres";
+  };
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "ServerCapabilities".
  */
 export interface ServerCapabilities {
-framings: ("lsp" | "ndjson")[]
-maxMessageBytes: number
-recordKinds: string[]
-session: {
-create: boolean
-open: {
-modes: ("write" | "read")[]
-}
-append: {
-maxRecords: number
-expectedLastSeq: boolean
-/**
- * session/append accepts idempotencyKey (§6.3)
- */
-idempotencyKey?: boolean
-}
-read: {
-maxLimit: number
-kinds: boolean
-}
-list: {
-maxLimit: number
-filters?: boolean
-}
-context: {
-prune: boolean
-}
-compact: boolean
-fork: boolean
-delete: {
-trash: boolean
-purge: boolean
-}
-subscribe: {
-crossProcess: boolean
-maxUnsentRecords: number
-}
-/**
- * session/usage: token usage totals by model
- */
-usage?: boolean
-/**
- * session/rewind: undo in place with a rewind record
- */
-rewind?: boolean
-/**
- * session/prune (§18)
- */
-prune?: {
-dryRun: boolean
-tags: boolean
-}
-/**
- * session/create ephemeral: true (§17); scratch: whether tool/allocateScratch works for one
- */
-ephemeral?: {
-scratch: boolean
-}
-update?: {
-maxTags: number
-}
-/**
- * Which methods accept idempotencyKey (§6.3): a retry with the same key answers the original result
- */
-idempotencyKey?: {
-append: boolean
-create: boolean
-update: boolean
-}
-search?: {
-maxLimit: number
-}
-[k: string]: unknown
-}
-turns: {
-modes: ("manual" | "auto")[]
-}
-tool?: {
-scratch: boolean
-}
-state?: {
-maxValueBytes: number
-}
-blob?: {
-defaultThreshold: number
-maxChunk: number
-}
-/**
- * Encryption at rest of the file store (§20); absent with a PostgreSQL store
- */
-encryptionAtRest?: {
-algorithm: "AES-256-GCM"
-/**
- * Whether this store is encrypted (serve --encryption-key-env / --encryption-key-file)
- */
-active: boolean
-}
-[k: string]: unknown
+  framings: ("lsp" | "ndjson")[];
+  maxMessageBytes: number;
+  recordKinds: string[];
+  session: {
+    create: boolean;
+    open: {
+      modes: ("write" | "read")[];
+    };
+    append: {
+      maxRecords: number;
+      expectedLastSeq: boolean;
+      /**
+       * session/append accepts idempotencyKey (§6.3)
+       */
+      idempotencyKey?: boolean;
+    };
+    read: {
+      maxLimit: number;
+      kinds: boolean;
+    };
+    list: {
+      maxLimit: number;
+      filters?: boolean;
+    };
+    context: {
+      prune: boolean;
+    };
+    compact: boolean;
+    fork: boolean;
+    delete: {
+      trash: boolean;
+      purge: boolean;
+    };
+    subscribe: {
+      crossProcess: boolean;
+      maxUnsentRecords: number;
+    };
+    /**
+     * session/usage: token usage totals by model
+     */
+    usage?: boolean;
+    /**
+     * session/rewind: undo in place with a rewind record
+     */
+    rewind?: boolean;
+    /**
+     * session/prune (§18)
+     */
+    prune?: {
+      dryRun: boolean;
+      tags: boolean;
+    };
+    /**
+     * session/create ephemeral: true (§17); scratch: whether tool/allocateScratch works for one
+     */
+    ephemeral?: {
+      scratch: boolean;
+    };
+    update?: {
+      maxTags: number;
+    };
+    /**
+     * Which methods accept idempotencyKey (§6.3): a retry with the same key answers the original result
+     */
+    idempotencyKey?: {
+      append: boolean;
+      create: boolean;
+      update: boolean;
+    };
+    search?: {
+      maxLimit: number;
+    };
+    [k: string]: unknown;
+  };
+  turns: {
+    modes: ("manual" | "auto")[];
+  };
+  tool?: {
+    scratch: boolean;
+  };
+  state?: {
+    maxValueBytes: number;
+  };
+  blob?: {
+    defaultThreshold: number;
+    maxChunk: number;
+  };
+  /**
+   * Encryption at rest of the file store (§20); absent with a PostgreSQL store
+   */
+  encryptionAtRest?: {
+    algorithm: "AES-256-GCM";
+    /**
+     * Whether this store is encrypted (serve --encryption-key-env / --encryption-key-file)
+     */
+    active: boolean;
+  };
+  [k: string]: unknown;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "InterruptionRecord".
  */
 export interface InterruptionRecord {
-kind: "interruption"
-reason: string
-/**
- * The turn phase that was interrupted, e.g. providerStream or executingTools
- */
-phase: string
-assistantText?: (string | BlobRef)
-toolCalls?: ToolCall[]
-toolResults?: {
-id: string
-name: string
-result: unknown
-[k: string]: unknown
-}[]
+  kind: "interruption";
+  reason: string;
+  /**
+   * The turn phase that was interrupted, e.g. providerStream or executingTools
+   */
+  phase: string;
+  assistantText?: string | BlobRef;
+  toolCalls?: ToolCall[];
+  toolResults?: {
+    id: string;
+    name: string;
+    result: unknown;
+    [k: string]: unknown;
+  }[];
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "LlmConfig".
  */
 export interface LlmConfig {
-provider?: string
-model?: string
-baseUrl?: string
-/**
- * NAME of the environment variable holding the API key; the value is never stored
- */
-apiKeyEnv?: string
+  provider?: string;
+  model?: string;
+  baseUrl?: string;
+  /**
+   * NAME of the environment variable holding the API key; the value is never stored
+   */
+  apiKeyEnv?: string;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "MessageRecord".
  */
 export interface MessageRecord {
-kind: "message"
-message: ChatMessage
+  kind: "message";
+  message: ChatMessage;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "ParentLink".
  */
 export interface ParentLink {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-relation: ("continuation" | "fork")
-/**
- * The parent seq the new session starts from
- */
-atSeq?: number
-/**
- * Who summarized the parent, for a continuation
- */
-summary?: {
-provider: string
-model: string
-agentId?: string
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  relation: "continuation" | "fork";
+  /**
+   * The parent seq the new session starts from
+   */
+  atSeq?: number;
+  /**
+   * Who summarized the parent, for a continuation
+   */
+  summary?: {
+    provider: string;
+    model: string;
+    agentId?: string;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "PrunedSession".
  */
 export interface PrunedSession {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-title?: string
-/**
- * RFC 3339 UTC with milliseconds
- */
-updatedAt: string
-/**
- * Stored size as session/list reports it
- */
-bytes?: number
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  title?: string;
+  /**
+   * RFC 3339 UTC with milliseconds
+   */
+  updatedAt: string;
+  /**
+   * Stored size as session/list reports it
+   */
+  bytes?: number;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "ToolStartRecord".
  */
 export interface ToolStartRecord {
-kind: "toolStart"
-/**
- * From tool/allocateScratch; omitted: the server assigns the next one
- */
-toolSeq?: number
-requestId: string
-tool: string
-toolUseId?: string
-agent?: string
+  kind: "toolStart";
+  /**
+   * From tool/allocateScratch; omitted: the server assigns the next one
+   */
+  toolSeq?: number;
+  requestId: string;
+  tool: string;
+  toolUseId?: string;
+  agent?: string;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "ToolFinishRecord".
  */
 export interface ToolFinishRecord {
-kind: "toolFinish"
-toolSeq: number
-requestId: string
-status?: string
-exitCode?: number
-success: boolean
-outputLen?: number
-error?: string
+  kind: "toolFinish";
+  toolSeq: number;
+  requestId: string;
+  status?: string;
+  exitCode?: number;
+  success: boolean;
+  outputLen?: number;
+  error?: string;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "ToolStreamRecord".
  */
 export interface ToolStreamRecord {
-kind: "toolStream"
-toolSeq: number
-stream: ("stdout" | "stderr")
-/**
- * A UTF-8 chunk (exactly one of text and dataBase64)
- */
-text?: string
-/**
- * Any other bytes, base64 (exactly one of text and dataBase64)
- */
-dataBase64?: string
+  kind: "toolStream";
+  toolSeq: number;
+  stream: "stdout" | "stderr";
+  /**
+   * A UTF-8 chunk (exactly one of text and dataBase64)
+   */
+  text?: string;
+  /**
+   * Any other bytes, base64 (exactly one of text and dataBase64)
+   */
+  dataBase64?: string;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "Recovered".
  */
 export interface Recovered {
-/**
- * Bytes of torn tail removed from the journal
- */
-bytes: number
-/**
- * Path, relative to the store root, of the file keeping those bytes
- */
-evidence: string
+  /**
+   * Bytes of torn tail removed from the journal
+   */
+  bytes: number;
+  /**
+   * Path, relative to the store root, of the file keeping those bytes
+   */
+  evidence: string;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "RuntimeCounters".
  */
 export interface RuntimeCounters {
-/**
- * The last apiSeq assigned
- */
-apiSeq: number
-/**
- * apiSeqs of requests still waiting for their response, oldest first
- */
-openApi: number[]
-/**
- * The highest toolSeq started
- */
-toolSeq: number
+  /**
+   * The last apiSeq assigned
+   */
+  apiSeq: number;
+  /**
+   * apiSeqs of requests still waiting for their response, oldest first
+   */
+  openApi: number[];
+  /**
+   * The highest toolSeq started
+   */
+  toolSeq: number;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SearchHit".
  */
 export interface SearchHit {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-seq: number
-/**
- * At most 160 characters of the text from a little before the match, whitespace folded
- */
-snippet: string
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  seq: number;
+  /**
+   * At most 160 characters of the text from a little before the match, whitespace folded
+   */
+  snippet: string;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SecretsParam".
  */
 export interface SecretsParam {
-/**
- * Names of environment variables (of the sidecar process) whose values are secrets; the names are stored, never the values
- * 
- * @maxItems 64
- */
-env?: string[]
-/**
- * Secret values, kept in memory only (send them again on session/open); at least 8 characters each
- * 
- * @maxItems 256
- */
-values?: string[]
+  /**
+   * Names of environment variables (of the sidecar process) whose values are secrets; the names are stored, never the values
+   *
+   * @maxItems 64
+   */
+  env?: string[];
+  /**
+   * Secret values, kept in memory only (send them again on session/open); at least 8 characters each
+   *
+   * @maxItems 256
+   */
+  values?: string[];
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SecretsStatus".
  */
 export interface SecretsStatus {
-/**
- * How many distinct secrets guard the session in this process
- */
-registered: number
-/**
- * Named environment variables that are not set (nothing to guard)
- */
-unsetEnv?: string[]
+  /**
+   * How many distinct secrets guard the session in this process
+   */
+  registered: number;
+  /**
+   * Named environment variables that are not set (nothing to guard)
+   */
+  unsetEnv?: string[];
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionAppendParams".
  */
 export interface SessionAppendParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-/**
- * @minItems 1
- * @maxItems 10000
- */
-records: Record[]
-/**
- * Append only if the session lastSeq is exactly this; otherwise Conflict and nothing is written
- */
-expectedLastSeq?: number
-/**
- * Per session: a retry with the same key and the same records answers the original result (same seqs) and writes nothing; the same key with other records is Conflict (reason idempotencyKeyReused). 1..128 printable ASCII characters; kept while the record holding it is uncompacted (§6.3)
- */
-idempotencyKey?: string
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  /**
+   * @minItems 1
+   * @maxItems 10000
+   */
+  records: Record[];
+  /**
+   * Append only if the session lastSeq is exactly this; otherwise Conflict and nothing is written
+   */
+  expectedLastSeq?: number;
+  /**
+   * Per session: a retry with the same key and the same records answers the original result (same seqs) and writes nothing; the same key with other records is Conflict (reason idempotencyKeyReused). 1..128 printable ASCII characters; kept while the record holding it is uncompacted (§6.3)
+   */
+  idempotencyKey?: string;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionAppendResult".
  */
 export interface SessionAppendResult {
-firstSeq: number
-lastSeq: number
-/**
- * What was redacted on write, when anything was (no values)
- */
-redactions?: Redaction[]
-_meta?: {
-[k: string]: unknown
-}
+  firstSeq: number;
+  lastSeq: number;
+  /**
+   * What was redacted on write, when anything was (no values)
+   */
+  redactions?: Redaction[];
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionCloseParams".
  */
 export interface SessionCloseParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionCompactParams".
  */
 export interface SessionCompactParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-/**
- * The summary of the records up to throughSeq (written by the agent's model)
- */
-summary: string
-/**
- * The last seq the summary covers; later records stay active
- */
-throughSeq: number
-provider?: string
-model?: string
-/**
- * Compact only if lastSeq is exactly this (otherwise Conflict, nothing changes)
- */
-expectedLastSeq?: number
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  /**
+   * The summary of the records up to throughSeq (written by the agent's model)
+   */
+  summary: string;
+  /**
+   * The last seq the summary covers; later records stay active
+   */
+  throughSeq: number;
+  provider?: string;
+  model?: string;
+  /**
+   * Compact only if lastSeq is exactly this (otherwise Conflict, nothing changes)
+   */
+  expectedLastSeq?: number;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionCompactResult".
  */
 export interface SessionCompactResult {
-/**
- * The new active generation
- */
-generation: number
-/**
- * seq of the checkpoint record (= throughSeq)
- */
-checkpointSeq: number
-archived: ArchivedGeneration
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * The new active generation
+   */
+  generation: number;
+  /**
+   * seq of the checkpoint record (= throughSeq)
+   */
+  checkpointSeq: number;
+  archived: ArchivedGeneration;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionContextParams".
  */
 export interface SessionContextParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-/**
- * Opt-in: shorten old large tool outputs; the stored records are never touched
- */
-prune?: {
-/**
- * Tool outputs left whole, counting back from the newest (default 3)
- */
-keepRecentToolOutputs?: number
-/**
- * Older tool outputs are cut to this many characters (default 2000)
- */
-maxToolOutputChars?: number
-}
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  /**
+   * Opt-in: shorten old large tool outputs; the stored records are never touched
+   */
+  prune?: {
+    /**
+     * Tool outputs left whole, counting back from the newest (default 3)
+     */
+    keepRecentToolOutputs?: number;
+    /**
+     * Older tool outputs are cut to this many characters (default 2000)
+     */
+    maxToolOutputChars?: number;
+  };
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionContextResult".
  */
 export interface SessionContextResult {
-messages: ChatMessage[]
-turn: (TurnState | null)
-_meta?: {
-[k: string]: unknown
-}
+  messages: ChatMessage[];
+  turn: TurnState | null;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionCreateParams".
  */
 export interface SessionCreateParams {
-cwd?: string
-title?: string
-systemPrompt?: string
-llm?: LlmConfig
-metadata?: {
-[k: string]: unknown
-}
-/**
- * Labels for session/list filters (capability session.update)
- * 
- * @maxItems 32
- */
-tags?: Tag[]
-secrets?: SecretsParam
-parent?: ParentLink1
-/**
- * manual (default): turns only through turn/* methods; auto: messages drive the turn lifecycle
- */
-turns?: ("manual" | "auto")
-/**
- * When tool scratch directories survive session/close (default never)
- */
-keepScratch?: ("always" | "onFailure" | "never")
-/**
- * Keep the session in this process's memory only: never written to the store, gone at session/close and at exit (capability session.ephemeral)
- */
-ephemeral?: boolean
-/**
- * String members larger than this many bytes are stored as blobs (default 262144)
- */
-blobThreshold?: number
-/**
- * Per store: a retry with the same key and the same params answers the original result (the same sessionId, opened for writing again) and creates nothing; the same key with other params is Conflict (reason idempotencyKeyReused). Kept in the session's header while the session is not deleted (§6.3). Not with ephemeral
- */
-idempotencyKey?: string
-_meta?: {
-[k: string]: unknown
-}
+  cwd?: string;
+  title?: string;
+  systemPrompt?: string;
+  llm?: LlmConfig;
+  metadata?: {
+    [k: string]: unknown;
+  };
+  /**
+   * Labels for session/list filters (capability session.update)
+   *
+   * @maxItems 32
+   */
+  tags?: Tag[];
+  secrets?: SecretsParam;
+  parent?: ParentLink1;
+  /**
+   * manual (default): turns only through turn/* methods; auto: messages drive the turn lifecycle
+   */
+  turns?: "manual" | "auto";
+  /**
+   * When tool scratch directories survive session/close (default never)
+   */
+  keepScratch?: "always" | "onFailure" | "never";
+  /**
+   * Keep the session in this process's memory only: never written to the store, gone at session/close and at exit (capability session.ephemeral)
+   */
+  ephemeral?: boolean;
+  /**
+   * String members larger than this many bytes are stored as blobs (default 262144)
+   */
+  blobThreshold?: number;
+  /**
+   * Per store: a retry with the same key and the same params answers the original result (the same sessionId, opened for writing again) and creates nothing; the same key with other params is Conflict (reason idempotencyKeyReused). Kept in the session's header while the session is not deleted (§6.3). Not with ephemeral
+   */
+  idempotencyKey?: string;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * The session this one continues or forks (stored in the header)
  */
 export interface ParentLink1 {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-relation: ("continuation" | "fork")
-/**
- * The parent seq the new session starts from
- */
-atSeq?: number
-/**
- * Who summarized the parent, for a continuation
- */
-summary?: {
-provider: string
-model: string
-agentId?: string
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  relation: "continuation" | "fork";
+  /**
+   * The parent seq the new session starts from
+   */
+  atSeq?: number;
+  /**
+   * Who summarized the parent, for a continuation
+   */
+  summary?: {
+    provider: string;
+    model: string;
+    agentId?: string;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionCreateResult".
  */
 export interface SessionCreateResult {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-/**
- * RFC 3339 UTC with milliseconds
- */
-createdAt: string
-secrets: SecretsStatus
-/**
- * What was redacted in the header (seq 0), when anything was
- */
-redactions?: Redaction[]
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  /**
+   * RFC 3339 UTC with milliseconds
+   */
+  createdAt: string;
+  secrets: SecretsStatus;
+  /**
+   * What was redacted in the header (seq 0), when anything was
+   */
+  redactions?: Redaction[];
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionDeleteParams".
  */
 export interface SessionDeleteParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-/**
- * Remove for good (also from the trash) instead of moving to trash/
- */
-purge?: boolean
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  /**
+   * Remove for good (also from the trash) instead of moving to trash/
+   */
+  purge?: boolean;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionDidAppendParams".
  */
 export interface SessionDidAppendParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-records: StoredRecord[]
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  records: StoredRecord[];
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "StoredMessageRecord".
  */
 export interface StoredMessageRecord {
-seq: number
-/**
- * RFC 3339 UTC with milliseconds
- */
-ts: string
-/**
- * The turn that was pending when the record was appended
- */
-turnId?: string
-idempotency?: IdempotencyStamp1
-kind: "message"
-message: ChatMessage
+  seq: number;
+  /**
+   * RFC 3339 UTC with milliseconds
+   */
+  ts: string;
+  /**
+   * The turn that was pending when the record was appended
+   */
+  turnId?: string;
+  idempotency?: IdempotencyStamp1;
+  kind: "message";
+  message: ChatMessage;
 }
 /**
  * On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
  */
 export interface IdempotencyStamp1 {
-key: string
-digest: string
-firstSeq: number
-lastSeq: number
-redactions?: Redaction[]
+  key: string;
+  digest: string;
+  firstSeq: number;
+  lastSeq: number;
+  redactions?: Redaction[];
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "StoredInterruptionRecord".
  */
 export interface StoredInterruptionRecord {
-seq: number
-/**
- * RFC 3339 UTC with milliseconds
- */
-ts: string
-/**
- * The turn that was pending when the record was appended
- */
-turnId?: string
-idempotency?: IdempotencyStamp2
-kind: "interruption"
-reason: string
-/**
- * The turn phase that was interrupted, e.g. providerStream or executingTools
- */
-phase: string
-assistantText?: (string | BlobRef)
-toolCalls?: ToolCall[]
-toolResults?: {
-id: string
-name: string
-result: unknown
-[k: string]: unknown
-}[]
+  seq: number;
+  /**
+   * RFC 3339 UTC with milliseconds
+   */
+  ts: string;
+  /**
+   * The turn that was pending when the record was appended
+   */
+  turnId?: string;
+  idempotency?: IdempotencyStamp2;
+  kind: "interruption";
+  reason: string;
+  /**
+   * The turn phase that was interrupted, e.g. providerStream or executingTools
+   */
+  phase: string;
+  assistantText?: string | BlobRef;
+  toolCalls?: ToolCall[];
+  toolResults?: {
+    id: string;
+    name: string;
+    result: unknown;
+    [k: string]: unknown;
+  }[];
 }
 /**
  * On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
  */
 export interface IdempotencyStamp2 {
-key: string
-digest: string
-firstSeq: number
-lastSeq: number
-redactions?: Redaction[]
+  key: string;
+  digest: string;
+  firstSeq: number;
+  lastSeq: number;
+  redactions?: Redaction[];
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "StoredEventRecord".
  */
 export interface StoredEventRecord {
-seq: number
-/**
- * RFC 3339 UTC with milliseconds
- */
-ts: string
-/**
- * The turn that was pending when the record was appended
- */
-turnId?: string
-idempotency?: IdempotencyStamp3
-kind: "event"
-type: string
-payload: unknown
+  seq: number;
+  /**
+   * RFC 3339 UTC with milliseconds
+   */
+  ts: string;
+  /**
+   * The turn that was pending when the record was appended
+   */
+  turnId?: string;
+  idempotency?: IdempotencyStamp3;
+  kind: "event";
+  type: string;
+  payload: unknown;
 }
 /**
  * On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
  */
 export interface IdempotencyStamp3 {
-key: string
-digest: string
-firstSeq: number
-lastSeq: number
-redactions?: Redaction[]
+  key: string;
+  digest: string;
+  firstSeq: number;
+  lastSeq: number;
+  redactions?: Redaction[];
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "StoredApiRecord".
  */
 export interface StoredApiRecord {
-seq: number
-/**
- * RFC 3339 UTC with milliseconds
- */
-ts: string
-/**
- * The turn that was pending when the record was appended
- */
-turnId?: string
-idempotency?: IdempotencyStamp4
-kind: "api"
-/**
- * A request opens the next apiSeq; a response pairs with the latest request still open
- */
-direction: ("request" | "response")
-/**
- * The provider request or response body, as the runtime sent or received it
- */
-payload: unknown
-apiSeq: number
+  seq: number;
+  /**
+   * RFC 3339 UTC with milliseconds
+   */
+  ts: string;
+  /**
+   * The turn that was pending when the record was appended
+   */
+  turnId?: string;
+  idempotency?: IdempotencyStamp4;
+  kind: "api";
+  /**
+   * A request opens the next apiSeq; a response pairs with the latest request still open
+   */
+  direction: "request" | "response";
+  /**
+   * The provider request or response body, as the runtime sent or received it
+   */
+  payload: unknown;
+  apiSeq: number;
 }
 /**
  * On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
  */
 export interface IdempotencyStamp4 {
-key: string
-digest: string
-firstSeq: number
-lastSeq: number
-redactions?: Redaction[]
+  key: string;
+  digest: string;
+  firstSeq: number;
+  lastSeq: number;
+  redactions?: Redaction[];
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "StoredToolStartRecord".
  */
 export interface StoredToolStartRecord {
-seq: number
-/**
- * RFC 3339 UTC with milliseconds
- */
-ts: string
-/**
- * The turn that was pending when the record was appended
- */
-turnId?: string
-idempotency?: IdempotencyStamp5
-kind: "toolStart"
-toolSeq: number
-requestId: string
-tool: string
-toolUseId?: string
-agent?: string
+  seq: number;
+  /**
+   * RFC 3339 UTC with milliseconds
+   */
+  ts: string;
+  /**
+   * The turn that was pending when the record was appended
+   */
+  turnId?: string;
+  idempotency?: IdempotencyStamp5;
+  kind: "toolStart";
+  toolSeq: number;
+  requestId: string;
+  tool: string;
+  toolUseId?: string;
+  agent?: string;
 }
 /**
  * On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
  */
 export interface IdempotencyStamp5 {
-key: string
-digest: string
-firstSeq: number
-lastSeq: number
-redactions?: Redaction[]
+  key: string;
+  digest: string;
+  firstSeq: number;
+  lastSeq: number;
+  redactions?: Redaction[];
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "StoredToolFinishRecord".
  */
 export interface StoredToolFinishRecord {
-seq: number
-/**
- * RFC 3339 UTC with milliseconds
- */
-ts: string
-/**
- * The turn that was pending when the record was appended
- */
-turnId?: string
-idempotency?: IdempotencyStamp6
-kind: "toolFinish"
-toolSeq: number
-requestId: string
-status?: string
-exitCode?: number
-success: boolean
-outputLen?: number
-error?: string
+  seq: number;
+  /**
+   * RFC 3339 UTC with milliseconds
+   */
+  ts: string;
+  /**
+   * The turn that was pending when the record was appended
+   */
+  turnId?: string;
+  idempotency?: IdempotencyStamp6;
+  kind: "toolFinish";
+  toolSeq: number;
+  requestId: string;
+  status?: string;
+  exitCode?: number;
+  success: boolean;
+  outputLen?: number;
+  error?: string;
 }
 /**
  * On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
  */
 export interface IdempotencyStamp6 {
-key: string
-digest: string
-firstSeq: number
-lastSeq: number
-redactions?: Redaction[]
+  key: string;
+  digest: string;
+  firstSeq: number;
+  lastSeq: number;
+  redactions?: Redaction[];
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "StoredToolStreamRecord".
  */
 export interface StoredToolStreamRecord {
-seq: number
-/**
- * RFC 3339 UTC with milliseconds
- */
-ts: string
-/**
- * The turn that was pending when the record was appended
- */
-turnId?: string
-idempotency?: IdempotencyStamp7
-kind: "toolStream"
-toolSeq: number
-stream: ("stdout" | "stderr")
-text?: (string | BlobRef)
-dataBase64?: (string | BlobRef)
+  seq: number;
+  /**
+   * RFC 3339 UTC with milliseconds
+   */
+  ts: string;
+  /**
+   * The turn that was pending when the record was appended
+   */
+  turnId?: string;
+  idempotency?: IdempotencyStamp7;
+  kind: "toolStream";
+  toolSeq: number;
+  stream: "stdout" | "stderr";
+  text?: string | BlobRef;
+  dataBase64?: string | BlobRef;
 }
 /**
  * On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
  */
 export interface IdempotencyStamp7 {
-key: string
-digest: string
-firstSeq: number
-lastSeq: number
-redactions?: Redaction[]
+  key: string;
+  digest: string;
+  firstSeq: number;
+  lastSeq: number;
+  redactions?: Redaction[];
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "StoredTurnRecord".
  */
 export interface StoredTurnRecord {
-seq: number
-/**
- * RFC 3339 UTC with milliseconds
- */
-ts: string
-kind: "turn"
-turnId: string
-event: ("start" | "phase" | "fail" | "resume" | "finish")
-turnKind?: ("user" | "background")
-phase?: ("accepted" | "compacting" | "providerStream" | "executingTools")
-outcome?: ("completed" | "interrupted" | "terminalFailure" | "abandoned")
-error?: string
+  seq: number;
+  /**
+   * RFC 3339 UTC with milliseconds
+   */
+  ts: string;
+  kind: "turn";
+  turnId: string;
+  event: "start" | "phase" | "fail" | "resume" | "finish";
+  turnKind?: "user" | "background";
+  phase?: "accepted" | "compacting" | "providerStream" | "executingTools";
+  outcome?: "completed" | "interrupted" | "terminalFailure" | "abandoned";
+  error?: string;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "StoredCheckpointRecord".
  */
 export interface StoredCheckpointRecord {
-seq: number
-/**
- * RFC 3339 UTC with milliseconds
- */
-ts: string
-kind: "checkpoint"
-generation: number
-throughSeq: number
-turn: (TurnState | null)
-counters: {
-summarizedRecords: number
-}
-/**
- * The generation this compaction archived (absent in a fork, which has no archives)
- */
-archived?: {
-generation: number
-records: number
-bytes: number
-}
-summary: string
-provider?: string
-model?: string
-runtime?: RuntimeCounters1
-/**
- * The effective title/metadata/tags at throughSeq, when the session had a sessionUpdate record (absent: the header line's)
- */
-header?: {
-title?: string
-metadata?: {
-[k: string]: unknown
-}
-tags?: string[]
-}
-usage?: StoredUsageTotals
+  seq: number;
+  /**
+   * RFC 3339 UTC with milliseconds
+   */
+  ts: string;
+  kind: "checkpoint";
+  generation: number;
+  throughSeq: number;
+  turn: TurnState | null;
+  counters: {
+    summarizedRecords: number;
+  };
+  /**
+   * The generation this compaction archived (absent in a fork, which has no archives)
+   */
+  archived?: {
+    generation: number;
+    records: number;
+    bytes: number;
+  };
+  summary: string;
+  provider?: string;
+  model?: string;
+  runtime?: RuntimeCounters1;
+  /**
+   * The effective title/metadata/tags at throughSeq, when the session had a sessionUpdate record (absent: the header line's)
+   */
+  header?: {
+    title?: string;
+    metadata?: {
+      [k: string]: unknown;
+    };
+    tags?: string[];
+  };
+  usage?: StoredUsageTotals;
 }
 /**
  * The apiSeq/toolSeq counters at throughSeq (absent: all zero)
  */
 export interface RuntimeCounters1 {
-/**
- * The last apiSeq assigned
- */
-apiSeq: number
-/**
- * apiSeqs of requests still waiting for their response, oldest first
- */
-openApi: number[]
-/**
- * The highest toolSeq started
- */
-toolSeq: number
+  /**
+   * The last apiSeq assigned
+   */
+  apiSeq: number;
+  /**
+   * apiSeqs of requests still waiting for their response, oldest first
+   */
+  openApi: number[];
+  /**
+   * The highest toolSeq started
+   */
+  toolSeq: number;
 }
 /**
  * The usage totals at throughSeq (absent: none counted)
  */
 export interface StoredUsageTotals {
-records: number
-total: UsageCounts
-byModel: {
-[k: string]: UsageCounts
-}
+  records: number;
+  total: UsageCounts;
+  byModel: {
+    [k: string]: UsageCounts;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "UsageCounts".
  */
 export interface UsageCounts {
-/**
- * All input tokens, cache reads and writes included
- */
-input: number
-/**
- * All output tokens, reasoning included
- */
-output: number
-/**
- * Input tokens read from the provider cache
- */
-cacheRead: number
-/**
- * Input tokens written to the provider cache
- */
-cacheWrite: number
-/**
- * Reasoning (thinking) tokens among output; present when reported
- */
-reasoning?: number
-/**
- * The provider's total where it gives one, else input + output
- */
-total: number
-/**
- * Usage objects counted
- */
-requests: number
+  /**
+   * All input tokens, cache reads and writes included
+   */
+  input: number;
+  /**
+   * All output tokens, reasoning included
+   */
+  output: number;
+  /**
+   * Input tokens read from the provider cache
+   */
+  cacheRead: number;
+  /**
+   * Input tokens written to the provider cache
+   */
+  cacheWrite: number;
+  /**
+   * Reasoning (thinking) tokens among output; present when reported
+   */
+  reasoning?: number;
+  /**
+   * The provider's total where it gives one, else input + output
+   */
+  total: number;
+  /**
+   * Usage objects counted
+   */
+  requests: number;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "StoredSessionUpdateRecord".
  */
 export interface StoredSessionUpdateRecord {
-seq: number
-/**
- * RFC 3339 UTC with milliseconds
- */
-ts: string
-kind: "sessionUpdate"
-title?: string
-metadata?: {
-[k: string]: unknown
-}
-tags?: string[]
-idempotency?: IdempotencyStamp8
+  seq: number;
+  /**
+   * RFC 3339 UTC with milliseconds
+   */
+  ts: string;
+  kind: "sessionUpdate";
+  title?: string;
+  metadata?: {
+    [k: string]: unknown;
+  };
+  tags?: string[];
+  idempotency?: IdempotencyStamp8;
 }
 /**
  * When the update was sent with an idempotencyKey: the key and its original seq (§6.3)
  */
 export interface IdempotencyStamp8 {
-key: string
-digest: string
-firstSeq: number
-lastSeq: number
-redactions?: Redaction[]
+  key: string;
+  digest: string;
+  firstSeq: number;
+  lastSeq: number;
+  redactions?: Redaction[];
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "StoredRewindRecord".
  */
 export interface StoredRewindRecord {
-seq: number
-/**
- * RFC 3339 UTC with milliseconds
- */
-ts: string
-kind: "rewind"
-/**
- * The records after toSeq and before this one are rewound (still readable, left out of the context)
- */
-toSeq: number
-/**
- * The turn state as of toSeq: the turn state from here on
- */
-turn: (TurnState | null)
-/**
- * apiSeqs of the requests open as of toSeq (the apiSeq/toolSeq high-water marks are never rewound)
- */
-openApi: number[]
+  seq: number;
+  /**
+   * RFC 3339 UTC with milliseconds
+   */
+  ts: string;
+  kind: "rewind";
+  /**
+   * The records after toSeq and before this one are rewound (still readable, left out of the context)
+   */
+  toSeq: number;
+  /**
+   * The turn state as of toSeq: the turn state from here on
+   */
+  turn: TurnState | null;
+  /**
+   * apiSeqs of the requests open as of toSeq (the apiSeq/toolSeq high-water marks are never rewound)
+   */
+  openApi: number[];
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionDidOverflowParams".
  */
 export interface SessionDidOverflowParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-lastDeliveredSeq: number
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  lastDeliveredSeq: number;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionForkParams".
  */
 export interface SessionForkParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-/**
- * Copy the records up to this seq (default: all)
- */
-atSeq?: number
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  /**
+   * Copy the records up to this seq (default: all)
+   */
+  atSeq?: number;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionForkResult".
  */
 export interface SessionForkResult {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionHistoryParams".
  */
 export interface SessionHistoryParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionHistoryResult".
  */
 export interface SessionHistoryResult {
-generations: {
-generation: number
-throughSeq: number
-records: number
-bytes: number
-/**
- * RFC 3339 UTC with milliseconds
- */
-createdAt: string
-}[]
-_meta?: {
-[k: string]: unknown
-}
+  generations: {
+    generation: number;
+    throughSeq: number;
+    records: number;
+    bytes: number;
+    /**
+     * RFC 3339 UTC with milliseconds
+     */
+    createdAt: string;
+  }[];
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionListParams".
  */
 export interface SessionListParams {
-limit?: number
-/**
- * nextCursor of the previous page
- */
-cursor?: string
-/**
- * Only sessions created with exactly this cwd (capability session.list.filters)
- */
-cwd?: string
-/**
- * Only sessions whose cwd is this directory or below it (not with cwd)
- */
-cwdPrefix?: string
-/**
- * Only sessions carrying all of these tags
- * 
- * @maxItems 32
- */
-tags?: Tag[]
-/**
- * Only continuations and forks of this session
- */
-parentId?: string
-/**
- * Only sessions updated strictly after this RFC 3339 time
- */
-updatedAfter?: string
-/**
- * Only sessions updated strictly before this RFC 3339 time
- */
-updatedBefore?: string
-/**
- * Also list sessions in the trash (marked deleted: true)
- */
-includeDeleted?: boolean
-/**
- * Case-insensitive substring of the title, a tag, or the first/last message summary
- */
-query?: string
-_meta?: {
-[k: string]: unknown
-}
+  limit?: number;
+  /**
+   * nextCursor of the previous page
+   */
+  cursor?: string;
+  /**
+   * Only sessions created with exactly this cwd (capability session.list.filters)
+   */
+  cwd?: string;
+  /**
+   * Only sessions whose cwd is this directory or below it (not with cwd)
+   */
+  cwdPrefix?: string;
+  /**
+   * Only sessions carrying all of these tags
+   *
+   * @maxItems 32
+   */
+  tags?: Tag[];
+  /**
+   * Only continuations and forks of this session
+   */
+  parentId?: string;
+  /**
+   * Only sessions updated strictly after this RFC 3339 time
+   */
+  updatedAfter?: string;
+  /**
+   * Only sessions updated strictly before this RFC 3339 time
+   */
+  updatedBefore?: string;
+  /**
+   * Also list sessions in the trash (marked deleted: true)
+   */
+  includeDeleted?: boolean;
+  /**
+   * Case-insensitive substring of the title, a tag, or the first/last message summary
+   */
+  query?: string;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionListResult".
  */
 export interface SessionListResult {
-sessions: SessionSummary[]
-nextCursor?: string
-_meta?: {
-[k: string]: unknown
-}
+  sessions: SessionSummary[];
+  nextCursor?: string;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionSummary".
  */
 export interface SessionSummary {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-title?: string
-/**
- * RFC 3339 UTC with milliseconds
- */
-createdAt: string
-/**
- * RFC 3339 UTC with milliseconds
- */
-updatedAt: string
-lastSeq: number
-/**
- * Size of the journal in bytes
- */
-bytes: number
-/**
- * "role: text" of the first message, cut at 120 characters
- */
-firstMessage?: string
-/**
- * "role: text" of the last message, cut at 120 characters
- */
-lastMessage?: string
-parent?: ParentLink
-/**
- * An ephemeral session of this process (listed only here, before the durable ones)
- */
-ephemeral?: true
-cwd?: string
-/**
- * The session's tags (after session/update)
- */
-tags?: string[]
-/**
- * The session is in the trash (listed with includeDeleted only)
- */
-deleted?: true
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  title?: string;
+  /**
+   * RFC 3339 UTC with milliseconds
+   */
+  createdAt: string;
+  /**
+   * RFC 3339 UTC with milliseconds
+   */
+  updatedAt: string;
+  lastSeq: number;
+  /**
+   * Size of the journal in bytes
+   */
+  bytes: number;
+  /**
+   * "role: text" of the first message, cut at 120 characters
+   */
+  firstMessage?: string;
+  /**
+   * "role: text" of the last message, cut at 120 characters
+   */
+  lastMessage?: string;
+  parent?: ParentLink;
+  /**
+   * An ephemeral session of this process (listed only here, before the durable ones)
+   */
+  ephemeral?: true;
+  cwd?: string;
+  /**
+   * The session's tags (after session/update)
+   */
+  tags?: string[];
+  /**
+   * The session is in the trash (listed with includeDeleted only)
+   */
+  deleted?: true;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionOpenParams".
  */
 export interface SessionOpenParams {
-/**
- * The session to open (exactly one of sessionId and path)
- */
-sessionId?: string
-/**
- * Resume by path: a journal file or session directory inside the store (relative paths: to the server's working directory); anything outside the store is refused with UnsafeStore
- */
-path?: string
-/**
- * write (default): may append; read: never changes the journal
- */
-mode?: ("write" | "read")
-secrets?: SecretsParam1
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * The session to open (exactly one of sessionId and path)
+   */
+  sessionId?: string;
+  /**
+   * Resume by path: a journal file or session directory inside the store (relative paths: to the server's working directory); anything outside the store is refused with UnsafeStore
+   */
+  path?: string;
+  /**
+   * write (default): may append; read: never changes the journal
+   */
+  mode?: "write" | "read";
+  secrets?: SecretsParam1;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * More secrets for this session (values must be sent again after a restart)
  */
 export interface SecretsParam1 {
-/**
- * Names of environment variables (of the sidecar process) whose values are secrets; the names are stored, never the values
- * 
- * @maxItems 64
- */
-env?: string[]
-/**
- * Secret values, kept in memory only (send them again on session/open); at least 8 characters each
- * 
- * @maxItems 256
- */
-values?: string[]
+  /**
+   * Names of environment variables (of the sidecar process) whose values are secrets; the names are stored, never the values
+   *
+   * @maxItems 64
+   */
+  env?: string[];
+  /**
+   * Secret values, kept in memory only (send them again on session/open); at least 8 characters each
+   *
+   * @maxItems 256
+   */
+  values?: string[];
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionOpenResult".
  */
 export interface SessionOpenResult {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-mode: ("write" | "read")
-/**
- * RFC 3339 UTC with milliseconds
- */
-createdAt: string
-title?: string
-cwd?: string
-systemPrompt?: string
-llm?: LlmConfig
-metadata?: {
-[k: string]: unknown
-}
-tags?: string[]
-parent?: ParentLink
-lastSeq: number
-secrets: SecretsStatus
-turns?: ("manual" | "auto")
-/**
- * The current or last turn (null when the session never had one)
- */
-turn: (TurnState | null)
-recovered?: Recovered
-keepScratch?: KeepScratch
-blobThreshold?: number
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  mode: "write" | "read";
+  /**
+   * RFC 3339 UTC with milliseconds
+   */
+  createdAt: string;
+  title?: string;
+  cwd?: string;
+  systemPrompt?: string;
+  llm?: LlmConfig;
+  metadata?: {
+    [k: string]: unknown;
+  };
+  tags?: string[];
+  parent?: ParentLink;
+  lastSeq: number;
+  secrets: SecretsStatus;
+  turns?: "manual" | "auto";
+  /**
+   * The current or last turn (null when the session never had one)
+   */
+  turn: TurnState | null;
+  recovered?: Recovered;
+  keepScratch?: KeepScratch;
+  blobThreshold?: number;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionPruneParams".
  */
 export interface SessionPruneParams {
-/**
- * Sessions last updated more than this long ago: <n><unit> with unit s, m, h, d or w (30d, 12h, 90m), or ISO 8601 PnW/PnDTnHnMnS (P30D)
- */
-olderThan: string
-/**
- * Of the sessions selected, keep the N most recently updated
- */
-keepLast?: number
-/**
- * Only sessions whose header tags include every one of these
- * 
- * @maxItems 64
- */
-tags?: string[]
-/**
- * Report what would be moved; move nothing
- */
-dryRun?: boolean
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Sessions last updated more than this long ago: <n><unit> with unit s, m, h, d or w (30d, 12h, 90m), or ISO 8601 PnW/PnDTnHnMnS (P30D)
+   */
+  olderThan: string;
+  /**
+   * Of the sessions selected, keep the N most recently updated
+   */
+  keepLast?: number;
+  /**
+   * Only sessions whose header tags include every one of these
+   *
+   * @maxItems 64
+   */
+  tags?: string[];
+  /**
+   * Report what would be moved; move nothing
+   */
+  dryRun?: boolean;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionPruneResult".
  */
 export interface SessionPruneResult {
-dryRun: boolean
-/**
- * Moved to the trash (with dryRun: that would be), most recently updated first
- */
-sessions: PrunedSession[]
-skipped: {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-/**
- * open: open for writing by a process; gone: deleted meanwhile; inTrash: a deleted session with this id is in the trash
- */
-reason: ("open" | "gone" | "inTrash")
-}[]
-_meta?: {
-[k: string]: unknown
-}
+  dryRun: boolean;
+  /**
+   * Moved to the trash (with dryRun: that would be), most recently updated first
+   */
+  sessions: PrunedSession[];
+  skipped: {
+    /**
+     * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+     */
+    sessionId: string;
+    /**
+     * open: open for writing by a process; gone: deleted meanwhile; inTrash: a deleted session with this id is in the trash
+     */
+    reason: "open" | "gone" | "inTrash";
+  }[];
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionReadParams".
  */
 export interface SessionReadParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-/**
- * Read an archived generation (session/history) instead of the active journal
- */
-generation?: number
-/**
- * Return records with seq > afterSeq (default 0: from the start)
- */
-afterSeq?: number
-/**
- * At most this many records (default 1000)
- */
-limit?: number
-/**
- * Only records of these kinds (lines of other kinds are checked but not parsed)
- * 
- * @minItems 1
- */
-kinds?: string[]
-/**
- * Replace every BlobRef by the string it stands for (default false)
- */
-inline?: boolean
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  /**
+   * Read an archived generation (session/history) instead of the active journal
+   */
+  generation?: number;
+  /**
+   * Return records with seq > afterSeq (default 0: from the start)
+   */
+  afterSeq?: number;
+  /**
+   * At most this many records (default 1000)
+   */
+  limit?: number;
+  /**
+   * Only records of these kinds (lines of other kinds are checked but not parsed)
+   *
+   * @minItems 1
+   */
+  kinds?: string[];
+  /**
+   * Replace every BlobRef by the string it stands for (default false)
+   */
+  inline?: boolean;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionReadResult".
  */
 export interface SessionReadResult {
-records: StoredRecord[]
-/**
- * The session lastSeq when the page was read
- */
-lastSeq: number
-/**
- * Pass as afterSeq to read on; null when this page reached lastSeq
- */
-nextAfterSeq: (number | null)
-_meta?: {
-[k: string]: unknown
-}
+  records: StoredRecord[];
+  /**
+   * The session lastSeq when the page was read
+   */
+  lastSeq: number;
+  /**
+   * Pass as afterSeq to read on; null when this page reached lastSeq
+   */
+  nextAfterSeq: number | null;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionRestoreParams".
  */
 export interface SessionRestoreParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionRewindParams".
  */
 export interface SessionRewindParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-/**
- * The seq to go back to: 0 (before any record), or the checkpoint's seq or later after a compaction, up to lastSeq
- */
-toSeq: number
-/**
- * Rewind only if lastSeq is exactly this (otherwise Conflict, nothing changes)
- */
-expectedLastSeq?: number
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  /**
+   * The seq to go back to: 0 (before any record), or the checkpoint's seq or later after a compaction, up to lastSeq
+   */
+  toSeq: number;
+  /**
+   * Rewind only if lastSeq is exactly this (otherwise Conflict, nothing changes)
+   */
+  expectedLastSeq?: number;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionRewindResult".
  */
 export interface SessionRewindResult {
-/**
- * seq of the rewind record
- */
-seq: number
-toSeq: number
-/**
- * The turn state from now on: the one as of toSeq
- */
-turn: (TurnState | null)
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * seq of the rewind record
+   */
+  seq: number;
+  toSeq: number;
+  /**
+   * The turn state from now on: the one as of toSeq
+   */
+  turn: TurnState | null;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionSearchParams".
  */
 export interface SessionSearchParams {
-/**
- * Case-insensitive substring of a message record's text
- */
-query: string
-/**
- * Hits per page (default 50)
- */
-limit?: number
-/**
- * nextCursor of the previous page
- */
-cursor?: string
-/**
- * Search only these sessions (default: every live session)
- * 
- * @minItems 1
- * @maxItems 1000
- * 
- * Items: Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionIds?: string[]
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Case-insensitive substring of a message record's text
+   */
+  query: string;
+  /**
+   * Hits per page (default 50)
+   */
+  limit?: number;
+  /**
+   * nextCursor of the previous page
+   */
+  cursor?: string;
+  /**
+   * Search only these sessions (default: every live session)
+   *
+   * @minItems 1
+   * @maxItems 1000
+   *
+   * Items: Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionIds?: string[];
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionSearchResult".
  */
 export interface SessionSearchResult {
-hits: SearchHit[]
-nextCursor?: string
-_meta?: {
-[k: string]: unknown
-}
+  hits: SearchHit[];
+  nextCursor?: string;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionSubscribeParams".
  */
 export interface SessionSubscribeParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-/**
- * Deliver the stored records after this seq first (default 0: all), then each new one
- */
-afterSeq?: number
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  /**
+   * Deliver the stored records after this seq first (default 0: all), then each new one
+   */
+  afterSeq?: number;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionSubscribeResult".
  */
 export interface SessionSubscribeResult {
-lastSeq: number
-_meta?: {
-[k: string]: unknown
-}
+  lastSeq: number;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionUnsubscribeParams".
  */
 export interface SessionUnsubscribeParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionUpdateParams".
  */
 export interface SessionUpdateParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-/**
- * Replaces the title (one line, control characters removed; empty removes it)
- */
-title?: string
-/**
- * A JSON merge patch (RFC 7396) over the session's metadata
- */
-metadata?: {
-[k: string]: unknown
-}
-/**
- * Replaces the set of tags (empty removes them)
- * 
- * @maxItems 32
- */
-tags?: Tag[]
-/**
- * Per session (shared with session/append's keys): a retry with the same key and the same change answers the original seq and writes nothing; the same key with another change is Conflict (reason idempotencyKeyReused). Kept while the sessionUpdate record holding it is uncompacted (§6.3)
- */
-idempotencyKey?: string
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  /**
+   * Replaces the title (one line, control characters removed; empty removes it)
+   */
+  title?: string;
+  /**
+   * A JSON merge patch (RFC 7396) over the session's metadata
+   */
+  metadata?: {
+    [k: string]: unknown;
+  };
+  /**
+   * Replaces the set of tags (empty removes them)
+   *
+   * @maxItems 32
+   */
+  tags?: Tag[];
+  /**
+   * Per session (shared with session/append's keys): a retry with the same key and the same change answers the original seq and writes nothing; the same key with another change is Conflict (reason idempotencyKeyReused). Kept while the sessionUpdate record holding it is uncompacted (§6.3)
+   */
+  idempotencyKey?: string;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionUpdateResult".
  */
 export interface SessionUpdateResult {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-/**
- * RFC 3339 UTC with milliseconds
- */
-createdAt: string
-/**
- * The seq of the sessionUpdate record
- */
-seq: number
-title?: string
-metadata?: {
-[k: string]: unknown
-}
-tags?: string[]
-cwd?: string
-systemPrompt?: string
-llm?: LlmConfig
-parent?: ParentLink
-turns?: ("manual" | "auto")
-keepScratch?: KeepScratch
-blobThreshold?: number
-/**
- * What was redacted in the update, when anything was
- */
-redactions?: Redaction[]
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  /**
+   * RFC 3339 UTC with milliseconds
+   */
+  createdAt: string;
+  /**
+   * The seq of the sessionUpdate record
+   */
+  seq: number;
+  title?: string;
+  metadata?: {
+    [k: string]: unknown;
+  };
+  tags?: string[];
+  cwd?: string;
+  systemPrompt?: string;
+  llm?: LlmConfig;
+  parent?: ParentLink;
+  turns?: "manual" | "auto";
+  keepScratch?: KeepScratch;
+  blobThreshold?: number;
+  /**
+   * What was redacted in the update, when anything was
+   */
+  redactions?: Redaction[];
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionUsageParams".
  */
 export interface SessionUsageParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SessionUsageResult".
  */
 export interface SessionUsageResult {
-/**
- * The totals count the records up to this seq
- */
-lastSeq: number
-/**
- * Records whose usage object was counted
- */
-records: number
-total: UsageCounts
-/**
- * By model name (the record's, else the session's llm.model, else "unknown")
- */
-byModel: {
-[k: string]: UsageCounts
-}
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * The totals count the records up to this seq
+   */
+  lastSeq: number;
+  /**
+   * Records whose usage object was counted
+   */
+  records: number;
+  total: UsageCounts;
+  /**
+   * By model name (the record's, else the session's llm.model, else "unknown")
+   */
+  byModel: {
+    [k: string]: UsageCounts;
+  };
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "StateDeleteParams".
  */
 export interface StateDeleteParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-/**
- * A state key: [A-Za-z0-9._-]{1,128}, no "..", not starting with "." (checked by the store: InvalidArgument)
- */
-key: string
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  /**
+   * A state key: [A-Za-z0-9._-]{1,128}, no "..", not starting with "." (checked by the store: InvalidArgument)
+   */
+  key: string;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "StateDeleteResult".
  */
 export interface StateDeleteResult {
-/**
- * false when the key had no value
- */
-deleted: boolean
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * false when the key had no value
+   */
+  deleted: boolean;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "StateGetParams".
  */
 export interface StateGetParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-/**
- * A state key: [A-Za-z0-9._-]{1,128}, no "..", not starting with "." (checked by the store: InvalidArgument)
- */
-key: string
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  /**
+   * A state key: [A-Za-z0-9._-]{1,128}, no "..", not starting with "." (checked by the store: InvalidArgument)
+   */
+  key: string;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "StateGetResult".
  */
 export interface StateGetResult {
-/**
- * The value last set, or null when the key has none
- */
-value: unknown
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * The value last set, or null when the key has none
+   */
+  value: unknown;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "StateSetParams".
  */
 export interface StateSetParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-/**
- * A state key: [A-Za-z0-9._-]{1,128}, no "..", not starting with "." (checked by the store: InvalidArgument)
- */
-key: string
-/**
- * A string or any JSON value; at most 1048576 bytes serialized
- */
-value: unknown
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  /**
+   * A state key: [A-Za-z0-9._-]{1,128}, no "..", not starting with "." (checked by the store: InvalidArgument)
+   */
+  key: string;
+  /**
+   * A string or any JSON value; at most 1048576 bytes serialized
+   */
+  value: unknown;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "StateSetResult".
  */
 export interface StateSetResult {
-/**
- * Well-known credentials redacted from the value (seq 0)
- */
-redactions?: Redaction[]
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Well-known credentials redacted from the value (seq 0)
+   */
+  redactions?: Redaction[];
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "StoredUsageTotals".
  */
 export interface StoredUsageTotals1 {
-records: number
-total: UsageCounts
-byModel: {
-[k: string]: UsageCounts
-}
+  records: number;
+  total: UsageCounts;
+  byModel: {
+    [k: string]: UsageCounts;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "ToolAllocateScratchParams".
  */
 export interface ToolAllocateScratchParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-/**
- * The runtime request the tool run belongs to (as in toolStart)
- */
-requestId: string
-/**
- * When a tool scratch directory survives session/close: always, onFailure (its toolFinish says success: false, or it never finished), never
- */
-keepScratch?: ("always" | "onFailure" | "never")
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  /**
+   * The runtime request the tool run belongs to (as in toolStart)
+   */
+  requestId: string;
+  /**
+   * When a tool scratch directory survives session/close: always, onFailure (its toolFinish says success: false, or it never finished), never
+   */
+  keepScratch?: "always" | "onFailure" | "never";
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "ToolAllocateScratchResult".
  */
 export interface ToolAllocateScratchResult {
-/**
- * The tool run this directory belongs to: pass it in toolStart
- */
-toolSeq: number
-/**
- * Absolute path of the fresh, private (0700) directory
- */
-dir: string
-/**
- * Absolute path of an empty tmp/ directory inside it (for TMPDIR)
- */
-tmpDir: string
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * The tool run this directory belongs to: pass it in toolStart
+   */
+  toolSeq: number;
+  /**
+   * Absolute path of the fresh, private (0700) directory
+   */
+  dir: string;
+  /**
+   * Absolute path of an empty tmp/ directory inside it (for TMPDIR)
+   */
+  tmpDir: string;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "TurnDidChangeParams".
  */
 export interface TurnDidChangeParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-turn: (TurnState | null)
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  turn: TurnState | null;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "TurnFailParams".
  */
 export interface TurnFailParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-turnId: string
-error: string
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  turnId: string;
+  error: string;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "TurnFinishParams".
  */
 export interface TurnFinishParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-turnId: string
-outcome: ("completed" | "interrupted" | "terminalFailure" | "abandoned")
-error?: string
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  turnId: string;
+  outcome: "completed" | "interrupted" | "terminalFailure" | "abandoned";
+  error?: string;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "TurnGetParams".
  */
 export interface TurnGetParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "TurnGetResult".
  */
 export interface TurnGetResult {
-turn: (TurnState | null)
-_meta?: {
-[k: string]: unknown
-}
+  turn: TurnState | null;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "TurnResumeParams".
  */
 export interface TurnResumeParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-turnId: string
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  turnId: string;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "TurnSetPhaseParams".
  */
 export interface TurnSetPhaseParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-turnId: string
-phase: ("accepted" | "compacting" | "providerStream" | "executingTools")
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  turnId: string;
+  phase: "accepted" | "compacting" | "providerStream" | "executingTools";
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "TurnStartParams".
  */
 export interface TurnStartParams {
-/**
- * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
- */
-sessionId: string
-kind: ("user" | "background")
-_meta?: {
-[k: string]: unknown
-}
+  /**
+   * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
+   */
+  sessionId: string;
+  kind: "user" | "background";
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "TurnStartResult".
  */
 export interface TurnStartResult {
-turnId: string
-_meta?: {
-[k: string]: unknown
-}
+  turnId: string;
+  _meta?: {
+    [k: string]: unknown;
+  };
 }
