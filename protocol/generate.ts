@@ -9,7 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod';
-import { ErrorKindCode, JsonRpcErrorCode, methods, PROTOCOL_VERSION, RecordKinds } from './index.js';
+import { CancelRequestParams, ERROR_CODE, ErrorKindCode, JsonRpcErrorCode, methods, PROTOCOL_VERSION, RecordKinds } from './index.js';
+import { ANY_REQUEST_ERRORS } from './methodErrors.js';
 import { computeVocabulary } from './vocabularyOfSchemas.js';
 import { renderReference } from './reference.js';
 
@@ -100,10 +101,18 @@ export function generateMeta(): Record<string, unknown> {
     $comment: NOTICE,
     protocolVersion: PROTOCOL_VERSION,
     methods: table,
+    // JSON-RPC machinery that is no method of its own (LSP's `$/` notifications, §3.4).
+    baseProtocol: [{
+      method: '$/cancelRequest', kind: 'notification', direction: 'clientToServer',
+      params: { $ref: `schema.json#/$defs/${idOf(CancelRequestParams, '$/cancelRequest params')}` }, since: 1,
+      summary: 'Cancel the request with this id if it has not started; it is then answered -32800 RequestCancelled.',
+    }],
     recordKinds: [...RecordKinds],
     errors: {
       jsonRpc: JsonRpcErrorCode,
       domain: Object.entries(ErrorKindCode).map(([kind, code]) => ({ kind, code })),
+      // Not repeated in each request's `errors`: every request may answer these.
+      anyRequest: ANY_REQUEST_ERRORS.map((kind) => ({ kind, code: ERROR_CODE[kind] })),
     },
   };
 }

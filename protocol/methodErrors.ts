@@ -8,6 +8,13 @@ import type { ErrorKind } from './errors.js';
  * Composed from the causes below, so each method's list says why a kind is in it.
  */
 
+/**
+ * What ANY request may answer, whatever its own list says: params of the wrong shape, a server
+ * bug, a `$/cancelRequest` that arrived before the request started (meta.json's
+ * `errors.anyRequest`; the method reference repeats them under every request).
+ */
+export const ANY_REQUEST_ERRORS = ['InvalidParams', 'Internal', 'RequestCancelled'] as const;
+
 /** Any method that touches the store: PostgreSQL unreachable, an unsafe file, the wrong key. */
 export const STORE_ERRORS = ['Unavailable', 'UnsafeStore', 'KeyMismatch'] as const satisfies readonly ErrorKind[];
 /** A method that names a session. */

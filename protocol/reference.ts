@@ -8,6 +8,7 @@
  */
 import type { MethodDescriptor } from './common.js';
 import { ERROR_CODE, ERROR_DATA, type ErrorDataKind } from './errorResponse.js';
+import { ANY_REQUEST_ERRORS } from './methodErrors.js';
 
 type Json = Record<string, unknown>;
 
@@ -117,7 +118,7 @@ function errorsLines(m: MethodDescriptor, reached: Set<string>): string[] {
     '**Errors** (`error.data.kind`, `error.code`, the data\'s definition; [§6](README.md#6-errors)):', '',
     '| kind | code | data |', '|---|---|---|',
     ...own.map((k) => line(k)),
-    ...(['InvalidParams', 'Internal', 'RequestCancelled'] as const).map((k) => line(k)),
+    ...ANY_REQUEST_ERRORS.map((k) => line(k)),
     '',
   ];
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type Answer, type Framing, Peer } from './wire.js';
+import { type Answer, type Framing, type Peer, type PeerFactory, PipePeer } from './wire.js';
 import { WireSchema } from './wireSchema.js';
 
 export type Status = 'pass' | 'fail' | 'skip';
@@ -26,6 +26,8 @@ export interface RunOptions {
   command: string[];
   timeoutMs: number;
   report: (r: CheckResult) => void;
+  /** Who speaks to the server: the suite's own PipePeer unless given (a client library under test). */
+  peer?: PeerFactory;
 }
 
 /** A failed expectation inside a check. */
@@ -67,7 +69,7 @@ export class ScenarioContext {
     const id = createHash('sha256').update(store).digest('hex').slice(0, 12);
     // `extra.args` (options a scenario needs, e.g. an encryption key's) go after the command's own.
     const command = [...this.opts.command.map((a) => (a === '{store}' ? store : a.split('{store-id}').join(id))), ...(extra.args ?? [])];
-    const peer = new Peer({
+    const peer = (this.opts.peer ?? ((o) => new PipePeer(o)))({
       command, framing: this.framing, timeoutMs: this.opts.timeoutMs, schema: this.schema,
       env: { ...process.env, SESSION_SIDECAR_STORE: store, ...extra.env },
     });

@@ -50,7 +50,7 @@ export async function runSuite(
   };
   for (const framing of framings) {
     for (const scenario of scenarios) {
-      const t = new ScenarioContext(scenario, framing, { command: opts.command, timeoutMs: opts.timeoutMs, report });
+      const t = new ScenarioContext(scenario, framing, { command: opts.command, timeoutMs: opts.timeoutMs, report, ...(opts.peer ? { peer: opts.peer } : {}) });
       try {
         await scenario.run(t);
       } catch (e) {

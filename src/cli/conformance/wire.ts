@@ -1,31 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import type { WireSchema } from './wireSchema.js';
+import { type Answer, type Id, type Json, type Peer, PeerBase, type PeerOptions } from './peer.js';
 
-export type Framing = 'lsp' | 'ndjson';
-export type Id = string | number;
-export type Json = Record<string, unknown>;
-
-/** A response as received: exactly one of result and error (the wire schema checks that). */
-export interface Answer {
-  id: Id | null;
-  result?: unknown;
-  error?: { code: number; message: string; data?: Json };
-}
-
-export interface PeerOptions {
-  command: string[];
-  framing: Framing;
-  timeoutMs: number;
-  env: NodeJS.ProcessEnv;
-  schema: WireSchema;
-}
+export { type Answer, type Framing, type Id, type Json, type Peer, PeerBase, type PeerFactory, type PeerOptions } from './peer.js';
 
 /**
  * The server under test as a child process over pipes, spoken to byte by byte: it frames what
  * the scenario sends, parses every byte the server writes (a byte outside a frame is a
  * violation) and hands each message in either direction to the wire schema.
  */
-export class Peer {
+export class PipePeer extends PeerBase implements Peer {
   readonly child: ChildProcess;
   /** Every message the server sent, in order. */
   readonly received: Json[] = [];
@@ -33,10 +16,10 @@ export class Peer {
   private buf = Buffer.alloc(0);
   private nextId = 1;
   private readonly pending = new Map<string, { method: string; resolve: (a: Answer) => void }>();
-  private readonly waiters: Array<() => void> = [];
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
-  constructor(private readonly opts: PeerOptions) {
+  constructor(opts: PeerOptions) {
+    super(opts);
     const [cmd, ...args] = opts.command;
     // Its own process group: a kill reaches a server started through a shell or a proxy too.
     this.child = spawn(cmd as string, args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env, detached: true });
@@ -89,63 +72,10 @@ export class Peer {
     });
   }
 
-  /** The result of a request that must succeed. */
-  async call<T = Json>(method: string, params?: unknown): Promise<T> {
-    const a = await this.request(method, params);
-    if (a.error) throw new Error(`${method} failed: ${a.error.code} ${a.error.message}`);
-    return a.result as T;
-  }
-
   notify(method: string, params?: unknown, opts: { invalid?: boolean } = {}): void {
     const msg: Json = { jsonrpc: '2.0', method, ...(params !== undefined ? { params } : {}) };
     if (!opts.invalid) this.opts.schema.clientMessage(msg);
     this.writeRaw(this.frame(msg));
-  }
-
-  async initialize(params: Json = {}): Promise<Json> {
-    const r = await this.call('initialize', { protocolVersion: 1, clientInfo: { name: 'session-sidecar conformance' }, ...params });
-    this.notify('initialized', {});
-    return r;
-  }
-
-  /** shutdown, exit, and the exit code. */
-  async shutdown(): Promise<number | null> {
-    await this.call('shutdown');
-    this.notify('exit');
-    this.child.stdin!.end();
-    return (await this.within(this.exited, 'exit')).code;
-  }
-
-  kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<unknown> {
-    if (this.child.exitCode === null && this.child.signalCode === null && this.child.pid !== undefined) {
-      try {
-        process.kill(-this.child.pid, signal);
-      } catch {
-        this.child.kill(signal);
-      }
-    }
-    return this.exited;
-  }
-
-  /** Server notifications received so far with this method. */
-  notifications(method: string): Json[] {
-    return this.received.filter((m) => m.method === method && m.id === undefined);
-  }
-
-  /** Waits until `test` holds over the messages received (or the timeout). */
-  async until(test: () => boolean, what: string): Promise<void> {
-    const deadline = Date.now() + this.opts.timeoutMs;
-    while (!test()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise<void>((resolve) => {
-        this.waiters.push(resolve);
-        setTimeout(resolve, 50);
-      });
-    }
-  }
-
-  within<T>(p: Promise<T>, what: string): Promise<T> {
-    return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), this.opts.timeoutMs).unref())]);
   }
 
   private onData(chunk: Buffer): void {
@@ -162,7 +92,7 @@ export class Peer {
       }
       this.onMessage(msg);
     }
-    this.waiters.splice(0).forEach((w) => w());
+    this.wake();
   }
 
   private takeLine(): Buffer | undefined {

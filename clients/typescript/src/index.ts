@@ -1,0 +1,115 @@
+/**
+ * The session-sidecar TypeScript client: `Client` (generated from protocol/meta.json, a typed
+ * helper per method) over a `Transport`, and `spawnClient`, which starts the sidecar as a child
+ * process and connects to its stdin/stdout.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { Client, PROTOCOL_VERSION } from './generated/methods.js';
+import type { InitializeParams, InitializeResult } from './generated/types.js';
+import { NotificationStream } from './notifications.js';
+import { Transport, type TransportOptions } from './transport.js';
+import type { Framing } from './framing.js';
+
+export * from './generated/methods.js';
+export type * from './generated/types.js';
+export { ConnectionError, isErrorOf, SidecarError } from './errors.js';
+export { type Framing, FrameReader, frame } from './framing.js';
+export { type Notification, NotificationStream } from './notifications.js';
+export { type Id, type Message, type Response, Transport, type TransportOptions } from './transport.js';
+
+export interface SpawnOptions {
+  /**
+   * The server command: by default `$SESSION_SIDECAR_COMMAND` (split on blanks), else
+   * `session-sidecar` on PATH, followed by `serve` and `args`.
+   */
+  command?: string[];
+  /** Arguments after `serve` (e.g. `['--store', dir]`); ignored when `command` is given. */
+  args?: string[];
+  framing?: Framing;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** How much of the server's stderr to keep, in characters (the last ones). */
+  stderrTail?: number;
+  parse?: TransportOptions['parse'];
+  timeoutMs?: number;
+  tap?: TransportOptions['tap'];
+  onMalformed?: TransportOptions['onMalformed'];
+}
+
+/** A sidecar child process and the typed client connected to it. */
+export class SidecarClient extends Client {
+  private tail = '';
+
+  constructor(readonly child: ChildProcess, readonly transport: Transport, private readonly tailSize: number) {
+    super(transport);
+    child.stderr?.setEncoding('utf8').on('data', (s: string) => (this.tail = (this.tail + s).slice(-this.tailSize)));
+  }
+
+  /** The last characters the server wrote to stderr (its log). */
+  get stderr(): string {
+    return this.tail;
+  }
+
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> = new Promise((resolve) => {
+    queueMicrotask(() => {
+      this.child.on('close', (code, signal) => resolve({ code, signal }));
+      this.child.on('error', () => resolve({ code: null, signal: null }));
+    });
+  });
+
+  /** `initialize` with this client's protocol version, then `initialized`. */
+  async start(params: Partial<InitializeParams> = {}): Promise<InitializeResult> {
+    const result = await this.initialize({ protocolVersion: PROTOCOL_VERSION, clientInfo: { name: 'session-sidecar-client' }, ...params });
+    this.initialized({});
+    return result;
+  }
+
+  /** Server notifications as an async iterator (bounded: see NotificationStream). */
+  notifications(capacity?: number): NotificationStream {
+    return new NotificationStream(this, capacity);
+  }
+
+  /** `shutdown`, `exit`, and the exit code. */
+  async close(): Promise<number | null> {
+    if (!this.transport.closed) {
+      await this.shutdown();
+      this.exit();
+      this.child.stdin?.end();
+    }
+    return (await this.exited).code;
+  }
+
+  /** Kills the server (its whole process group). */
+  kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<unknown> {
+    if (this.child.exitCode === null && this.child.signalCode === null && this.child.pid !== undefined) {
+      try {
+        process.kill(-this.child.pid, signal);
+      } catch {
+        this.child.kill(signal);
+      }
+    }
+    return this.exited;
+  }
+}
+
+function commandOf(opts: SpawnOptions): string[] {
+  if (opts.command) return opts.command;
+  const base = process.env.SESSION_SIDECAR_COMMAND?.trim().split(/\s+/) ?? ['session-sidecar'];
+  return [...base, 'serve', ...(opts.args ?? [])];
+}
+
+/** Starts the sidecar and connects to it (not yet initialized: call `start()`). */
+export function spawnClient(opts: SpawnOptions = {}): SidecarClient {
+  const framing = opts.framing ?? 'ndjson';
+  const [cmd, ...args] = commandOf(opts);
+  // Its own process group: `kill` reaches a server started through a shell or a proxy too.
+  const child = spawn(cmd as string, args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env, cwd: opts.cwd, detached: true });
+  child.stdin.on('error', () => {});
+  const transport = new Transport({
+    framing, input: child.stdout, output: child.stdin,
+    ...(opts.parse ? { parse: opts.parse } : {}), ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+    ...(opts.tap ? { tap: opts.tap } : {}), ...(opts.onMalformed ? { onMalformed: opts.onMalformed } : {}),
+  });
+  child.on('error', (e) => transport.close(`cannot start ${cmd}: ${e.message}`));
+  return new SidecarClient(child, transport, opts.stderrTail ?? 65536);
+}
