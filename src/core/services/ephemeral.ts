@@ -184,9 +184,10 @@ export class EphemeralRouter implements SessionStore {
     }
   }
 
-  async delete(sessionId: string, purge?: boolean, opts?: { ifIdle?: boolean }): Promise<void> {
+  async delete(sessionId: string, purge?: boolean, opts?: { ifIdle?: boolean; dryRun?: boolean }): Promise<void> {
     const s = this.route(sessionId);
     if (s === this.durable) return this.durable.delete(sessionId, purge, opts);
+    if (opts?.dryRun) return; // nothing refuses an ephemeral delete (prune never selects one)
     await s.delete(sessionId, true);
     await this.forget(sessionId);
   }
