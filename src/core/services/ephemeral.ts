@@ -262,9 +262,15 @@ export class EphemeralRouter implements SessionStore {
     return this.route(sessionId).getBlob(sessionId, ref, offset, length);
   }
 
-  /** Paths name durable sessions only: an ephemeral session has no path. */
+  /**
+   * Paths name durable sessions only: an ephemeral session has no path (§17). The path a durable
+   * session of an ephemeral session's id would have holds none (ids are never shared): it is
+   * SessionNotFound, as any path where no session is — never the ephemeral session.
+   */
   sessionIdOfPath(p: string): string {
-    return this.durable.sessionIdOfPath(p);
+    const id = this.durable.sessionIdOfPath(p);
+    if (this.ids.has(id)) throw new StoreError('SessionNotFound', `session ${id} not found (an ephemeral session has no path)`, { sessionId: id });
+    return id;
   }
 
   /** Process exit (or shutdown): the durable sessions close, the ephemeral ones are gone. */
