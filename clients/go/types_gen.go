@@ -1642,7 +1642,7 @@ type SessionPruneParams struct {
 	KeepLast *int64 `json:"keepLast,omitempty"`
 	// Only sessions whose header tags include every one of these
 	Tags []string `json:"tags,omitzero"`
-	// Report what would be moved; move nothing
+	// Report what would be moved and what skipped (the real prune's reasons); move nothing
 	DryRun *bool                      `json:"dryRun,omitempty"`
 	Meta   map[string]json.RawMessage `json:"_meta,omitzero"`
 }
@@ -1651,9 +1651,10 @@ type SessionPruneParams struct {
 type SessionPruneResult struct {
 	DryRun bool `json:"dryRun"`
 	// Moved to the trash (with dryRun: that would be), most recently updated first
-	Sessions []PrunedSession            `json:"sessions"`
-	Skipped  []PruneSkipped             `json:"skipped"`
-	Meta     map[string]json.RawMessage `json:"_meta,omitzero"`
+	Sessions []PrunedSession `json:"sessions"`
+	// Selected but left where they are (with dryRun: that would be, for the same reasons)
+	Skipped []PruneSkipped             `json:"skipped"`
+	Meta    map[string]json.RawMessage `json:"_meta,omitzero"`
 }
 
 // SessionReadParams is an object of the protocol (schema.json).

@@ -9,7 +9,7 @@ export const SessionPruneParams = paramsObject({
   }),
   keepLast: z.number().int().min(0).max(1_000_000).optional().meta({ description: 'Of the sessions selected, keep the N most recently updated' }),
   tags: z.array(z.string().max(256)).max(64).optional().meta({ description: 'Only sessions whose header tags include every one of these' }),
-  dryRun: z.boolean().optional().meta({ description: 'Report what would be moved; move nothing' }),
+  dryRun: z.boolean().optional().meta({ description: 'Report what would be moved and what skipped (the real prune\'s reasons); move nothing' }),
 }).meta({ id: 'SessionPruneParams' });
 
 export const PrunedSession = z.object({
@@ -25,7 +25,7 @@ export const SessionPruneResult = resultObject({
   skipped: z.array(z.object({
     sessionId: SessionId,
     reason: z.enum(['open', 'gone', 'inTrash']).meta({ description: 'open: open for writing by a process; gone: deleted meanwhile; inTrash: a deleted session with this id is in the trash' }),
-  })),
+  })).meta({ description: 'Selected but left where they are (with dryRun: that would be, for the same reasons)' }),
 }).meta({ id: 'SessionPruneResult' });
 
 export const sessionPrune = defineMethod({

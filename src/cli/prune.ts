@@ -24,8 +24,8 @@ Options:
   --older-than DURATION    30d, 12h, 90m, 2w, 45s, or ISO 8601 P30D, PT12H, P1DT6H (required)
   --keep-last N            of the sessions selected, keep the N most recently updated
   --tag T                  only sessions tagged T (repeatable: all of them)
-  --dry-run                list what would be moved; move nothing (the default when stdout
-                           is a terminal and --yes is not given)
+  --dry-run                list what would be moved and skipped; move nothing (the default
+                           when stdout is a terminal and --yes is not given)
   --yes                    move them (the default when stdout is not a terminal)
   --json                   the result as JSON (the session/prune result)
 ${STORE_HELP}

@@ -256,9 +256,11 @@ export interface SessionStore {
   /**
    * Moves a session to the trash (or removes it for good with purge). `ifIdle`: a session open
    * for writing in this instance is refused (SessionLocked, reason openHere) instead of closed
-   * first — as one open in another process always is.
+   * first — as one open in another process always is. `dryRun` (with ifIdle; prune's dry run):
+   * every check the move makes, the writer lease taken and given back at once, nothing moved —
+   * resolving exactly when the move would go ahead, and refused as it would be.
    */
-  delete(sessionId: string, purge?: boolean, opts?: { ifIdle?: boolean }): Promise<void>;
+  delete(sessionId: string, purge?: boolean, opts?: { ifIdle?: boolean; dryRun?: boolean }): Promise<void>;
   /** The sessions in the trash, most recently deleted first. Optional: a store without it has no trash listing. */
   /**
    * session/search's candidates from the backend's index (Backend.searchCandidates), after the

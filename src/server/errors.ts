@@ -71,7 +71,7 @@ const SAFE_KEY = /^[A-Za-z_$][A-Za-z0-9_$-]{0,39}$/;
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 /**
- * The one path grammar of error data (protocol/README.md §6.2): member names after `.`, array
+ * The one path grammar of error data (protocol/README.md §6.1): member names after `.`, array
  * indexes as `[i]`, other member names as `["name"]` — `records[0].message.role`, the form
  * SecretRejected and redactions use too. A name a client invented is shown only when it looks
  * like an identifier.

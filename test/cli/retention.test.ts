@@ -36,6 +36,17 @@ describe('prune and trash on a file store', () => {
     await holder.open(fx.chat, 'write'); // this process is "a sidecar" holding it: the CLI must skip it
     const journal = fs.readFileSync(journalPath(fx.root, fx.compacted));
     await new Promise((r) => setTimeout(r, 5));
+    // The dry run reports what the real prune below does: the held session skipped, reason open.
+    const dryJson = await runCli(['prune', '--store', fx.root, '--older-than', '0s', '--dry-run', '--json']);
+    expect(dryJson.code, explain(dryJson)).toBe(0);
+    const would = json<PruneOut>(dryJson);
+    expect(would.dryRun).toBe(true);
+    expect(would.sessions.map((s) => s.sessionId).sort()).toEqual([fx.compacted, fx.fork].sort());
+    expect(would.skipped).toEqual([{ sessionId: fx.chat, reason: 'open' }]);
+    const dryText = await runCli(['prune', '--store', fx.root, '--older-than', '0s', '--dry-run']);
+    expect(dryText.stdout).toContain('would move 2 session(s)');
+    expect(dryText.stdout).toContain(`skipped ${fx.chat}: open for writing by a sidecar`);
+    expect(await holder.append(fx.chat, [{ kind: 'message', message: { role: 'user', content: 'still held' } }])).toMatchObject({ lastSeq: expect.any(Number) });
     const r = await runCli(['prune', '--store', fx.root, '--older-than', '0s', '--json']);
     expect(r.code, explain(r)).toBe(0);
     const out = json<PruneOut>(r);

@@ -100,6 +100,26 @@ describe.each(FRAMINGS)('ephemeral sessions (%s)', (framing) => {
     await other.shutdown();
   });
 
+  it('no path (§17): session/open {path} never opens an ephemeral session — its id\'s durable path is SessionNotFound; a durable one opens by path', async () => {
+    const store = tempDir();
+    const c = await startSidecar({ framing, store });
+    const { sessionId: eph } = await c.create({ ephemeral: true, title: 'scratch' });
+    await c.append({ sessionId: eph, records: [msg('kept in memory')] });
+    const { sessionId: durable } = await c.create({ title: 'on disk' });
+    await c.close(durable);
+    const before = everything(store);
+    for (const at of [path.join(store, 'sessions', eph), path.join(store, 'sessions', eph, 'journal.jsonl'), path.relative(process.cwd(), path.join(store, 'sessions', eph))]) {
+      for (const mode of ['read', 'write'] as const) {
+        const err = await rejection(c.request('session/open', { path: at, mode }));
+        expect([err.code, err.kind, (err.data as { sessionId?: string }).sessionId]).toEqual([-31001, 'SessionNotFound', eph]);
+      }
+    }
+    expect(everything(store)).toEqual(before); // nothing made on disk for it
+    expect((await c.read({ sessionId: eph })).records).toHaveLength(1); // still there, by its id
+    expect((await c.request('session/open', { path: path.join(store, 'sessions', durable), mode: 'read' }) as { sessionId: string }).sessionId).toBe(durable);
+    await c.shutdown();
+  });
+
   it('one secret gate: a secret registered for a durable session is refused in an ephemeral one, and the other way round', async () => {
     const c = await startSidecar({ framing });
     const A = 'durable-secret-5f1c9a7e';

@@ -36,7 +36,9 @@ describe.each(FRAMINGS)('session/prune (%s)', (framing) => {
     await new Promise((r) => setTimeout(r, 5));
 
     const dry = await prune(c, { olderThan: '0s', dryRun: true });
-    expect(dry.sessions.map((s) => s.sessionId)).toEqual([ids[2], ids[1], ids[0]]);
+    // exactly what the real prune below does: the held session skipped, reason open (§18.1)
+    expect(dry.sessions.map((s) => s.sessionId)).toEqual([ids[2], ids[1]]);
+    expect(dry.skipped).toEqual([{ sessionId: ids[0], reason: 'open' }]);
     for (const id of ids) expect(fs.existsSync(path.join(store, 'sessions', id, 'journal.jsonl'))).toBe(true);
 
     const r = await prune(c, { olderThan: '0s' });

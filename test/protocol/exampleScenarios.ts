@@ -113,6 +113,28 @@ function run(store: string, input: Buffer | string): Promise<string> {
   return new Promise((resolve) => child.on('close', () => resolve(out)));
 }
 
+/** §11.8: session/context with prune — the exact content of a cut tool output (its marker after a line feed). */
+export async function contextPrune(steps: Steps, store: string): Promise<void> {
+  const sc = new RawSidecar(store);
+  await sc.call(INIT);
+  const sessionId = await created(steps, sc, { systemPrompt: 'You are terse.' });
+  steps.ids.bind(sessionId, '01M8CTXP0000000000000000AA');
+  await steps.call(sc, rpc(91, 'session/append', {
+    sessionId,
+    records: [
+      { kind: 'message', message: { role: 'user', content: 'Which words?' } },
+      { kind: 'message', message: { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'words', arguments: '{}' }] } },
+      { kind: 'message', message: { role: 'tool', toolCallId: 'c1', name: 'words', content: 'alpha beta gamma' } },
+      { kind: 'message', message: { role: 'assistant', content: 'Three words.' } },
+    ],
+  }));
+  const answer = await steps.step(sc, 'context-prune');
+  // The bytes themselves, not only their JSON: the kept characters, U+000A, the marker, nothing after it.
+  const tool = ((answer.result as { messages: Array<{ role: string; content: unknown }> }).messages).find((m) => m.role === 'tool')!;
+  expect(Buffer.from(tool.content as string, 'utf8')).toEqual(Buffer.concat([Buffer.from('alpha'), Buffer.from([0x0a]), Buffer.from('[\u2026 11 characters pruned]', 'utf8')]));
+  await sc.end();
+}
+
 /** §1 quick start (NDJSON, then EOF) and §2.1's LSP frames (initialize, shutdown), as shown. */
 export async function quickStart(steps: Steps, store: string): Promise<void> {
   const shell = steps.blocks.find((b) => b.lang === 'sh' && b.body.includes('--store /tmp/sidecar-demo'))!;

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers.js';
 import { normalize, normalizeActual } from './exampleNormalize.js';
-import { corrupt, internal, lifecycle, management, quickStart, runtime, tooLarge, torn } from './exampleScenarios.js';
+import { contextPrune, corrupt, internal, lifecycle, management, quickStart, runtime, tooLarge, torn } from './exampleScenarios.js';
 import { Steps } from './exampleSteps.js';
 import { story } from './exampleStory.js';
 import { usageRewind } from './exampleUsageRewind.js';
@@ -26,7 +26,7 @@ const steps = new Steps(blocks);
 describe('examples of server output in the READMEs', () => {
   beforeAll(async () => {
     // independent stores: the scenarios may run side by side
-    await Promise.all([story, lifecycle, torn, corrupt, internal, runtime, quickStart, tooLarge, management, usageRewind].map((s) => s(steps, tempDir('sidecar-examples-'))));
+    await Promise.all([story, lifecycle, torn, corrupt, internal, runtime, quickStart, tooLarge, management, usageRewind, contextPrune].map((s) => s(steps, tempDir('sidecar-examples-'))));
   }, 60_000);
 
   it('are all marked: server-output (reproduced here) or illustrative (with a reason)', () => {

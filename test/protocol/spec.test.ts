@@ -145,6 +145,25 @@ describe('protocol/README.md and meta.json agree with the server', () => {
     expect(kinds(row)).toEqual([...TURN_CHANGING_KINDS].sort());
   });
 
+  it('every error-data path shown is in section 6.1\'s one grammar (what the server writes), never dotted indexes or pointers', () => {
+    // §6.1: members after `.`, indexes `[i]`, other names `["name"]`, `<json>`, `<bytes>`; "" is the params object.
+    const IDENT = '[A-Za-z_$][A-Za-z0-9_$]*';
+    const NAME = '\\["(?:[^"\\\\]|\\\\.)*"\\]';
+    const GRAMMAR = new RegExp(`^(?:(?:${IDENT}|\\[\\d+\\]|${NAME})(?:\\.${IDENT}|\\[\\d+\\]|${NAME}|<json>|<bytes>)*)?$`);
+    const shown = [
+      ...[...README.matchAll(/`path: "([^"`]*)"/g)].map((m) => m[1]!),
+      ...[...README.matchAll(/"path":\s*("(?:[^"\\]|\\.)*")/g)].map((m) => JSON.parse(m[1]!) as string),
+    ];
+    expect(shown.length).toBeGreaterThan(10);
+    // an array member (of the params, a record or a message) is followed by its index in brackets, if by anything
+    const ARRAY_THEN_DOT = /(?:^|\.)(?:records|issues|toolCalls|tags|kinds|secrets|toolResults|initial)\./;
+    expect(shown.filter((p) => !GRAMMAR.test(p) || ARRAY_THEN_DOT.test(p))).toEqual([]);
+    // the grammar itself against what the server builds: a zod issue path and a walked secret path
+    for (const p of ['records[1].direction', 'records[0].message.toolCalls[0].arguments<json>.api_key', 'records[0].dataBase64<bytes>', 'metadata["a-b"]', '']) expect(GRAMMAR.test(p), p).toBe(true);
+    for (const p of ['records.1.direction', '/records/1/direction', 'records[1]..x']) expect(GRAMMAR.test(p), p).toBe(false);
+    expect(ARRAY_THEN_DOT.test('records.N.direction')).toBe(true);
+  });
+
   it('sections are numbered in order, and the contents list every one of them', () => {
     const numbers = [...README.matchAll(/^## (\d+)\. (.+)$/gm)].map((m) => Number(m[1]));
     expect(numbers).toEqual(numbers.map((_, i) => i + 1));

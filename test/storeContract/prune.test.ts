@@ -50,7 +50,7 @@ eachBackend('prune', (setup) => {
     expect((await pruneSessions(s, { olderThan: '1s', keepLast: 5 }, Date.now() + DAY)).sessions).toEqual([]);
   });
 
-  it('a session open for writing (in this instance or another) is skipped, never moved; one open for reading here is moved', async () => {
+  it('a session open for writing (in this instance or another) is skipped, never moved; one open for reading here is moved; a dry run reports exactly that', async () => {
     const f = await setup();
     const s = f.store;
     const [a, b, c, d] = (await four(s)) as [string, string, string, string];
@@ -58,6 +58,10 @@ eachBackend('prune', (setup) => {
     const other = await f.reopen();
     await other.open(b, 'write');
     await s.open(c, 'read');
+    const dry = await pruneSessions(s, { olderThan: '1d', keepLast: 1, dryRun: true }, Date.now() + 2 * DAY);
+    expect(dry).toEqual({ dryRun: true, sessions: [expect.objectContaining({ sessionId: c })], skipped: [{ sessionId: b, reason: 'open' }, { sessionId: a, reason: 'open' }] });
+    expect((await ids(s)).sort()).toEqual([a, b, c, d].sort());
+    expect((await s.read(c)).records).toHaveLength(1); // still open for reading here
     const r = await pruneSessions(s, { olderThan: '1d', keepLast: 1 }, Date.now() + 2 * DAY);
     expect(r.skipped).toEqual([{ sessionId: b, reason: 'open' }, { sessionId: a, reason: 'open' }]);
     expect(r.sessions.map((x) => x.sessionId)).toEqual([c]);

@@ -3298,7 +3298,7 @@ pub struct SessionPruneParams {
     /// Only sessions whose header tags include every one of these
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<String>>,
-    /// Report what would be moved; move nothing
+    /// Report what would be moved and what skipped (the real prune's reasons); move nothing
     #[serde(rename = "dryRun", default, skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<bool>,
     /// `_meta`: an extension point, opaque to the server (protocol §7).
@@ -3409,7 +3409,7 @@ pub struct SessionPruneResult {
     pub dry_run: bool,
     /// Moved to the trash (with dryRun: that would be), most recently updated first
     pub sessions: Vec<PrunedSession>,
-    /// `skipped`
+    /// Selected but left where they are (with dryRun: that would be, for the same reasons)
     pub skipped: Vec<PruneSkipped>,
     /// `_meta`: an extension point, opaque to the server (protocol §7).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]

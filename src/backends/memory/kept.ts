@@ -36,7 +36,7 @@ export class Generation {
   /** Refuses (InvalidArgument, nothing kept) records whose seqs do not follow this generation's one by one. */
   mustFollow(records: readonly SealedRecord[]): void {
     const at = records.findIndex((r, i) => r.seq !== this.lastSeq + 1 + i);
-    if (at >= 0) throw new StoreError('InvalidArgument', 'record seqs must follow the session\'s last seq one by one', { path: `records.${at}.seq` });
+    if (at >= 0) throw new StoreError('InvalidArgument', 'record seqs must follow the session\'s last seq one by one', { path: `records[${at}].seq` });
   }
 
   add(records: readonly SealedRecord[]): void {

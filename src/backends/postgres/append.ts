@@ -69,7 +69,7 @@ export interface AppendMember {
 export function checkMember(m: AppendMember): void {
   if (m.records.length === 0) throw new PgBackendError('InvalidArgument', 'an append needs at least one record', { path: 'records' });
   m.records.forEach((r, i) => {
-    if (r.seq !== m.at.lastSeq + 1 + i) throw new PgBackendError('InvalidArgument', 'record seqs must follow expect.lastSeq one by one', { path: `records.${i}.seq` });
+    if (r.seq !== m.at.lastSeq + 1 + i) throw new PgBackendError('InvalidArgument', 'record seqs must follow expect.lastSeq one by one', { path: `records[${i}].seq` });
   });
 }
 

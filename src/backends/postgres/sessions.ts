@@ -48,7 +48,7 @@ export async function createSession(conns: PgConnections, header: SealedHeader, 
   const firstSeq = initial[0]?.seq ?? 1;
   initial.forEach((r, i) => {
     if (r.seq !== firstSeq + i || (i === 0 && firstSeq !== 1 && r.kind !== 'checkpoint')) {
-      throw new PgBackendError('InvalidArgument', 'initial record seqs must be 1, 2, ... (or start at a checkpoint)', { path: `initial.${i}.seq` });
+      throw new PgBackendError('InvalidArgument', 'initial record seqs must be 1, 2, ... (or start at a checkpoint)', { path: `initial[${i}].seq` });
     }
   });
   const last = initial[initial.length - 1];

@@ -184,9 +184,10 @@ export class EphemeralRouter implements SessionStore {
     }
   }
 
-  async delete(sessionId: string, purge?: boolean, opts?: { ifIdle?: boolean }): Promise<void> {
+  async delete(sessionId: string, purge?: boolean, opts?: { ifIdle?: boolean; dryRun?: boolean }): Promise<void> {
     const s = this.route(sessionId);
     if (s === this.durable) return this.durable.delete(sessionId, purge, opts);
+    if (opts?.dryRun) return; // nothing refuses an ephemeral delete (prune never selects one)
     await s.delete(sessionId, true);
     await this.forget(sessionId);
   }
@@ -261,9 +262,15 @@ export class EphemeralRouter implements SessionStore {
     return this.route(sessionId).getBlob(sessionId, ref, offset, length);
   }
 
-  /** Paths name durable sessions only: an ephemeral session has no path. */
+  /**
+   * Paths name durable sessions only: an ephemeral session has no path (§17). The path a durable
+   * session of an ephemeral session's id would have holds none (ids are never shared): it is
+   * SessionNotFound, as any path where no session is — never the ephemeral session.
+   */
   sessionIdOfPath(p: string): string {
-    return this.durable.sessionIdOfPath(p);
+    const id = this.durable.sessionIdOfPath(p);
+    if (this.ids.has(id)) throw new StoreError('SessionNotFound', `session ${id} not found (an ephemeral session has no path)`, { sessionId: id });
+    return id;
   }
 
   /** Process exit (or shutdown): the durable sessions close, the ephemeral ones are gone. */

@@ -35,7 +35,9 @@ const PAGE = 500;
  * at a time by the store's own delete — so each move is exactly as crash-safe as session/delete
  * (a crash leaves every session where it was or in the trash, restorable whole: STORAGE.md), and
  * a crash between two moves leaves the rest untouched. A session open for writing anywhere (its
- * lease held, in this process or another) is never moved: skipped, reason "open". Tags come
+ * lease held, in this process or another) is never moved: skipped, reason "open". A dry run
+ * makes each move's checks without the move (delete's dryRun), so it reports what the real prune
+ * would do now: the same sessions, the same skips with the same reasons. Tags come
  * from the summary when it has them, else from each aged candidate's header.
  *
  * In pages, memory bounded by one page: session/list's order (updatedAt, then id, newest
@@ -63,14 +65,14 @@ export async function pruneSessions(
       if (selectForPrune([s], selection, now).length === 0) continue;
       if (++matching <= (req.keepLast ?? 0)) continue;
       const entry: PrunedSession = { sessionId: s.sessionId, ...(s.title !== undefined ? { title: s.title } : {}), updatedAt: s.updatedAt, bytes: s.bytes };
-      if (!result.dryRun) {
-        const skipped = await moveToTrash(store, s.sessionId);
-        if (skipped) {
-          result.skipped.push({ sessionId: s.sessionId, reason: skipped });
-          continue;
-        }
-        onMoved?.(s.sessionId);
+      // A dry run makes the move's every check (the lease taken and given back at once) and
+      // moves nothing: it skips what the real prune would skip, for the same reason.
+      const skipped = await moveToTrash(store, s.sessionId, result.dryRun);
+      if (skipped) {
+        result.skipped.push({ sessionId: s.sessionId, reason: skipped });
+        continue;
       }
+      if (!result.dryRun) onMoved?.(s.sessionId);
       result.sessions.push(entry);
     }
     cursor = page.nextCursor;
@@ -85,10 +87,10 @@ async function tagsOf(store: SessionStore, sessionId: string): Promise<string[] 
   return Array.isArray(tags) ? tags.filter((t): t is string => typeof t === 'string') : undefined;
 }
 
-/** One session to the trash; the reason it stays where it is, if it does. */
-async function moveToTrash(store: SessionStore, sessionId: string): Promise<SkipReason | undefined> {
+/** One session to the trash (dryRun: only its checks); the reason it stays where it is, if it does. */
+async function moveToTrash(store: SessionStore, sessionId: string, dryRun: boolean): Promise<SkipReason | undefined> {
   try {
-    await store.delete(sessionId, false, { ifIdle: true });
+    await store.delete(sessionId, false, { ifIdle: true, ...(dryRun ? { dryRun } : {}) });
     return undefined;
   } catch (err) {
     if (!(err instanceof StoreError)) throw err;

@@ -126,7 +126,7 @@ export async function listTrash(c: Core): Promise<TrashEntry[]> {
  * Moves a session to the trash, or removes it for good (purge, also from the trash). A session
  * open for writing in another process cannot be deleted: its lease is taken first.
  */
-export async function remove(c: Core, sessionId: string, purge = false, opts: { ifIdle?: boolean } = {}): Promise<void> {
+export async function remove(c: Core, sessionId: string, purge = false, opts: { ifIdle?: boolean; dryRun?: boolean } = {}): Promise<void> {
   checkSessionId(sessionId);
   c.refuseIfReadOnly('delete a session');
   const row = await c.backend.load(sessionId).catch(async (err: unknown) => {
@@ -140,6 +140,17 @@ export async function remove(c: Core, sessionId: string, purge = false, opts: { 
   const open = c.sessions.get(sessionId);
   if (opts.ifIdle && open?.queue) {
     throw new StoreError('SessionLocked', `session ${sessionId} is open for writing in this process`, { sessionId, reason: 'openHere' });
+  }
+  if (opts.dryRun) {
+    // What the move would meet, nothing moved: a deleted session of the id in the trash (the
+    // backend's trash refuses that), then the writer lease, held by a live process or not.
+    if (purge || !opts.ifIdle) throw new Error('remove: dryRun is a prune check (ifIdle, no purge)');
+    if (!row?.trashed && await c.backend.inTrash?.(sessionId)) {
+      throw new StoreError('Conflict', `a deleted session ${sessionId} is already in the trash: restore or purge it first`, { reason: 'inTrash', sessionId });
+    }
+    const fence = await c.backend.leases.acquire(sessionId);
+    await c.backend.leases.release(fence).catch(() => undefined);
+    return;
   }
   if (open) {
     c.sessions.delete(sessionId);

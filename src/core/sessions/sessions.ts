@@ -112,7 +112,7 @@ export class Sessions implements SessionStore {
     return fork(this.c, sessionId, atSeq);
   }
 
-  delete(sessionId: string, purge?: boolean, opts?: { ifIdle?: boolean }): Promise<void> {
+  delete(sessionId: string, purge?: boolean, opts?: { ifIdle?: boolean; dryRun?: boolean }): Promise<void> {
     return remove(this.c, sessionId, purge, opts);
   }
 

@@ -33,7 +33,7 @@ async function listed(p: Peer): Promise<Json[]> {
 /** §17: session/create ephemeral: memory only, gone at close and exit, seen only by its process. */
 export const ephemeral: Scenario = {
   name: 'ephemeral',
-  summary: 'ephemeral sessions: every method works, nothing written to the store, listed (marked) only in their process, gone at close and exit',
+  summary: 'ephemeral sessions: every method works, nothing written to the store, never opened by a path, listed (marked) only in their process, gone at close and exit',
   async run(t) {
     const store = t.newStore();
     const p = t.spawn(store);
@@ -74,6 +74,22 @@ export const ephemeral: Scenario = {
     await t.check('lineage-stays-on-its-side', async () => {
       expectError(await p.request('session/create', { parent: { sessionId: id, relation: 'continuation' } }), -32602, 'InvalidParams');
       expectError(await p.request('tool/allocateScratch', { sessionId: id, requestId: 'r1' }), -32602, 'InvalidParams');
+    });
+    await t.check('no-path', async () => {
+      // §17: an ephemeral session has no path; session/open {path} names durable sessions only, so
+      // the path a durable session of this id would have finds nothing (SessionNotFound; -32602
+      // from a store whose sessions have no paths at all) and opens nothing.
+      const records = (await readAll(p, id)).length;
+      for (const at of [path.join(store, 'sessions', id), path.join(store, 'sessions', id, 'journal.jsonl')]) {
+        for (const mode of ['read', 'write']) {
+          const a = await p.request('session/open', { path: at, mode });
+          expect(a.error !== undefined, `session/open {path: ${JSON.stringify(at)}, mode: ${mode}} opened the ephemeral session: ${JSON.stringify(a.result)}`);
+          if (a.error!.code === -32602) expectError(a, -32602, 'InvalidParams');
+          else expectError(a, -31001, 'SessionNotFound');
+        }
+      }
+      expectEqual((await readAll(p, id)).length, records, 'the ephemeral session\'s records by its id, after');
+      expectEqual(tree(store), before, 'the store directory');
     });
     await t.check('secrets-gated', async () => {
       const S = `efS3cret${randomBytes(12).toString('hex')}`;

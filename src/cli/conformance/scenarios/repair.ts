@@ -34,8 +34,8 @@ export const repair: Scenario = {
     });
     await t.check('prune', async () => {
       const r = expectResult<{ messages: Json[] }>(await q.request('session/context', { sessionId, prune: { keepRecentToolOutputs: 0, maxToolOutputChars: 1 } }));
-      const content = String(r.messages[3]?.content);
-      expect(content.startsWith('a') && content.endsWith('[… 2 characters pruned]'), `pruned tool output: ${JSON.stringify(content)}`);
+      // §11.8's exact content: the kept characters, a line feed, the marker, nothing after it
+      expectEqual(r.messages[3]?.content, 'a\n[\u2026 2 characters pruned]', 'pruned tool output');
     });
   },
 };

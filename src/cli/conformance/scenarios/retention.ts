@@ -7,7 +7,7 @@ const ids = async (p: Peer) => (await p.call<{ sessions: Json[] }>('session/list
 /** §18: session/prune moves to the trash (never removes), skips sessions open for writing, dryRun moves nothing. */
 export const retention: Scenario = {
   name: 'retention',
-  summary: 'session/prune: olderThan, keepLast, dryRun; open sessions skipped; pruned sessions restorable; bad durations refused',
+  summary: 'session/prune: olderThan, keepLast, dryRun; open sessions skipped (a dry run too); pruned sessions restorable; bad durations refused',
   async run(t) {
     const store = t.newStore();
     const p = t.spawn(store);
@@ -44,9 +44,13 @@ export const retention: Scenario = {
       expectEqual(r.skipped, [], 'skipped');
       const q = await t.started(store);
       await q.call('session/open', { sessionId: c, mode: 'write' });
+      const dry = await p.call<{ dryRun: boolean; sessions: Json[]; skipped: Json[] }>('session/prune', { olderThan: '0s', dryRun: true });
+      expectEqual(dry.skipped, [{ sessionId: d, reason: 'open' }, { sessionId: c, reason: 'open' }], 'dry run skipped: what the real prune skips, with its reason');
+      expectEqual(dry.sessions, [], 'dry run would move');
       const r2 = await p.call<{ sessions: Json[]; skipped: Json[] }>('session/prune', { olderThan: '0s' });
       expectEqual(r2.skipped, [{ sessionId: d, reason: 'open' }, { sessionId: c, reason: 'open' }], 'skipped: open for writing here and in another process');
       expectEqual(r2.sessions, [], 'moved');
+      expectEqual(await q.call('session/append', { sessionId: c, records: [user('still held')] }), { firstSeq: 2, lastSeq: 2 }, 'append by the holder after the prunes');
       await q.shutdown();
     });
     await t.check('restorable', async () => {

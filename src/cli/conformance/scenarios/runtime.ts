@@ -7,13 +7,20 @@ import { newSession, readAll } from './util.js';
 /** §15: runtime records and their counters, scratch directories, state, blobs. */
 export const runtime: Scenario = {
   name: 'runtime',
-  summary: 'api/tool records and counters, tool/allocateScratch, state/set|get|delete, blobs and blob/get',
+  summary: 'api/tool records and counters (an unpaired response refused at records[i].direction), tool/allocateScratch, state/set|get|delete, blobs and blob/get',
   async run(t) {
     const p = await t.started();
     const sessionId = await newSession(p, { blobThreshold: 1024 });
     await t.check('api-pairs', async () => {
       await p.call('session/append', { sessionId, records: [{ kind: 'api', direction: 'request', payload: {} }, { kind: 'api', direction: 'response', payload: {} }, { kind: 'api', direction: 'request', payload: {} }] });
       expectEqual((await readAll(p, sessionId, { kinds: ['api'] })).map((r) => r.apiSeq), [1, 1, 2], 'apiSeq');
+    });
+    await t.check('api-unpaired-path', async () => {
+      // §15.1: refused with -32602, its path in §6.1's grammar (records[i].member), nothing written
+      const fresh = await newSession(p);
+      const e = expectError(await p.request('session/append', { sessionId: fresh, records: [{ kind: 'message', message: { role: 'user', content: 'hi' } }, { kind: 'api', direction: 'response', payload: {} }] }), -32602, 'InvalidParams');
+      expectEqual(((e.data as Json).issues as Json[]).map((i) => i.path), ['records[1].direction'], 'issue paths');
+      expectEqual((await readAll(p, fresh)).length, 0, 'records written');
     });
     let toolSeq = 0;
     await t.check('allocateScratch', async () => {
