@@ -1971,7 +1971,7 @@ export interface SessionPruneParams {
    */
   tags?: string[];
   /**
-   * Report what would be moved; move nothing
+   * Report what would be moved and what skipped (the real prune's reasons); move nothing
    */
   dryRun?: boolean;
   _meta?: {
@@ -1988,6 +1988,9 @@ export interface SessionPruneResult {
    * Moved to the trash (with dryRun: that would be), most recently updated first
    */
   sessions: PrunedSession[];
+  /**
+   * Selected but left where they are (with dryRun: that would be, for the same reasons)
+   */
   skipped: {
     /**
      * Session id: [A-Za-z0-9._-]{1,128}, no "..", not starting with "."
