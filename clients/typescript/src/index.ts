@@ -4,6 +4,8 @@
  * process and connects to its stdin/stdout.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Client, PROTOCOL_VERSION } from './generated/methods.js';
 import type { InitializeParams, InitializeResult } from './generated/types.js';
 import { NotificationStream } from './notifications.js';
@@ -18,12 +20,11 @@ export { type Notification, NotificationStream } from './notifications.js';
 export { type Id, type Message, type Response, Transport, type TransportOptions } from './transport.js';
 
 export interface SpawnOptions {
-  /**
-   * The server command: by default `$SESSION_SIDECAR_COMMAND` (split on blanks), else
-   * `session-sidecar` on PATH, followed by `serve` and `args`.
-   */
+  /** The whole server command (default: see commandOf: the env var, this package's binary, PATH). */
   command?: string[];
-  /** Arguments after `serve` (e.g. `['--store', dir]`); ignored when `command` is given. */
+  /** The store (`--store`): a directory or a postgres:// URL; ignored when `command` is given. */
+  store?: string;
+  /** More arguments after `serve` (e.g. `['--pg-schema', 's']`); ignored when `command` is given. */
   args?: string[];
   framing?: Framing;
   env?: NodeJS.ProcessEnv;
@@ -92,10 +93,17 @@ export class SidecarClient extends Client {
   }
 }
 
+/**
+ * The server: `command` if given; else `$SESSION_SIDECAR_COMMAND` (split on blanks); else, when
+ * this client is the one built into the session-sidecar package, that package's own binary;
+ * else `session-sidecar` on PATH. Then `serve` and `args`.
+ */
 function commandOf(opts: SpawnOptions): string[] {
   if (opts.command) return opts.command;
-  const base = process.env.SESSION_SIDECAR_COMMAND?.trim().split(/\s+/) ?? ['session-sidecar'];
-  return [...base, 'serve', ...(opts.args ?? [])];
+  const env = process.env.SESSION_SIDECAR_COMMAND?.trim();
+  const own = fileURLToPath(new URL('../../../src/cli.js', import.meta.url));
+  const base = env ? env.split(/\s+/) : fs.existsSync(own) ? [process.execPath, own] : ['session-sidecar'];
+  return [...base, 'serve', ...(opts.store !== undefined ? ['--store', opts.store] : []), ...(opts.args ?? [])];
 }
 
 /** Starts the sidecar and connects to it (not yet initialized: call `start()`). */
@@ -112,4 +120,16 @@ export function spawnClient(opts: SpawnOptions = {}): SidecarClient {
   });
   child.on('error', (e) => transport.close(`cannot start ${cmd}: ${e.message}`));
   return new SidecarClient(child, transport, opts.stderrTail ?? 65536);
+}
+
+/** Starts the sidecar, connects and initializes it (`initialize` + `initialized`). */
+export async function startClient(opts: SpawnOptions & { initialize?: Partial<InitializeParams> } = {}): Promise<SidecarClient> {
+  const client = spawnClient(opts);
+  try {
+    await client.start(opts.initialize);
+  } catch (e) {
+    await client.kill();
+    throw e;
+  }
+  return client;
 }

@@ -43,6 +43,7 @@ describe('packaging of session-sidecar/adapters/openai-agents', () => {
   it('the binary, its bundle chunks, the client and the adapter import nothing from @openai/', () => {
     const files = [
       'dist/src/cli.js', 'dist/src/client/index.js', 'dist/src/index.js',
+      ...fs.readdirSync(path.join(ROOT, 'dist/clients/typescript/src')).filter((f) => f.endsWith('.js')).map((f) => `dist/clients/typescript/src/${f}`),
       ...fs.readdirSync(path.join(ROOT, 'dist/src/bundle')).filter((f) => f.endsWith('.js')).map((f) => `dist/src/bundle/${f}`),
       ...fs.readdirSync(path.join(ROOT, 'dist/src/adapters/openaiAgents')).filter((f) => f.endsWith('.js')).map((f) => `dist/src/adapters/openaiAgents/${f}`),
     ];

@@ -1,7 +1,11 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConnectionError, isErrorOf, SidecarError, spawnClient } from '../../../clients/typescript/src/index.js';
+import { ConnectionError, isErrorOf, REQUESTS, SidecarError, spawnClient } from '../../../clients/typescript/src/index.js';
 import { CLI, FRAMINGS } from '../../conformance/harness.js';
 import { tempDir } from '../../helpers.js';
+
+const ROOT = path.resolve(__dirname, '../../..');
 
 /** The generated client's own behaviour against the built binary: errors, cancellation, notifications, a dying server. */
 const start = async (framing: 'lsp' | 'ndjson', sent: Array<Record<string, unknown>> = []) => {
@@ -63,9 +67,31 @@ describe.each(FRAMINGS)('the generated client (%s)', (framing) => {
     expect(['result', 'cancelled']).toContain(outcome);
     const read = sent.find((m) => m.method === 'session/read')!;
     expect(sent).toContainEqual({ jsonrpc: '2.0', method: '$/cancelRequest', params: { id: read.id } });
-    const slow = await c.sessionList({}, { timeoutMs: 0 }).catch((e: unknown) => e);
+    // a stopped server cannot answer: the call's timeout rejects it; once resumed, the client goes on
+    process.kill(c.child.pid!, 'SIGSTOP');
+    const slow = await c.sessionList({}, { timeoutMs: 300 }).catch((e: unknown) => e);
+    process.kill(c.child.pid!, 'SIGCONT');
     expect(slow).toBeInstanceOf(ConnectionError);
     expect((slow as ConnectionError).reason).toBe('timeout');
+    expect((await c.sessionList({})).sessions).toHaveLength(1);
     expect(await c.close()).toBe(0);
+  });
+});
+
+describe('session-sidecar/client (the package export)', () => {
+  it('is the generated client, and starts the package\'s own binary when given no command', async () => {
+    const store = tempDir();
+    const env = { ...process.env };
+    delete env.SESSION_SIDECAR_COMMAND;
+    const code = `
+      const m = await import('session-sidecar/client');
+      const c = await m.startClient({ store: ${JSON.stringify(store)} });
+      const { sessionId } = await c.sessionCreate({ title: 'own binary' });
+      await c.sessionAppend({ sessionId, records: [{ kind: 'message', message: { role: 'user', content: 'hi' } }] });
+      const { records } = await c.sessionRead({ sessionId });
+      console.log(JSON.stringify({ helpers: Object.keys(m.REQUESTS).length, content: records[0].message.content, exit: await c.close() }));
+    `;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, env, encoding: 'utf8' });
+    expect(JSON.parse(out)).toEqual({ helpers: Object.keys(REQUESTS).length, content: 'hi', exit: 0 });
   });
 });

@@ -75,7 +75,7 @@ describe('clients/typescript', () => {
       compilerOptions: {
         target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true,
         types: ['node'], typeRoots: [path.join(ROOT, 'node_modules/@types')],
-        paths: { 'session-sidecar-client': [path.join(CLIENT, 'src/index.ts')] }, allowImportingTsExtensions: true,
+        paths: { 'session-sidecar/client': [path.join(CLIENT, 'src/index.ts')] }, allowImportingTsExtensions: true,
       },
       files: ['example.ts'],
     }));
