@@ -5,6 +5,7 @@ import { nodeFs } from '../durable/fsLayer.js';
 import { fileEnd, pgEnd, type TransferEnd } from '../migrate/ends.js';
 import { migrateStores } from '../migrate/migrate.js';
 import { CliError, type Command, UsageError } from './common.js';
+import { type Consent, consentOf, goAhead } from './consent.js';
 import { err, humanBytes, out } from './output.js';
 import { readOnlyFs } from './readOnlyFs.js';
 import { type StoreTarget, targetOf } from './storeTarget.js';
@@ -58,6 +59,9 @@ Options:
   --to-key-file PATH       the destination's key read from PATH (mode 0600, owned by you)
                            (Either side, directory or PostgreSQL, may be encrypted; sessions
                            are opened at the source and sealed again at the destination.)
+  --yes                    copy into a destination that already holds sessions without
+                           asking (needed off a terminal; a rerun of an interrupted migrate
+                           needs it too)
   -h, --help               this help
 `,
   async run(argv) {
@@ -68,7 +72,7 @@ Options:
         options: {
           from: { type: 'string' }, to: { type: 'string' }, 'from-store-env': { type: 'string' }, 'to-store-env': { type: 'string' },
           'pg-schema': { type: 'string' }, 'from-pg-schema': { type: 'string' },
-          'to-pg-schema': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+          'to-pg-schema': { type: 'string' }, help: { type: 'boolean', short: 'h' }, yes: { type: 'boolean' },
           'from-key-env': { type: 'string' }, 'from-key-file': { type: 'string' }, 'to-key-env': { type: 'string' }, 'to-key-file': { type: 'string' },
         },
       }));
@@ -98,7 +102,7 @@ Options:
     try {
       const fromKey = loadKey({ env: values['from-key-env'], file: values['from-key-file'] }, process.env, '--from-key');
       const toKey = loadKey({ env: values['to-key-env'], file: values['to-key-file'] }, process.env, '--to-key');
-      return await migrate(fromKey ? { ...from, key: fromKey } : from, toKey ? { ...to, key: toKey } : to);
+      return await migrate(fromKey ? { ...from, key: fromKey } : from, toKey ? { ...to, key: toKey } : to, consentOf(values));
     } catch (e) {
       throw e instanceof KeyOptionError ? new CliError(e.message) : e;
     }
@@ -124,11 +128,14 @@ async function databasePasswordsOf(targets: StoreTarget[]): Promise<string[]> {
   return (await Promise.all(pg.map((t) => databasePasswords(parsePostgresUrl(t.url)).catch(() => [])))).flat();
 }
 
-async function migrate(fromT: StoreTarget, toT: StoreTarget): Promise<number> {
+async function migrate(fromT: StoreTarget, toT: StoreTarget, consent: Consent): Promise<number> {
   const from = await openEnd(fromT, true);
   let to: TransferEnd | undefined;
   try {
     to = await openEnd(toT, false);
+    // into a store that already has sessions (another store's, or this migrate's own partial copy): only when asked
+    const there = (await to.ids()).length;
+    if (there > 0 && !(await goAhead(consent, `${to.display} already holds ${there} session(s); copy into it?`, `session-sidecar migrate: nothing was copied into ${to.display} (it holds ${there} session(s))`))) return 1;
     out(`migrating ${from.display} -> ${to.display}\n`);
     const s = await migrateStores(from, to, {
       env: process.env, vocabulary: protocolVocabulary(), progress: (line) => out(`${line}\n`), refuse: (line) => err(`session-sidecar: migrate: ${line}`),

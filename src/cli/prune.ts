@@ -1,14 +1,9 @@
 import { summaryOf } from './commands.js';
 import { pruneSessions } from '../core/services/prune.js';
 import { checkDuration, type Command, openWritableStore, parseCommand, positiveInt, STORE_HELP, UsageError } from './common.js';
+import { consentOf, goAhead } from './consent.js';
 import { humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
-
-/** `--dry-run` unless asked otherwise: the default on a terminal without --yes (nothing is moved by surprise). */
-export function dryRunOf(values: Record<string, unknown>): boolean {
-  if (values['dry-run']) return true;
-  if (values.yes) return false;
-  return process.stdout.isTTY === true;
-}
+import type { SessionPruneResult } from '../../protocol/index.js';
 
 export const pruneCommand: Command = {
   name: 'prune',
@@ -20,13 +15,15 @@ with 'session-sidecar trash restore ID'), one at a time, and lists them. Nothing
 bytes leave the store only through 'session-sidecar trash empty'. A session open for writing by
 a sidecar (its writer lease held) is never moved: it is listed as skipped.
 
+Nothing is moved unasked: without --yes it lists what it would move, then asks at a terminal
+(stdin and stdout both terminals); anywhere else (a pipe, a script) it moves nothing and exits 1.
+
 Options:
   --older-than DURATION    30d, 12h, 90m, 2w, 45s, or ISO 8601 P30D, PT12H, P1DT6H (required)
   --keep-last N            of the sessions selected, keep the N most recently updated
   --tag T                  only sessions tagged T (repeatable: all of them)
-  --dry-run                list what would be moved and skipped; move nothing (the default
-                           when stdout is a terminal and --yes is not given)
-  --yes                    move them (the default when stdout is not a terminal)
+  --dry-run                list what would be moved and skipped; move nothing, ask nothing
+  --yes                    move them without asking (needed off a terminal)
   --json                   the result as JSON (the session/prune result)
 ${STORE_HELP}
 `,
@@ -41,30 +38,36 @@ ${STORE_HELP}
     checkDuration(olderThan, '--older-than', this.name);
     const keepLast = p.values['keep-last'] === undefined ? undefined : positiveInt(p.values['keep-last'] as string, '--keep-last', 0, 0);
     const tags = p.values.tag as unknown as string[] | undefined;
-    const dryRun = dryRunOf(p.values);
+    const explicitDry = p.values['dry-run'] === true;
+    const consent = explicitDry ? 'refused' : consentOf(p.values);
+    const opts = { olderThan, ...(keepLast !== undefined ? { keepLast } : {}), ...(tags ? { tags } : {}) };
     const store = await openWritableStore(p.target);
-    let result;
     try {
-      result = await pruneSessions(store, { olderThan, ...(keepLast !== undefined ? { keepLast } : {}), ...(tags ? { tags } : {}), dryRun }, Date.now());
+      let result = await pruneSessions(store, { ...opts, dryRun: consent !== 'given' }, Date.now());
+      if (result.dryRun && !explicitDry && result.sessions.length > 0) {
+        show(result, p.values.json === true, p.root);
+        if (!(await goAhead(consent, `Move ${result.sessions.length} session(s) to the trash?`, 'session-sidecar prune: nothing was moved'))) return 1;
+        result = await pruneSessions(store, { ...opts, dryRun: false }, Date.now());
+      }
+      show(result, p.values.json === true, p.root);
+      return 0;
     } finally {
       await store.closeAll();
     }
-    if (p.values.json) {
-      out(`${JSON.stringify(result, null, 2)}\n`);
-      return 0;
-    }
-    const s = stdoutStyle();
-    const now = Date.now();
-    const verb = dryRun ? 'would move' : 'moved';
-    if (result.sessions.length === 0) out(`no session to move to the trash in ${p.root}\n`);
-    else {
-      const rows = [['ID', 'TITLE', 'UPDATED', 'SIZE']];
-      for (const x of result.sessions) rows.push([x.sessionId, x.title ? oneLine(safeText(x.title), 40) : '-', relativeTime(x.updatedAt, now), humanBytes(x.bytes ?? 0)]);
-      out(`${verb} ${result.sessions.length} session(s) to the trash:\n`);
-      out(table(rows, new Set([3]), (r, _c, cell) => (r === 0 ? s.bold(cell) : cell)));
-    }
-    for (const k of result.skipped) out(`skipped ${k.sessionId}: ${k.reason === 'open' ? 'open for writing by a sidecar' : k.reason}\n`);
-    if (dryRun && result.sessions.length > 0) out(s.dim(`dry run: nothing was moved; add --yes to move them\n`));
-    return 0;
   },
 };
+
+function show(result: SessionPruneResult, json: boolean, root: string): void {
+  if (json) return out(`${JSON.stringify(result, null, 2)}\n`);
+  const s = stdoutStyle();
+  const now = Date.now();
+  const verb = result.dryRun ? 'would move' : 'moved';
+  if (result.sessions.length === 0) out(`no session to move to the trash in ${root}\n`);
+  else {
+    const rows = [['ID', 'TITLE', 'UPDATED', 'SIZE']];
+    for (const x of result.sessions) rows.push([x.sessionId, x.title ? oneLine(safeText(x.title), 40) : '-', relativeTime(x.updatedAt, now), humanBytes(x.bytes ?? 0)]);
+    out(`${verb} ${result.sessions.length} session(s) to the trash:\n`);
+    out(table(rows, new Set([3]), (r, _c, cell) => (r === 0 ? s.bold(cell) : cell)));
+  }
+  for (const k of result.skipped) out(`skipped ${k.sessionId}: ${k.reason === 'open' ? 'open for writing by a sidecar' : k.reason}\n`);
+}

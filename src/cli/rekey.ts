@@ -5,6 +5,7 @@ import { nodeFs } from '../durable/fsLayer.js';
 import { StoreLayout } from '../backends/file/layout.js';
 import { rekeyStore } from '../backends/file/rekey.js';
 import { CliError, type Command, parseCommand, STORE_HELP, UsageError } from './common.js';
+import { consentOf, goAhead } from './consent.js';
 import { KeyOptionError, loadKey } from './encryptionKey.js';
 import { out } from './output.js';
 import type { StoreTarget } from './storeTarget.js';
@@ -13,14 +14,15 @@ import type { StoreKey } from '../durable/storeKey.js';
 export const rekeyCommand: Command = {
   name: 'rekey',
   summary: summaryOf('rekey'),
-  usage: `Usage: session-sidecar rekey --store DIR|URL [--from-env OLD | --from-file PATH] [--to-env NEW | --to-file PATH]
+  usage: `Usage: session-sidecar rekey --store DIR|URL [--from-env OLD | --from-file PATH] (--to-env NEW | --to-file PATH | --decrypt) [--yes]
 
 Rewrites every journal, archived generation, state value and blob of a file store from the
 current encryption key to a new one, crash-safely: an interrupted rekey leaves every file whole
 under one of the two keys, the store is refused by servers and commands until the same command
 is run again, and that run finishes the job. Index entries and list.cache are removed (rebuilt
 from the journals). No sidecar may have the store open: a held writer lease refuses the rekey
-before anything is changed.
+before anything is changed. It asks first at a terminal; anywhere else it needs --yes (and
+changes nothing without it, exit 1).
 
 With a PostgreSQL store (--store postgres://..., --pg-schema NAME) every sealed text column and
 blob is re-sealed in pages of rows, each page one transaction; every value names its key, so an
@@ -32,14 +34,16 @@ Options:
   --from-env NAME          the current key, base64 in $NAME (omit both --from options for a
                            plaintext store: it is encrypted)
   --from-file PATH         the current key read from PATH (mode 0600, owned by you)
-  --to-env NAME            the new key, base64 in $NAME (omit both --to options to decrypt
-                           the store)
+  --to-env NAME            the new key, base64 in $NAME
   --to-file PATH           the new key read from PATH (mode 0600, owned by you)
+  --decrypt                no new key: store every session in plaintext (only when asked so)
+  --yes                    go ahead without asking (needed off a terminal)
 ${STORE_HELP.split('\n').filter((l) => !/encryption-key|^\s{20,}the (same|key)/.test(l)).join('\n')}
 `,
   async run(argv) {
     const p = parseCommand(this, argv, {
       'from-env': { type: 'string' }, 'from-file': { type: 'string' }, 'to-env': { type: 'string' }, 'to-file': { type: 'string' },
+      decrypt: { type: 'boolean' }, yes: { type: 'boolean' },
     }, { min: 0, max: 0, names: '' });
     if (!p) return out(this.usage), 0;
     if (p.values['encryption-key-env'] !== undefined || p.values['encryption-key-file'] !== undefined) {
@@ -54,7 +58,12 @@ ${STORE_HELP.split('\n').filter((l) => !/encryption-key|^\s{20,}the (same|key)/.
       throw e instanceof KeyOptionError ? new CliError(e.message) : e;
     }
     if (!from && !to) throw new UsageError('give the current key (--from-env/--from-file), the new key (--to-env/--to-file), or both', this.name);
+    const decrypt = p.values.decrypt === true;
+    if (!to && !decrypt) throw new UsageError('give the new key (--to-env/--to-file), or --decrypt to store the sessions in plaintext', this.name);
+    if (to && decrypt) throw new UsageError('--decrypt excludes --to-env/--to-file', this.name);
     const what = to ? (from ? 'rekeyed' : 'encrypted') : 'decrypted';
+    const question = `Rewrite every session of ${p.root} ${to ? (from ? 'under the new key' : 'encrypted') : 'in plaintext'}?`;
+    if (!(await goAhead(consentOf(p.values), question, 'session-sidecar rekey: nothing was changed'))) return 1;
     if (p.target.kind === 'postgres') {
       const report = await rekeyPg(p.target, from, to);
       if (report.rewritten === 0 && report.skipped === 0) out(`${p.root} is already ${to ? 'under the new key' : 'plaintext'}: nothing to do\n`);

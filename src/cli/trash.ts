@@ -1,8 +1,8 @@
 import { summaryOf } from './commands.js';
-import { emptyTrash, trashOf } from '../core/services/trash.js';
+import { type EmptyTrashResult, emptyTrash, trashOf } from '../core/services/trash.js';
 import type { TrashEntry } from '../domain/types.js';
 import { checkDuration, type Command, openStore, openWritableStore, parseCommand, STORE_HELP, UsageError } from './common.js';
-import { dryRunOf } from './prune.js';
+import { consentOf, goAhead } from './consent.js';
 import { humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
 
 export const trashCommand: Command = {
@@ -18,11 +18,15 @@ back; 'empty' removes for good the sessions deleted more than DURATION ago (all 
 --older-than) — with 'session/delete' purge, the only way bytes leave the store. A session
 restored meanwhile, or in use by another process (being restored), is skipped and listed so.
 
+Nothing is removed (or restored, for more than one id) unasked: without --yes it lists what it
+would do, then asks at a terminal (stdin and stdout both terminals); anywhere else it does
+nothing and exits 1.
+
 Options:
   --older-than DURATION    only sessions deleted more than this long ago: 7d, 12h, 90m, P7D, ...
-  --dry-run                (empty) list what would be removed; remove nothing (the default
-                           when stdout is a terminal and --yes is not given)
-  --yes                    (empty) remove them (the default when stdout is not a terminal)
+  --dry-run                (empty) list what would be removed; remove nothing, ask nothing
+  --yes                    (empty, restore of several) go ahead without asking (needed off a
+                           terminal)
   --json                   the sessions as JSON
 ${STORE_HELP}
 `,
@@ -49,8 +53,13 @@ ${STORE_HELP}
       const store = await openWritableStore(p.target);
       try {
         const trashed = (await trashOf(store)).map((e) => e.sessionId);
-        for (const given of ids) {
-          const id = inTrash(trashed, given, this.name);
+        const chosen = ids.map((given) => inTrash(trashed, given, this.name));
+        if (chosen.length > 1) {
+          const consent = consentOf(p.values);
+          if (consent !== 'given') for (const id of chosen) out(`would restore ${id}\n`);
+          if (!(await goAhead(consent, `Restore ${chosen.length} sessions?`, 'session-sidecar trash restore: nothing was restored'))) return 1;
+        }
+        for (const id of chosen) {
           await store.restore(id);
           out(`restored ${id}\n`);
         }
@@ -61,23 +70,32 @@ ${STORE_HELP}
     }
     if (action === 'empty') {
       if (ids.length > 0) throw new UsageError(`unexpected argument '${ids[0]}'`, this.name);
-      const dryRun = dryRunOf(p.values);
+      const explicitDry = p.values['dry-run'] === true;
+      const consent = explicitDry ? 'refused' : consentOf(p.values);
+      const opts = olderThan !== undefined ? { olderThan } : {};
       const store = await openWritableStore(p.target);
-      let r;
       try {
-        r = await emptyTrash(store, { ...(olderThan !== undefined ? { olderThan } : {}), dryRun }, Date.now());
+        let r = await emptyTrash(store, { ...opts, dryRun: consent !== 'given' }, Date.now());
+        if (r.dryRun && !explicitDry && r.sessions.length > 0) {
+          report(r, json);
+          if (!(await goAhead(consent, `Remove ${r.sessions.length} session(s) for good?`, 'session-sidecar trash empty: nothing was removed'))) return 1;
+          r = await emptyTrash(store, { ...opts, dryRun: false }, Date.now());
+        }
+        report(r, json);
+        return 0;
       } finally {
         await store.closeAll();
       }
-      if (json) return out(`${JSON.stringify(r, null, 2)}\n`), 0;
-      if (r.sessions.length > 0 || r.skipped.length === 0) show(r.sessions, false, 'nothing to remove from the trash', dryRun ? 'would remove for good' : 'removed for good');
-      for (const k of r.skipped) out(`skipped ${k.sessionId}: ${k.reason === 'open' ? 'in use by another process (being restored, or open for writing)' : 'a live session has this id (restored meanwhile)'}\n`);
-      if (dryRun && r.sessions.length > 0) out(stdoutStyle().dim('dry run: nothing was removed; add --yes to remove them\n'));
-      return 0;
     }
     throw new UsageError(action === undefined ? 'missing list, restore or empty' : `unknown action '${action}' (list, restore or empty)`, this.name);
   },
 };
+
+function report(r: EmptyTrashResult, json: boolean): void {
+  if (json) return out(`${JSON.stringify(r, null, 2)}\n`);
+  if (r.sessions.length > 0 || r.skipped.length === 0) show(r.sessions, false, 'nothing to remove from the trash', r.dryRun ? 'would remove for good' : 'removed for good');
+  for (const k of r.skipped) out(`skipped ${k.sessionId}: ${k.reason === 'open' ? 'in use by another process (being restored, or open for writing)' : 'a live session has this id (restored meanwhile)'}\n`);
+}
 
 function show(entries: TrashEntry[], json: boolean, none: string, verb: string): number {
   if (json) return out(`${JSON.stringify(entries, null, 2)}\n`), 0;

@@ -83,36 +83,36 @@ describe('the CLI on an encrypted store', () => {
     const journal = path.join(root, 'sessions', sessionId, 'journal.jsonl');
     const original = fs.readFileSync(journal);
 
-    const help = await runCli(['rekey', '--help']);
+    const help = await runCli(['rekey', '--yes', '--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/--from-env NAME[\s\S]*--to-env NAME/);
 
     fs.mkdirSync(path.join(root, 'recovery', sessionId), { recursive: true, mode: 0o700 });
     fs.writeFileSync(path.join(root, 'recovery', sessionId, '1-100.torn'), 'torn', { mode: 0o600 });
-    let r = await runCli(['rekey', '--store', root, '--to-env', 'K'], { env });
+    let r = await runCli(['rekey', '--yes', '--store', root, '--to-env', 'K'], { env });
     expect(r.code, explain(r)).toBe(0);
     expect(r.stdout).toMatch(/recovery\/ keeps 1 file\(s\) of torn tails/);
     expect(r.stdout).toMatch(/^encrypted .*: 1 session\(s\), 1 file\(s\) rewritten/);
     expect(fs.readFileSync(journal, 'utf8')).not.toContain('Plain title');
     expect((await runCli(['show', sessionId, '--store', root, '--encryption-key-env', 'K'], { env })).stdout).toContain('plain question');
-    r = await runCli(['rekey', '--store', root, '--from-env', 'K', '--to-env', 'OTHER'], { env });
+    r = await runCli(['rekey', '--yes', '--store', root, '--from-env', 'K', '--to-env', 'OTHER'], { env });
     expect(r.code, explain(r)).toBe(0);
     noKeyIn(r);
-    r = await runCli(['rekey', '--store', root, '--from-env', 'K', '--to-env', 'OTHER'], { env });
+    r = await runCli(['rekey', '--yes', '--store', root, '--from-env', 'K', '--to-env', 'OTHER'], { env });
     expect(r.stdout).toMatch(/already under the new key: nothing to do/);
-    r = await runCli(['rekey', '--store', root, '--from-env', 'K'], { env }); // K is not the store's key any more
+    r = await runCli(['rekey', '--yes', '--store', root, '--from-env', 'K', '--decrypt'], { env }); // K is not the store's key any more
     expect(r.code, explain(r)).toBe(1);
     expect(r.stderr).toMatch(/--from key is not the store's key/);
     const otherFile = path.join(tempDir('sidecar-key-'), 'other');
     fs.writeFileSync(otherFile, `${OTHER}\n`, { mode: 0o600 });
-    r = await runCli(['rekey', '--store', root, '--from-file', otherFile], { env });
+    r = await runCli(['rekey', '--yes', '--store', root, '--from-file', otherFile, '--decrypt'], { env });
     expect(r.code, explain(r)).toBe(0);
     expect(r.stdout).toMatch(/^decrypted /);
     expect(fs.readFileSync(journal)).toEqual(original); // a single-record batch per line: the same bytes again
     expect((await runCli(['list', '--store', root])).stdout).toContain('Plain title');
-    const bad = await runCli(['rekey', '--store', root, '--to-env', 'NOPE'], { env });
+    const bad = await runCli(['rekey', '--yes', '--store', root, '--to-env', 'NOPE'], { env });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/--to-env NOPE: the variable is not set/);
-    expect((await runCli(['rekey', '--store', root], { env })).code).toBe(2);
+    expect((await runCli(['rekey', '--yes', '--store', root], { env })).code).toBe(2);
   });
 });

@@ -47,7 +47,7 @@ describe.skipIf(pgSkip)('session-sidecar migrate', () => {
     const url = await pgUrl();
     const schema = freshSchema('mig');
     const { root, ids } = await richStore();
-    const there = await runCli(['migrate', '--from', root, '--to', withPassword(url), '--pg-schema', schema]);
+    const there = await runCli(['migrate', '--yes', '--from', root, '--to', withPassword(url), '--pg-schema', schema]);
     expect(there.code, explain(there)).toBe(0);
     expect(there.stdout).toContain('5 sessions copied');
     expect(there.stdout).toContain('1 blob');
@@ -56,7 +56,7 @@ describe.skipIf(pgSkip)('session-sidecar migrate', () => {
     expect(verified.code, explain(verified)).toBe(0);
 
     const back = path.join(tempDir('sidecar-mig-'), 'store');
-    const home = await runCli(['migrate', '--from', url, '--pg-schema', schema, '--to', back]);
+    const home = await runCli(['migrate', '--yes', '--from', url, '--pg-schema', schema, '--to', back]);
     expect(home.code, explain(home)).toBe(0);
     expectSameStores(root, back);
     // A journal written in single-record batches comes back as the very same bytes.
@@ -106,7 +106,7 @@ describe.skipIf(pgSkip)('session-sidecar migrate', () => {
 
     // A rerun finds every session already there (identical) and succeeds without writing.
     const dump = await dumpSchema(url, schema);
-    const again = await runCli(['migrate', '--from', root, '--to', url, '--pg-schema', schema]);
+    const again = await runCli(['migrate', '--yes', '--from', root, '--to', url, '--pg-schema', schema]);
     expect(again.code, explain(again)).toBe(1); // compacted and runtime now differ (appended above): refused
     expect(again.stderr).toContain(`session ${ids.compacted} not copied: a different session with this id exists`);
     expect(again.stdout).toContain(`already there ${ids.chat}`);
@@ -123,7 +123,7 @@ describe.skipIf(pgSkip)('session-sidecar migrate', () => {
     const line = encodeRecordLine(lastSeq + 1, new Date().toISOString(), undefined, JSON.stringify({ kind: 'message', message: { role: 'user', content: `my token is ${token}` } }));
     fs.appendFileSync(journal, line);
     expect(exportFileSession(nodeFs, layoutOf(f.root), f.compacted).generations.at(-1)!.records.at(-1)!.text).toContain(token); // a valid line
-    const r = await runCli(['migrate', '--from', f.root, '--to', url, '--pg-schema', schema]);
+    const r = await runCli(['migrate', '--yes', '--from', f.root, '--to', url, '--pg-schema', schema]);
     expect(r.code, explain(r)).toBe(1);
     expect(r.stderr).toContain(`session ${f.compacted} not copied`);
     expect(r.stderr).toMatch(/credential \(rule: /);
@@ -146,30 +146,30 @@ describe.skipIf(pgSkip)('session-sidecar migrate', () => {
     await store.closeAll();
 
     const pgSide = ['--to', url, '--pg-schema', schema];
-    const killed = startCli(['migrate', '--from', root, ...pgSide]);
+    const killed = startCli(['migrate', '--yes', '--from', root, ...pgSide]);
     await until(() => killed.output().includes('copied '), 'a first session copied');
     killed.child.kill('SIGKILL');
     await killed.exited;
     // Every session in the destination is whole: read back, it equals the source.
     const back1 = path.join(tempDir('sidecar-migkill-'), 'store');
-    const partial = await runCli(['migrate', '--from', url, '--pg-schema', schema, '--to', back1]);
+    const partial = await runCli(['migrate', '--yes', '--from', url, '--pg-schema', schema, '--to', back1]);
     expect(partial.code, explain(partial)).toBe(0);
     const copied = fileSessionIds(nodeFs, layoutOf(back1));
     expect(copied.length).toBeGreaterThan(0);
     for (const id of copied) expect(sameBundle(exportFileSession(nodeFs, layoutOf(back1), id), exportFileSession(nodeFs, layoutOf(root), id))).toBe(true);
-    const rerun = await runCli(['migrate', '--from', root, ...pgSide]);
+    const rerun = await runCli(['migrate', '--yes', '--from', root, ...pgSide]);
     expect(rerun.code, explain(rerun)).toBe(0);
 
     // postgres -> file, killed mid-way: the file destination holds whole sessions only; a rerun completes.
     const back2 = path.join(tempDir('sidecar-migkill-'), 'store');
-    const killed2 = startCli(['migrate', '--from', url, '--pg-schema', schema, '--to', back2]);
+    const killed2 = startCli(['migrate', '--yes', '--from', url, '--pg-schema', schema, '--to', back2]);
     await until(() => killed2.output().includes('copied '), 'a first session copied back');
     killed2.child.kill('SIGKILL');
     await killed2.exited;
     for (const id of fileSessionIds(nodeFs, layoutOf(back2))) {
       expect(sameBundle(exportFileSession(nodeFs, layoutOf(back2), id), exportFileSession(nodeFs, layoutOf(root), id))).toBe(true);
     }
-    const rerun2 = await runCli(['migrate', '--from', url, '--pg-schema', schema, '--to', back2]);
+    const rerun2 = await runCli(['migrate', '--yes', '--from', url, '--pg-schema', schema, '--to', back2]);
     expect(rerun2.code, explain(rerun2)).toBe(0);
     expectSameStores(root, back2);
     expect(fs.existsSync(path.join(back2, 'migrate'))).toBe(false);
@@ -182,16 +182,16 @@ describe.skipIf(pgSkip)('session-sidecar migrate', () => {
     const writer = new FileSessionStore(f.root);
     try {
       await writer.open(f.chat, 'write');
-      const r = await runCli(['migrate', '--from', f.root, '--to', url, '--pg-schema', schema]);
+      const r = await runCli(['migrate', '--yes', '--from', f.root, '--to', url, '--pg-schema', schema]);
       expect(r.code, explain(r)).toBe(1);
       expect(r.stderr).toContain(`session ${f.chat} not copied: it is open for writing (pid ${process.pid}`);
       expect(r.stdout).toContain('2 sessions copied');
     } finally {
       await writer.closeAll();
     }
-    expect((await runCli(['migrate', '--from', f.root])).code).toBe(2);
-    expect((await runCli(['migrate', '--from', f.root, '--to', f.root])).code).toBe(2);
-    const help = await runCli(['migrate', '--help']);
+    expect((await runCli(['migrate', '--yes', '--from', f.root])).code).toBe(2);
+    expect((await runCli(['migrate', '--yes', '--from', f.root, '--to', f.root])).code).toBe(2);
+    const help = await runCli(['migrate', '--yes', '--help']);
     expect(help.stdout).toContain('--from DIR|URL');
     expect(help.stdout).toContain('byte for byte');
   });

@@ -26,7 +26,7 @@ describe.skipIf(pgSkip)('migrate into PostgreSQL: the database password is a sec
 
     const url = await pgUrl();
     const schema = freshSchema('migpw');
-    const r = await runCli(['migrate', '--from', root, '--to-store-env', 'SS_TO', '--pg-schema', schema], { env: { SS_TO: withPassword(url) } });
+    const r = await runCli(['migrate', '--yes', '--from', root, '--to-store-env', 'SS_TO', '--pg-schema', schema], { env: { SS_TO: withPassword(url) } });
     expect(r.code, explain(r)).toBe(1);
     expect(r.stderr).toMatch(new RegExp(`session ${quoting} not copied: .*registered secret`));
     expect(r.stdout).toContain(clean);

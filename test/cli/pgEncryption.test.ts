@@ -57,11 +57,11 @@ describe.skipIf(pgSkip !== null)(`the command line on an encrypted PostgreSQL st
     await src.closeAll();
 
     // Without the source's key: refused, nothing copied.
-    const noKey = await runCli(['migrate', '--from', root, '--to', url, '--pg-schema', schema, '--to-key-env', 'P'], { env });
+    const noKey = await runCli(['migrate', '--yes', '--from', root, '--to', url, '--pg-schema', schema, '--to-key-env', 'P'], { env });
     expect(noKey.code, explain(noKey)).toBe(1);
     expect(noKey.stderr).toMatch(/encrypted: give its key/);
 
-    const there = await runCli(['migrate', '--from', root, '--from-key-env', 'K', '--to', url, '--pg-schema', schema, '--to-key-env', 'P'], { env });
+    const there = await runCli(['migrate', '--yes', '--from', root, '--from-key-env', 'K', '--to', url, '--pg-schema', schema, '--to-key-env', 'P'], { env });
     expect(there.code, explain(there)).toBe(0);
     expect(there.stdout).toContain('1 session copied');
     noKeyIn(there);
@@ -86,7 +86,7 @@ describe.skipIf(pgSkip !== null)(`the command line on an encrypted PostgreSQL st
 
     // Back into a new directory store under a third key.
     const back = path.join(tempDir('sidecar-pgenc-'), 'store');
-    const home = await runCli(['migrate', '--from', url, '--pg-schema', schema, '--from-key-env', 'P', '--to', back, '--to-key-env', 'N'], { env });
+    const home = await runCli(['migrate', '--yes', '--from', url, '--pg-schema', schema, '--from-key-env', 'P', '--to', back, '--to-key-env', 'N'], { env });
     expect(home.code, explain(home)).toBe(0);
     const dst = new FileSessionStore(back, { leases: false, encryptionKey: keyOf(NEXT) });
     expect(await observe(dst)).toEqual(before);
@@ -94,20 +94,20 @@ describe.skipIf(pgSkip !== null)(`the command line on an encrypted PostgreSQL st
     expect(() => new FileSessionStore(back, { leases: false })).toThrow(/encrypted: give its key/);
 
     // rekey of the PostgreSQL store: P -> N; then only N opens it.
-    const rk = await runCli(['rekey', '--store', url, '--pg-schema', schema, '--from-env', 'P', '--to-env', 'N'], { env });
+    const rk = await runCli(['rekey', '--yes', '--store', url, '--pg-schema', schema, '--from-env', 'P', '--to-env', 'N'], { env });
     expect(rk.code, explain(rk)).toBe(0);
     expect(rk.stdout).toMatch(/^rekeyed .*: 1 session\(s\), \d+ value\(s\) rewritten, 0 already done/m);
     noKeyIn(rk);
-    const again = await runCli(['rekey', '--store', url, '--pg-schema', schema, '--from-env', 'P', '--to-env', 'N'], { env });
+    const again = await runCli(['rekey', '--yes', '--store', url, '--pg-schema', schema, '--from-env', 'P', '--to-env', 'N'], { env });
     expect(again.stdout).toContain('already under the new key');
     const old = await runCli(['list', '--store', url, '--pg-schema', schema, '--encryption-key-env', 'P'], { env });
     expect(old.stderr).toMatch(/not the store's key/);
     const now = await runCli(['list', '--store', url, '--pg-schema', schema, '--encryption-key-env', 'N'], { env });
     expect(now.code, explain(now)).toBe(0);
     expect(now.stdout).toContain(`Sealed ${MARK}`);
-    const help = await runCli(['rekey', '--help']);
+    const help = await runCli(['rekey', '--yes', '--help']);
     expect(help.stdout).toContain('--store DIR|URL');
-    const mhelp = await runCli(['migrate', '--help']);
+    const mhelp = await runCli(['migrate', '--yes', '--help']);
     expect(mhelp.stdout).toContain('--to-key-env NAME');
   });
 
@@ -128,7 +128,7 @@ describe.skipIf(pgSkip !== null)(`the command line on an encrypted PostgreSQL st
     await c.connect();
     const sealed = async () => Number((await c.query(`SELECT count(*) AS n FROM "${schema}".records WHERE text LIKE 'ss-sealed:%'`)).rows[0].n);
     try {
-      const run = startCli(['rekey', '--store', url, '--pg-schema', schema, '--to-file', keyFile]);
+      const run = startCli(['rekey', '--yes', '--store', url, '--pg-schema', schema, '--to-file', keyFile]);
       let seen = 0;
       for (let i = 0; i < 2000 && seen === 0; i++) {
         seen = await sealed();
@@ -144,7 +144,7 @@ describe.skipIf(pgSkip !== null)(`the command line on an encrypted PostgreSQL st
       const refused = await runCli(['list', '--store', url, '--pg-schema', schema, '--encryption-key-env', 'P'], { env });
       expect(refused.code, explain(refused)).toBe(1);
       expect(refused.stderr).toMatch(/rekey of this store was interrupted/);
-      const again = await runCli(['rekey', '--store', url, '--pg-schema', schema, '--to-env', 'P'], { env });
+      const again = await runCli(['rekey', '--yes', '--store', url, '--pg-schema', schema, '--to-env', 'P'], { env });
       expect(again.code, explain(again)).toBe(0);
       expect(again.stdout).toMatch(new RegExp(`${N - mid} value\\(s\\) rewritten`));
       expect(await sealed()).toBe(N);

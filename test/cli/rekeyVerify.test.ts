@@ -80,9 +80,9 @@ describe('verify after a fault-free rekey', () => {
     for (const [args, key] of [
       [['--to-env', 'K1'], 'K1'],
       [['--from-env', 'K1', '--to-env', 'K2'], 'K2'],
-      [['--from-env', 'K2'], undefined],
+      [['--from-env', 'K2', '--decrypt'], undefined],
     ] as const) {
-      const r = await runCli(['rekey', '--store', root, ...args], { env });
+      const r = await runCli(['rekey', '--yes', '--store', root, ...args], { env });
       expect(r.code, explain(r)).toBe(0);
       await verifyClean(root, key);
       expect(archiveHeadersApart(root), args.join(' ')).toEqual([]);
@@ -91,7 +91,7 @@ describe('verify after a fault-free rekey', () => {
 
   it('an archive whose header an earlier rekey sealed apart (same members, another nonce) is a note; other members are an error', async () => {
     const root = await richStore();
-    expect((await runCli(['rekey', '--store', root, '--to-env', 'K1'], { env })).code).toBe(0);
+    expect((await runCli(['rekey', '--yes', '--store', root, '--to-env', 'K1'], { env })).code).toBe(0);
     const id = fs.readdirSync(path.join(root, 'history')).find((x) => fs.existsSync(path.join(root, 'sessions', x)))!;
     const archive = path.join(root, 'history', id, '0.jsonl');
     const text = fs.readFileSync(archive, 'utf8');

@@ -19,12 +19,36 @@ type PruneOut = { dryRun: boolean; sessions: Array<{ sessionId: string; title?: 
 type TrashOut = Array<{ sessionId: string; title?: string; deletedAt: string; bytes: number }>;
 
 /** Runs the CLI with stdout on a pseudo-terminal (script(1)): what a person at a terminal gets. */
-function onTerminal(args: string[]): Promise<{ code: number | null; stdout: string }> {
+/**
+ * The command in a pseudo-terminal (util-linux `script`: stdin and stdout both terminals), the
+ * answer typed when its `[y/N]` question shows (a question never answered would hang: Enter, No).
+ */
+/** A shell pipeline, `set -o pipefail`: the first command's exit code. */
+function runShell(line: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-o', 'pipefail', '-c', `${line}`], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+    child.stdin.end();
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function onTerminal(args: string[], answer = ''): Promise<{ code: number | null; stdout: string }> {
   const line = ['node', CLI, ...args].map((a) => `'${a}'`).join(' ');
   return new Promise((resolve) => {
-    const child = spawn('script', ['-qec', line, '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn('script', ['-qec', line, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
     let stdout = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+    let asked = false;
+    child.stdout.setEncoding('utf8').on('data', (s: string) => {
+      stdout += s;
+      if (!asked && stdout.includes('[y/N]')) {
+        asked = true;
+        child.stdin.write(`${answer}\r`);
+      }
+    });
     child.on('close', (code) => resolve({ code, stdout }));
   });
 }
@@ -47,7 +71,7 @@ describe('prune and trash on a file store', () => {
     expect(dryText.stdout).toContain('would move 2 session(s)');
     expect(dryText.stdout).toContain(`skipped ${fx.chat}: open for writing by a sidecar`);
     expect(await holder.append(fx.chat, [{ kind: 'message', message: { role: 'user', content: 'still held' } }])).toMatchObject({ lastSeq: expect.any(Number) });
-    const r = await runCli(['prune', '--store', fx.root, '--older-than', '0s', '--json']);
+    const r = await runCli(['prune', '--yes', '--store', fx.root, '--older-than', '0s', '--json']);
     expect(r.code, explain(r)).toBe(0);
     const out = json<PruneOut>(r);
     expect(out.dryRun).toBe(false); // stdout is not a terminal: the default is to move
@@ -73,7 +97,7 @@ describe('prune and trash on a file store', () => {
     expect(restored.stdout).toBe(`restored ${fx.compacted}\n`);
     expect(fs.readFileSync(journalPath(fx.root, fx.compacted))).toEqual(journal);
 
-    const young = await runCli(['trash', 'empty', '--store', fx.root, '--older-than', '7d', '--json']);
+    const young = await runCli(['trash', 'empty', '--yes', '--store', fx.root, '--older-than', '7d', '--json']);
     expect(json<{ sessions: TrashOut }>(young).sessions).toEqual([]);
     expect(fs.existsSync(path.join(fx.root, 'trash', fx.fork, 'session'))).toBe(true);
     const dry = await runCli(['trash', 'empty', '--store', fx.root, '--dry-run']);
@@ -86,20 +110,50 @@ describe('prune and trash on a file store', () => {
     expect(fs.existsSync(journalPath(fx.root, fx.chat))).toBe(true);
   });
 
-  it('on a terminal, prune and trash empty are dry runs unless --yes is given', async () => {
+  it('on a terminal, prune and trash empty show what they would do and ask; only y goes ahead', async () => {
     const fx = await makeStore();
     await new Promise((r) => setTimeout(r, 5));
-    const dry = await onTerminal(['prune', '--store', fx.root, '--older-than', '0s']);
-    expect(dry.code).toBe(0);
-    expect(dry.stdout).toContain('would move 3 session(s)');
-    expect(dry.stdout).toContain('add --yes');
+    const no = await onTerminal(['prune', '--store', fx.root, '--older-than', '0s'], 'n');
+    expect(no.code, no.stdout).toBe(1);
+    expect(no.stdout).toContain('would move 3 session(s)');
+    expect(no.stdout).toContain('Move 3 session(s) to the trash? [y/N]');
+    expect(no.stdout).toContain('nothing was moved');
     for (const id of [fx.chat, fx.compacted, fx.fork]) expect(fs.existsSync(journalPath(fx.root, id))).toBe(true);
-    const moved = await onTerminal(['prune', '--store', fx.root, '--older-than', '0s', '--keep-last', '1', '--yes']);
-    expect(moved.stdout).toContain('moved 2 session(s)');
+    const yes = await onTerminal(['prune', '--store', fx.root, '--older-than', '0s', '--keep-last', '1'], 'y');
+    expect(yes.code, yes.stdout).toBe(0);
+    expect(yes.stdout).toContain('moved 2 session(s)');
     expect(fs.readdirSync(path.join(fx.root, 'trash'))).toHaveLength(2);
-    const empty = await onTerminal(['trash', 'empty', '--store', fx.root]);
+    const empty = await onTerminal(['trash', 'empty', '--store', fx.root]); // Enter: No
+    expect(empty.code, empty.stdout).toBe(1);
     expect(empty.stdout).toContain('would remove for good 2 session(s)');
     expect(fs.readdirSync(path.join(fx.root, 'trash'))).toHaveLength(2);
+  });
+
+  it('through a real pipe, prune, trash empty and a restore of several do nothing without --yes: exit 1 naming --yes', async () => {
+    const fx = await makeStore();
+    await new Promise((r) => setTimeout(r, 5));
+    const piped = async (args: string[]) => {
+      // `session-sidecar ... | cat`: stdout a real pipe, stdin too
+      const r = await runShell(`'${process.execPath}' '${CLI}' ${args.map((a) => `'${a}'`).join(' ')} | cat`);
+      return r;
+    };
+    const prune = await piped(['prune', '--store', fx.root, '--older-than', '0s']);
+    expect(prune.code, prune.stderr).toBe(1);
+    expect(prune.stdout).toContain('would move 3 session(s)');
+    expect(prune.stderr).toContain('nothing was moved: not a terminal; add --yes to go ahead');
+    for (const id of [fx.chat, fx.compacted, fx.fork]) expect(fs.existsSync(journalPath(fx.root, id))).toBe(true);
+    expect((await piped(['prune', '--yes', '--store', fx.root, '--older-than', '0s'])).code).toBe(0);
+    expect(fs.readdirSync(path.join(fx.root, 'trash'))).toHaveLength(3);
+    const restore = await piped(['trash', 'restore', fx.chat, fx.fork, '--store', fx.root]);
+    expect(restore.code, restore.stderr).toBe(1);
+    expect(restore.stderr).toContain('nothing was restored: not a terminal; add --yes');
+    expect(fs.readdirSync(path.join(fx.root, 'trash'))).toHaveLength(3);
+    const empty = await piped(['trash', 'empty', '--store', fx.root]);
+    expect(empty.code, empty.stderr).toBe(1);
+    expect(empty.stderr).toContain('nothing was removed: not a terminal; add --yes');
+    expect(fs.readdirSync(path.join(fx.root, 'trash'))).toHaveLength(3);
+    expect((await piped(['trash', 'empty', '--yes', '--store', fx.root])).code).toBe(0);
+    expect(fs.readdirSync(path.join(fx.root, 'trash'))).toHaveLength(0);
   });
 
   it('--help, and usage errors exit 2 changing nothing', async () => {
@@ -123,7 +177,7 @@ describe('prune and trash on a file store', () => {
 
   it('trash empty after one killed past its commit point (trash/.purging-<id>/ left): finishes the leftover, then empties the rest (exit 0)', async () => {
     const fx = await makeStore();
-    expect((await runCli(['prune', '--store', fx.root, '--older-than', '0s', '--json'])).code).toBe(0);
+    expect((await runCli(['prune', '--yes', '--store', fx.root, '--older-than', '0s', '--json'])).code).toBe(0);
     const trash = path.join(fx.root, 'trash');
     expect(fs.readdirSync(trash).sort()).toEqual([fx.chat, fx.compacted, fx.fork].sort());
     // The state a trash empty killed right after renaming trash/<id>/ to trash/.purging-<id>/ leaves.
@@ -145,7 +199,7 @@ describe.skipIf(pgSkip)('prune and trash on a PostgreSQL store', () => {
     const fx = await makePgStore(url, schema);
     const store = ['--store', withPassword(url), '--pg-schema', schema];
     await new Promise((r) => setTimeout(r, 5));
-    const r = await runCli(['prune', ...store, '--older-than', '0s', '--keep-last', '1', '--json']);
+    const r = await runCli(['prune', '--yes', ...store, '--older-than', '0s', '--keep-last', '1', '--json']);
     expect(r.code, explain(r)).toBe(0);
     const moved = json<PruneOut>(r).sessions.map((s) => s.sessionId);
     expect(moved.sort()).toEqual([fx.chat, fx.compacted].sort()); // runtime is the newest: kept

@@ -40,7 +40,7 @@ describe('--store-env NAME', () => {
   it('migrate --from-store-env / --to-store-env', async () => {
     const f = await makeStore();
     const to = path.join(tempDir('sidecar-storeenv-'), 'copy');
-    const r = await runCli(['migrate', '--from-store-env', 'SS_FROM', '--to-store-env', 'SS_TO'], { env: { SS_FROM: f.root, SS_TO: to } });
+    const r = await runCli(['migrate', '--yes', '--from-store-env', 'SS_FROM', '--to-store-env', 'SS_TO'], { env: { SS_FROM: f.root, SS_TO: to } });
     expect(r.code, explain(r)).toBe(0);
     const copied = await runCli(['list', '--json', '--store', to]);
     expect(copied.stdout).toContain(f.chat);

@@ -26,7 +26,7 @@ describe('rekey and serving sidecars exclude each other', () => {
     const { sessionId } = await a.create();
     await a.append({ sessionId, records: [msg('before')] });
     await a.close(sessionId); // no session open: only the store lock stands for the sidecar now
-    const refused = await runCli(['rekey', '--store', store, '--to-env', 'K'], { env });
+    const refused = await runCli(['rekey', '--yes', '--store', store, '--to-env', 'K'], { env });
     expect(refused.code, explain(refused)).not.toBe(0);
     expect(refused.stderr).toMatch(/a sidecar is serving this store/);
     expect(fs.existsSync(path.join(store, 'encryption.json'))).toBe(false);
@@ -34,7 +34,7 @@ describe('rekey and serving sidecars exclude each other', () => {
     const { sessionId: later } = await a.create();
     await a.append({ sessionId: later, records: [msg('after the refused rekey')] });
     await a.shutdown();
-    const done = await runCli(['rekey', '--store', store, '--to-env', 'K'], { env });
+    const done = await runCli(['rekey', '--yes', '--store', store, '--to-env', 'K'], { env });
     expect(done.code, explain(done)).toBe(0);
     const shown = await runCli(['show', later, '--store', store, '--encryption-key-env', 'K'], { env });
     expect(shown.stdout).toContain('after the refused rekey');
@@ -50,7 +50,7 @@ describe('rekey and serving sidecars exclude each other', () => {
     await seed.shutdown();
     // The rekey, each of its renames delayed (strace), so that it is surely still running when the sidecar starts.
     const rekey = spawn('strace', ['-f', '-o', '/dev/null', '-e', 'trace=rename,renameat,renameat2', '-e', 'inject=rename,renameat,renameat2:delay_enter=1500000',
-      process.execPath, CLI, 'rekey', '--store', store, '--to-env', 'K'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      process.execPath, CLI, 'rekey', '--yes', '--store', store, '--to-env', 'K'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const rekeyed = once(rekey, 'exit');
     const marker = path.join(store, 'encryption.json');
     while (!fs.existsSync(marker)) await new Promise((r) => setTimeout(r, 50)); // its "rekey in progress" marker: the lock is held
@@ -70,7 +70,7 @@ describe('rekey and serving sidecars exclude each other', () => {
     const { sessionId } = await lib.create({});
     await lib.append(sessionId, [msg('plain')]);
     await lib.close(sessionId);
-    const done = await runCli(['rekey', '--store', root, '--to-env', 'K'], { env });
+    const done = await runCli(['rekey', '--yes', '--store', root, '--to-env', 'K'], { env });
     expect(done.code, explain(done)).toBe(0);
     await expect(lib.create({})).rejects.toMatchObject({ kind: 'KeyMismatch' });
     await expect(lib.open(sessionId, 'write')).rejects.toMatchObject({ kind: 'KeyMismatch' });
