@@ -36,8 +36,8 @@ function runShell(line: string): Promise<{ code: number | null; stdout: string; 
   });
 }
 
-function onTerminal(args: string[], answer = ''): Promise<{ code: number | null; stdout: string }> {
-  const line = ['node', CLI, ...args].map((a) => `'${a}'`).join(' ');
+function onTerminal(args: string[], answer = '', stdin = ''): Promise<{ code: number | null; stdout: string }> {
+  const line = stdin + ['node', CLI, ...args].map((a) => `'${a}'`).join(' ');
   return new Promise((resolve) => {
     const child = spawn('script', ['-qec', line, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
     let stdout = '';
@@ -122,6 +122,12 @@ describe('prune and trash on a file store', () => {
     const yes = await onTerminal(['prune', '--store', fx.root, '--older-than', '0s', '--keep-last', '1'], 'y');
     expect(yes.code, yes.stdout).toBe(0);
     expect(yes.stdout).toContain('moved 2 session(s)');
+    expect(fs.readdirSync(path.join(fx.root, 'trash'))).toHaveLength(2);
+    // `yes | session-sidecar trash empty` in a terminal: stdout is one, stdin is not — not asked, nothing done
+    const yesPiped = await onTerminal(['trash', 'empty', '--store', fx.root], '', 'yes | ');
+    expect(yesPiped.code, yesPiped.stdout).toBe(1);
+    expect(yesPiped.stdout).not.toContain('[y/N]');
+    expect(yesPiped.stdout).toContain('add --yes');
     expect(fs.readdirSync(path.join(fx.root, 'trash'))).toHaveLength(2);
     const empty = await onTerminal(['trash', 'empty', '--store', fx.root]); // Enter: No
     expect(empty.code, empty.stdout).toBe(1);
