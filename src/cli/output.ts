@@ -1,4 +1,5 @@
 import tty from 'node:tty';
+import stringWidth from 'string-width';
 import { printOut } from '../cliOutput.js';
 
 /**
@@ -109,8 +110,29 @@ export function humanBytes(n: number): string {
 }
 
 /** Columns padded to their widest cell (by code point); `right` columns are right-aligned. */
+/** Terminal columns a text takes: East Asian wide characters and emoji count two (string-width). */
+export const columnsOf = (s: string): number => stringWidth(s);
+
+/** Cuts column `col` of every row (with …) so the table fits `columns` terminal columns, if it can. */
+export function fitColumn(rows: string[][], col: number, columns: number): void {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, columnsOf(cell))));
+  const others = widths.reduce((a, w, i) => (i === col ? a : a + w), 0) + 2 * (widths.length - 1);
+  const room = Math.max(8, columns - others);
+  for (const row of rows) if (row[col] !== undefined && columnsOf(row[col]) > room) row[col] = cutTo(row[col], room);
+}
+
+function cutTo(text: string, room: number): string {
+  let outText = '';
+  for (const ch of new Intl.Segmenter().segment(text)) {
+    if (columnsOf(outText + ch.segment) > room - 1) break;
+    outText += ch.segment;
+  }
+  return `${outText}…`;
+}
+
 export function table(rows: string[][], right: ReadonlySet<number> = new Set(), style?: (row: number, col: number, cell: string) => string): string {
-  const width = (s: string) => Array.from(s).length;
+  const width = columnsOf;
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, width(cell))));
   return rows.map((row, r) => row.map((cell, c) => {

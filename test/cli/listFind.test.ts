@@ -1,0 +1,77 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FileSessionStore } from '../../src/stores/fileStore.js';
+import stringWidth from 'string-width';
+import { tempDir } from '../helpers.js';
+import { CLI, explain, msg, runCli } from './helpers.js';
+
+/**
+ * Finding a session with `list` (issue 31, finding 4): --limit, --sort, --since/--until,
+ * untitled sessions by their first message, columns measured in terminal cells (CJK and emoji
+ * are two wide) and titles cut to the terminal's width.
+ */
+async function store(): Promise<{ root: string; ids: Record<string, string> }> {
+  const root = path.join(tempDir('sidecar-find-'), 'store');
+  const s = new FileSessionStore(root, { leases: false });
+  const ids: Record<string, string> = {};
+  const pause = () => new Promise((r) => setTimeout(r, 15));
+  ids.big = (await s.create({ title: 'Big one' })).sessionId;
+  await s.append(ids.big, Array.from({ length: 30 }, (_, i) => msg('user', `line ${i} `.repeat(20))));
+  await pause();
+  ids.cjk = (await s.create({ title: '修复构建 🚀 emoji' })).sessionId;
+  await s.append(ids.cjk, [msg('user', 'hi')]);
+  await pause();
+  ids.untitled = (await s.create({})).sessionId;
+  await s.append(ids.untitled, [msg('user', 'Why is the deploy slow?')]);
+  await s.closeAll();
+  return { root, ids };
+}
+
+const rows = (stdout: string) => stdout.trimEnd().split('\n').slice(1);
+const idsOf = (stdout: string) => rows(stdout).map((l) => l.split(/\s+/)[0]);
+
+describe('list: finding sessions', () => {
+  it('--limit, --sort updated|created|size, --since and --until; bad values are usage errors', async () => {
+    const { root, ids } = await store();
+    const all = await runCli(['list', '--store', root]);
+    expect(idsOf(all.stdout)).toEqual([ids.untitled, ids.cjk, ids.big]);
+    expect(idsOf((await runCli(['list', '-n', '2', '--store', root])).stdout)).toEqual([ids.untitled, ids.cjk]);
+    expect(idsOf((await runCli(['list', '--sort', 'size', '--limit', '1', '--store', root])).stdout)).toEqual([ids.big]);
+    expect(idsOf((await runCli(['list', '--sort', 'created', '--store', root])).stdout)).toEqual([ids.untitled, ids.cjk, ids.big]);
+    expect((await runCli(['list', '--since', '1h', '--store', root])).stdout).toContain(ids.big);
+    expect((await runCli(['list', '--until', '1h', '--store', root])).stdout).toContain('no sessions');
+    const json = JSON.parse((await runCli(['list', '--json', '--since', '2000-01-01', '--until', '2999-01-01T00:00+01:00', '--store', root])).stdout) as unknown[];
+    expect(json).toHaveLength(3);
+    for (const bad of [['-n', '0'], ['--sort', 'name'], ['--since', 'yesterday']]) {
+      const r = await runCli(['list', ...bad, '--store', root]);
+      expect(r.code, explain(r)).toBe(2);
+    }
+  });
+
+  it('an untitled session shows its first message; wide characters keep the columns aligned', async () => {
+    const { root, ids } = await store();
+    const out = (await runCli(['list', '--store', root])).stdout;
+    const line = (id: string): string => rows(out).find((l) => l.startsWith(id)) ?? '';
+    expect(line(ids.untitled)).toContain('user: Why is the deploy slow?');
+    // UPDATED starts at the same terminal column on every row, the CJK and emoji title's included
+    const col = (l: string): number => stringWidth(l.slice(0, l.search(/just now|\d+ ?[a-z]+ ago/)));
+    expect(rows(out).map(col).every((c) => c > 30)).toBe(true);
+    expect(new Set(rows(out).map(col)).size).toBe(1);
+  });
+
+  it('on a terminal, titles are cut so that every line fits its width', async () => {
+    const { root } = await store();
+    const line = `stty cols 80; NO_COLOR=1 '${process.execPath}' '${CLI}' list --store '${root}'`;
+    const out = await new Promise<string>((resolve) => {
+      const child = spawn('script', ['-qec', line, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+      let text = '';
+      child.stdout.setEncoding('utf8').on('data', (x: string) => (text += x));
+      child.on('close', () => resolve(text));
+    });
+    const lines = out.replace(/\r/g, '').trimEnd().split('\n');
+    expect(lines.length).toBe(4);
+    for (const l of lines) expect(stringWidth(l), l).toBeLessThanOrEqual(80);
+    expect(out).toContain('…');
+  });
+});
