@@ -11,10 +11,10 @@ import { CLI, explain, msg, runCli } from './helpers.js';
  * untitled sessions by their first message, columns measured in terminal cells (CJK and emoji
  * are two wide) and titles cut to the terminal's width.
  */
-async function store(): Promise<{ root: string; ids: Record<string, string> }> {
+async function store(): Promise<{ root: string; ids: { big: string; cjk: string; untitled: string } }> {
   const root = path.join(tempDir('sidecar-find-'), 'store');
   const s = new FileSessionStore(root, { leases: false });
-  const ids: Record<string, string> = {};
+  const ids = { big: '', cjk: '', untitled: '' };
   const pause = () => new Promise((r) => setTimeout(r, 15));
   ids.big = (await s.create({ title: 'Big one' })).sessionId;
   await s.append(ids.big, Array.from({ length: 30 }, (_, i) => msg('user', `line ${i} `.repeat(20))));
