@@ -3,7 +3,7 @@ import type { SessionStore } from '../domain/types.js';
 import { type SearchHit, searchSessions } from '../core/services/search.js';
 import { MAX_SEARCH_LIMIT } from '../../protocol/methods/session.search.js';
 import { type Command, openSession, openStore, parseCommand, positiveInt, STORE_HELP, UsageError } from './common.js';
-import { oneLine, out, safeText, stdoutStyle, table } from './output.js';
+import { err, oneLine, out, safeText, stdoutStyle, table } from './output.js';
 
 export const searchCommand: Command = {
   name: 'search',
@@ -30,10 +30,11 @@ ${STORE_HELP}
     const limit = positiveInt(p.values.limit as string | undefined, '--limit', 50);
     const store = await openStore(p.target);
     let hits: SearchHit[];
+    let more = false;
     try {
       const wanted = (p.values as { session?: string[] }).session;
       const sessionIds = wanted ? await Promise.all(wanted.map(async (w) => (await openSession(store, w)).sessionId)) : undefined;
-      hits = await collect(store, query, limit, sessionIds);
+      ({ hits, more } = await collect(store, query, limit, sessionIds));
     } finally {
       await store.closeAll();
     }
@@ -48,12 +49,14 @@ ${STORE_HELP}
     const s = stdoutStyle();
     const rows = [['SESSION', 'SEQ', 'SNIPPET'], ...hits.map((h) => [h.sessionId, String(h.seq), oneLine(safeText(h.snippet), 100)])];
     out(table(rows, new Set([1]), (r, c, cell) => (r === 0 ? s.bold(cell) : c === 0 ? s.cyan(cell) : cell)));
+    // on stderr: stdout stays the hits alone for a pipe
+    if (more) err(`${hits.length} shown, more exist — use --limit to see more`);
     return 0;
   },
 };
 
-/** Up to `limit` hits, page by page (a page holds at most the protocol's maximum). */
-async function collect(store: SessionStore, query: string, limit: number, sessionIds: string[] | undefined): Promise<SearchHit[]> {
+/** Up to `limit` hits, page by page (a page holds at most the protocol's maximum), and whether more exist. */
+async function collect(store: SessionStore, query: string, limit: number, sessionIds: string[] | undefined): Promise<{ hits: SearchHit[]; more: boolean }> {
   const hits: SearchHit[] = [];
   let cursor: string | undefined;
   do {
@@ -61,5 +64,7 @@ async function collect(store: SessionStore, query: string, limit: number, sessio
     hits.push(...page.hits);
     cursor = page.nextCursor;
   } while (cursor && hits.length < limit);
-  return hits;
+  // a cursor left after `limit` hits may still find nothing more: look one page ahead
+  const more = cursor !== undefined && (await searchSessions(store, { query, limit: 1, cursor, ...(sessionIds ? { sessionIds } : {}) })).hits.length > 0;
+  return { hits, more };
 }

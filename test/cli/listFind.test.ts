@@ -75,3 +75,16 @@ describe('list: finding sessions', () => {
     expect(out).toContain('…');
   });
 });
+
+describe('search: says when it hit its limit', () => {
+  it('"N shown, more exist" on stderr when more hits exist than --limit, and not when they are all shown', async () => {
+    const { root } = await store();
+    const cut = await runCli(['search', 'line', '--limit', '5', '--store', root]);
+    expect(cut.code, explain(cut)).toBe(0);
+    expect(cut.stdout.trimEnd().split('\n')).toHaveLength(6);
+    expect(cut.stderr).toContain('5 shown, more exist — use --limit to see more');
+    const all = await runCli(['search', 'line', '--limit', '30', '--store', root]);
+    expect(all.stdout.trimEnd().split('\n')).toHaveLength(31);
+    expect(all.stderr).toBe('');
+  });
+});
