@@ -1,0 +1,58 @@
+"""The Python half of test/clients/pythonLanggraph.test.ts's cross-language resume.
+
+    python pythonLanggraphResume.py STORE THREAD_ID
+
+The same graph as the test's JavaScript one — START -> a -> b -> c -> d -> END, each node
+appending its name to `items` (a list, concatenated), interrupted before `c` and before `d` —
+checkpointed by session_sidecar.langgraph.SidecarSaver on STORE. It prints one JSON line:
+the state it found, the nodes it ran, the state it left and the thread's history length.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import sys
+from typing import Annotated, Any, TypedDict
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+
+from session_sidecar.langgraph import SidecarSaver
+
+
+class State(TypedDict):
+    items: Annotated[list[str], operator.add]
+
+
+def main(store: str, thread_id: str) -> None:
+    ran: list[str] = []
+
+    def node(name: str) -> Any:
+        def run(state: State) -> dict[str, list[str]]:
+            ran.append(name)
+            return {"items": [name]}
+        return run
+
+    builder = StateGraph(State)
+    for name in "abcd":
+        builder.add_node(name, node(name))
+    builder.add_edge(START, "a")
+    for x, y in ("ab", "bc", "cd"):
+        builder.add_edge(x, y)
+    builder.add_edge("d", END)
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+    with SidecarSaver.from_store(store) as saver:
+        graph = builder.compile(checkpointer=saver, interrupt_before=["c", "d"])
+        before = graph.get_state(config)
+        out = graph.invoke(None, config)
+        after = graph.get_state(config)
+        history = list(saver.list(config))
+        print(json.dumps({
+            "found": before.values, "foundNext": list(before.next), "ran": ran, "result": out,
+            "next": list(after.next), "history": len(history),
+        }))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
