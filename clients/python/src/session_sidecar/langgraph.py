@@ -44,7 +44,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Generator, Iterator, Sequence
+from collections.abc import AsyncIterator, Coroutine, Generator, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -645,7 +645,7 @@ class SidecarSaver(BaseCheckpointSaver[int]):
                 return _run_sync(sc, op)
         return self._on_loop(self._async(op))
 
-    def _on_loop(self, coro: Any) -> Any:
+    def _on_loop(self, coro: Coroutine[Any, Any, T]) -> T:
         loop = self._loop
         if loop is None:
             coro.close()
