@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
-import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
+import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
+import { Annotation, END, messagesStateReducer, START, StateGraph } from '@langchain/langgraph';
 import { SidecarCheckpointSaver } from '../../dist/src/adapters/langgraph/index.js';
 import { tempDir } from '../helpers.js';
 import { explain, hasPython311, run } from '../pythonRun.js';
@@ -15,9 +16,9 @@ import { pythonVenv, type Venv } from '../pythonVenv.js';
  * - clients/python/tests/test_langgraph.py under pytest (graphs, record format, value types, secrets);
  * - the official conformance suite, langgraph-checkpoint-conformance's `validate`, over an
  *   AsyncSidecar and over a Sidecar: every base capability passes;
- * - a thread resumed across languages: a JavaScript graph (SidecarCheckpointSaver) runs two
- *   steps and stops, a Python graph (SidecarSaver) on the same store resumes it and runs one more,
- *   JavaScript resumes what Python wrote and finishes;
+ * - a thread resumed across languages (items and LangChain messages): a JavaScript graph
+ *   (SidecarCheckpointSaver) runs two steps and stops, a Python graph (SidecarSaver) on the same
+ *   store resumes it and runs one more, JavaScript resumes what Python wrote and finishes;
  * - `import session_sidecar` without langgraph; mypy --strict on the module.
  * Without python3 >= 3.11 or when the venv cannot be made (no network), skipped with the reason
  * printed — except under CI=true, where that fails.
@@ -106,11 +107,15 @@ describe('clients/python: SidecarSaver (LangGraph checkpointer)', () => {
   it('a thread goes JavaScript -> Python -> JavaScript on one store', async (ctx) => {
     const { python } = needVenv(ctx);
     const store = tempDir('sidecar-py-langgraph-cross-');
-    const State = Annotation.Root({ items: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }) });
+    const State = Annotation.Root({
+      items: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }),
+      messages: Annotation<BaseMessage[]>({ reducer: messagesStateReducer, default: () => [] }),
+    });
     const ran: string[] = [];
-    // The graph of pythonLanggraphResume.py: START -> a -> b -> c -> d -> END, interrupted before c and d.
+    // The graph of pythonLanggraphResume.py: START -> a -> b -> c -> d -> END, interrupted before
+    // c and d; each node appends its name to items and an AIMessage to messages.
     const graph = (checkpointer: SidecarCheckpointSaver) => {
-      const node = (name: string) => () => (ran.push(name), { items: [name] });
+      const node = (name: string) => () => (ran.push(name), { items: [name], messages: [new AIMessage({ content: name, id: `m-${name}` })] });
       return new StateGraph(State)
         .addNode('a', node('a')).addNode('b', node('b')).addNode('c', node('c')).addNode('d', node('d'))
         .addEdge(START, 'a').addEdge('a', 'b').addEdge('b', 'c').addEdge('c', 'd').addEdge('d', END)
@@ -120,8 +125,11 @@ describe('clients/python: SidecarSaver (LangGraph checkpointer)', () => {
     const spawn = { command: process.execPath, args: [CLI] };
 
     const js1 = await SidecarCheckpointSaver.open({ store, spawn });
-    const stopped = await graph(js1).invoke({ items: ['input'] }, config);
+    const plain = (ms: BaseMessage[]) => ms.map((m) => [m.constructor.name, m.id, m.content]);
+    const expected = (...names: string[]) => [['HumanMessage', 'm-input', 'hi'], ...names.map((n) => ['AIMessage', `m-${n}`, n])];
+    const stopped = await graph(js1).invoke({ items: ['input'], messages: [new HumanMessage({ content: 'hi', id: 'm-input' })] }, config);
     expect(stopped.items).toEqual(['input', 'a', 'b']);
+    expect(plain(stopped.messages)).toEqual(expected('a', 'b'));
     expect(ran).toEqual(['a', 'b']);
     await js1.close(); // the sidecar ends: Python's may take the session's lease
 
@@ -129,8 +137,8 @@ describe('clients/python: SidecarSaver (LangGraph checkpointer)', () => {
     expect(py.code, explain(py)).toBe(0);
     const fromPython = JSON.parse(py.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
     expect(fromPython).toMatchObject({
-      found: { items: ['input', 'a', 'b'] }, foundNext: ['c'], ran: ['c'],
-      result: { items: ['input', 'a', 'b', 'c'] }, next: ['d'],
+      found: { items: ['input', 'a', 'b'], messages: expected('a', 'b') }, foundNext: ['c'], ran: ['c'],
+      result: { items: ['input', 'a', 'b', 'c'], messages: expected('a', 'b', 'c') }, next: ['d'],
     });
 
     const js2 = await SidecarCheckpointSaver.open({ store, spawn });
@@ -138,9 +146,11 @@ describe('clients/python: SidecarSaver (LangGraph checkpointer)', () => {
     const resumed = graph(js2);
     const before = await resumed.getState(config);
     expect(before.values.items).toEqual(['input', 'a', 'b', 'c']);
+    expect(plain(before.values.messages)).toEqual(expected('a', 'b', 'c')); // c's message: Python's, revived as an AIMessage
     expect(before.next).toEqual(['d']);
     const done = await resumed.invoke(null, config);
     expect(done.items).toEqual(['input', 'a', 'b', 'c', 'd']);
+    expect(plain(done.messages)).toEqual(expected('a', 'b', 'c', 'd'));
     expect(ran).toEqual(['a', 'b', 'd']); // c ran in Python, nothing ran twice
     expect((await resumed.getState(config)).next).toEqual([]);
 

@@ -3,7 +3,8 @@
     python pythonLanggraphResume.py STORE THREAD_ID
 
 The same graph as the test's JavaScript one — START -> a -> b -> c -> d -> END, each node
-appending its name to `items` (a list, concatenated), interrupted before `c` and before `d` —
+appending its name to `items` (a list, concatenated) and an AIMessage (id `m-<name>`, content its
+name) to `messages` (add_messages), interrupted before `c` and before `d` —
 checkpointed by session_sidecar.langgraph.SidecarSaver on STORE. It prints one JSON line:
 the state it found, the nodes it ran, the state it left and the thread's history length.
 """
@@ -16,22 +17,31 @@ import sys
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.runnables import RunnableConfig
+from langchain_core.messages import AIMessage, AnyMessage
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
 
 from session_sidecar.langgraph import SidecarSaver
 
 
 class State(TypedDict):
     items: Annotated[list[str], operator.add]
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+def plain(values: dict[str, Any]) -> dict[str, Any]:
+    """The state as JSON: messages as [class name, id, content]."""
+    return {"items": values.get("items"),
+            "messages": [[type(m).__name__, m.id, m.content] for m in values.get("messages", [])]}
 
 
 def main(store: str, thread_id: str) -> None:
     ran: list[str] = []
 
     def node(name: str) -> Any:
-        def run(state: State) -> dict[str, list[str]]:
+        def run(state: State) -> dict[str, Any]:
             ran.append(name)
-            return {"items": [name]}
+            return {"items": [name], "messages": [AIMessage(content=name, id=f"m-{name}")]}
         return run
 
     builder = StateGraph(State)
@@ -49,7 +59,7 @@ def main(store: str, thread_id: str) -> None:
         after = graph.get_state(config)
         history = list(saver.list(config))
         print(json.dumps({
-            "found": before.values, "foundNext": list(before.next), "ran": ran, "result": out,
+            "found": plain(before.values), "foundNext": list(before.next), "ran": ran, "result": plain(out),
             "next": list(after.next), "history": len(history),
         }))
 

@@ -152,7 +152,13 @@ def _json_tree(obj: Any) -> Any:
         tree = to_json()
         if not isinstance(tree, dict) or tree.get("type") != "constructor":
             raise _NotJson
-        return _json_tree(dict(tree))
+        tree = dict(tree)
+        # Python names messages by their legacy id (langchain.schema.messages.X), which
+        # JavaScript's load() does not know; both revive langchain_core.messages.X.
+        lc_id = tree.get("id")
+        if isinstance(lc_id, list) and lc_id[:3] == ["langchain", "schema", "messages"] and len(lc_id) == 4:
+            tree["id"] = ["langchain_core", "messages", lc_id[3]]
+        return _json_tree(tree)
     raise _NotJson
 
 
