@@ -9,7 +9,8 @@ test/clients/pythonLanggraph.test.ts runs it in a venv with pinned PyPI packages
 - a StateGraph interrupted, its sidecar SIGKILLed, resumed by a new saver (sync and async);
 - the records are the JavaScript saver's: event types, payload members, tags, serialization;
 - values plain JSON cannot carry round-trip (serde fallback), LangChain messages as "json";
-- a registered secret in the state refuses the checkpoint; nothing is stored.
+- a registered secret in the state refuses the checkpoint; nothing is stored;
+- a compacted thread session (records in archived generations) still serves every checkpoint.
 """
 
 from __future__ import annotations
@@ -228,8 +229,13 @@ def test_values_json_cannot_carry_round_trip(store: str) -> None:
         sc = saver.sidecar
         assert isinstance(sc, Sidecar)
         sid = sc.request("session/list", {"tags": [thread_tag("types")]})["sessions"][0]["sessionId"]
-        stored = {ch: v["type"] for ch, _, v in sc.read_all(sid)[-1]["payload"]["values"]}
+        last = sc.read_all(sid)[-1]["payload"]["values"]
+        stored = {ch: v["type"] for ch, _, v in last}
+        messages_text = next(v["text"] for ch, _, v in last if ch == "messages")
     assert stored["plain"] == "json" and stored["messages"] == "json" and stored["bytes"] == "bytes"
+    # Messages under the id JavaScript's load() knows (Python's own to_json says langchain.schema.messages).
+    assert [m["id"] for m in json.loads(messages_text)] == [
+        ["langchain_core", "messages", "HumanMessage"], ["langchain_core", "messages", "AIMessage"]]
     assert stored["tuple"] == stored["set"] == stored["when"] == "msgpack"
     with SidecarSaver.from_store(store, command=command()) as again:  # read back by a new process
         t = again.get_tuple(config)
@@ -255,3 +261,55 @@ def test_a_registered_secret_refuses_the_checkpoint(store: str) -> None:
             g.invoke({"items": [f"the key is {secret}"]}, {"configurable": {"thread_id": "secret"}})
         latest = saver.get_tuple(config)
         assert latest is not None and secret not in json.dumps(latest.checkpoint["channel_values"])
+
+
+# -- a compacted thread session (records moved to archived generations) -----------------------
+
+def _chain(saver: SidecarSaver, config: RunnableConfig, n: int) -> None:
+    """n checkpoints, each with one pending write; channel `fixed` is stored by the first only."""
+    parent: str | None = None
+    for i in range(n):
+        cp = empty_checkpoint()
+        cp["id"] = f"cp-{i:02d}"
+        cp["channel_values"] = {"n": i, "fixed": "from the first"}
+        cp["channel_versions"] = {"n": i + 1, "fixed": 1}
+        new_versions: dict[str, Any] = {"n": i + 1, **({"fixed": 1} if i == 0 else {})}
+        c: RunnableConfig = {"configurable": {**config["configurable"], **({"checkpoint_id": parent} if parent else {})}}
+        saved = saver.put(c, cp, {"source": "loop", "step": i, "parents": {}}, new_versions)
+        saver.put_writes(saved, [("n", i * 10)], f"task-{i}")
+        parent = cp["id"]
+
+
+def _everything(saver: SidecarSaver, config: RunnableConfig) -> list[Any]:
+    return [(t.checkpoint["id"], t.checkpoint["channel_values"], t.pending_writes, t.parent_config)
+            for t in saver.list(config)]
+
+
+@pytest.mark.parametrize("saved", [True, False], ids=["with its saved index copy", "after a SIGKILL"])
+def test_a_compacted_thread_session_still_serves_every_checkpoint(store: str, saved: bool) -> None:
+    config: RunnableConfig = {"configurable": {"thread_id": "long", "checkpoint_ns": ""}}
+    sc = Sidecar(store=store, command=command())
+    sc.start()
+    first = SidecarSaver(sc)
+    _chain(first, config, 6)  # 12 records
+    expected = _everything(first, config)
+    assert len(expected) == 6 and expected[0][1] == {"n": 5, "fixed": "from the first"}
+    sid = sc.request("session/list", {"tags": [thread_tag("long")]})["sessions"][0]["sessionId"]
+    sc.request("session/compact", {"sessionId": sid, "throughSeq": 5, "summary": "first half"})
+    sc.request("session/compact", {"sessionId": sid, "throughSeq": 9, "summary": "more"})
+    assert _everything(first, config) == expected
+    if saved:
+        first.close()
+        sc.stop()
+    else:
+        sc.kill()
+    with SidecarSaver.from_store(store, command=command()) as saver:
+        assert _everything(saver, config) == expected
+        c: RunnableConfig = {"configurable": {**config["configurable"], "checkpoint_id": "cp-05"}}
+        cp = empty_checkpoint()
+        cp["id"] = "cp-06"
+        cp["channel_values"] = {"n": 6, "fixed": "from the first"}
+        cp["channel_versions"] = {"n": 7, "fixed": 1}
+        saver.put(c, cp, {"source": "loop", "step": 6, "parents": {}}, {"n": 7})
+        latest = saver.get_tuple(config)
+        assert latest is not None and latest.checkpoint["channel_values"] == {"n": 6, "fixed": "from the first"}
