@@ -84,8 +84,8 @@ describe('clients/python: SidecarSaver (LangGraph checkpointer)', () => {
     expect(passed, explain(r)).not.toBeNull();
     expect(Number(passed![1])).toBeGreaterThanOrEqual(7);
     expect(r.stdout).not.toMatch(/\d+ (failed|skipped|error)/);
-    for (const name of ['test_sync_graph_resumes_after_sigkill', 'test_async_graph_resumes_after_sigkill', 'test_records_are_the_js_savers', 'test_a_registered_secret_refuses_the_checkpoint', 'test_a_compacted_thread_session_still_serves_every_checkpoint\[after a SIGKILL\]']) {
-      expect(r.stdout).toMatch(new RegExp(`${name} PASSED`));
+    for (const name of ['test_sync_graph_resumes_after_sigkill', 'test_async_graph_resumes_after_sigkill', 'test_records_are_the_js_savers', 'test_a_registered_secret_refuses_the_checkpoint', 'test_a_compacted_thread_session_still_serves_every_checkpoint[after a SIGKILL]']) {
+      expect(r.stdout).toContain(`${name} PASSED`);
     }
   }, 10 * 60_000);
 
