@@ -18,7 +18,8 @@ import { pythonVenv, type Venv } from '../pythonVenv.js';
  *   AsyncSidecar and over a Sidecar: every base capability passes;
  * - a thread resumed across languages (items and LangChain messages): a JavaScript graph
  *   (SidecarCheckpointSaver) runs two steps and stops, a Python graph (SidecarSaver) on the same
- *   store resumes it and runs one more, JavaScript resumes what Python wrote and finishes;
+ *   store resumes it and runs one more, JavaScript resumes what Python wrote and finishes; and
+ *   the other way round (Python's input checkpoint read by JavaScript);
  * - `import session_sidecar` without langgraph; mypy --strict on the module.
  * Without python3 >= 3.11 or when the venv cannot be made (no network), skipped with the reason
  * printed — except under CI=true, where that fails.
@@ -104,7 +105,7 @@ describe('clients/python: SidecarSaver (LangGraph checkpointer)', () => {
     expect(r.stdout).toMatch(/Result: FULL \(5\/5\)/);
   }, 10 * 60_000);
 
-  it('a thread goes JavaScript -> Python -> JavaScript on one store', async (ctx) => {
+  it('a thread goes JavaScript -> Python -> JavaScript, another Python -> JavaScript -> Python, on one store', async (ctx) => {
     const { python } = needVenv(ctx);
     const store = tempDir('sidecar-py-langgraph-cross-');
     const State = Annotation.Root({
@@ -125,6 +126,7 @@ describe('clients/python: SidecarSaver (LangGraph checkpointer)', () => {
     const spawn = { command: process.execPath, args: [CLI] };
 
     const js1 = await SidecarCheckpointSaver.open({ store, spawn });
+    cleanup.push(() => js1.close().catch(() => undefined)); // on a failure midway
     const plain = (ms: BaseMessage[]) => ms.map((m) => [m.constructor.name, m.id, m.content]);
     const expected = (...names: string[]) => [['HumanMessage', 'm-input', 'hi'], ...names.map((n) => ['AIMessage', `m-${n}`, n])];
     const stopped = await graph(js1).invoke({ items: ['input'], messages: [new HumanMessage({ content: 'hi', id: 'm-input' })] }, config);
@@ -142,7 +144,7 @@ describe('clients/python: SidecarSaver (LangGraph checkpointer)', () => {
     });
 
     const js2 = await SidecarCheckpointSaver.open({ store, spawn });
-    cleanup.push(() => js2.close());
+    cleanup.push(() => js2.close().catch(() => undefined)); // on a failure midway
     const resumed = graph(js2);
     const before = await resumed.getState(config);
     expect(before.values.items).toEqual(['input', 'a', 'b', 'c']);
@@ -164,6 +166,28 @@ describe('clients/python: SidecarSaver (LangGraph checkpointer)', () => {
     expect(history[0]!.checkpoint.channel_values).toMatchObject({ items: ['input', 'a', 'b', 'c', 'd'] });
     const sessions = await js2.client.list({ tags: ['langgraph'] });
     expect(sessions.sessions.length).toBe(1);
+    await js2.close();
+
+    // And the other way: Python starts a thread (its input checkpoint included), JavaScript
+    // continues it, Python finishes it.
+    const other = { configurable: { thread_id: 'python-first' } };
+    ran.length = 0;
+    const py1 = await run(python, [RESUME_PY, store, 'python-first', 'start'], { cwd: ROOT, env: ENV });
+    expect(py1.code, explain(py1)).toBe(0);
+    expect(JSON.parse(py1.stdout.trim().split('\n').at(-1)!)).toMatchObject({ ran: ['a', 'b'], result: { items: ['input', 'a', 'b'], messages: expected('a', 'b') }, next: ['c'] });
+    const js3 = await SidecarCheckpointSaver.open({ store, spawn });
+    cleanup.push(() => js3.close().catch(() => undefined)); // on a failure midway
+    const middle = await graph(js3).invoke(null, other);
+    expect(middle.items).toEqual(['input', 'a', 'b', 'c']);
+    expect(plain(middle.messages)).toEqual(expected('a', 'b', 'c'));
+    expect(ran).toEqual(['c']);
+    await js3.close();
+    const py2 = await run(python, [RESUME_PY, store, 'python-first'], { cwd: ROOT, env: ENV });
+    expect(py2.code, explain(py2)).toBe(0);
+    expect(JSON.parse(py2.stdout.trim().split('\n').at(-1)!)).toMatchObject({
+      found: { items: ['input', 'a', 'b', 'c'], messages: expected('a', 'b', 'c') }, foundNext: ['d'], ran: ['d'],
+      result: { items: ['input', 'a', 'b', 'c', 'd'], messages: expected('a', 'b', 'c', 'd') }, next: [],
+    });
   }, 5 * 60_000);
 
   it('import session_sidecar works without langgraph; the module is mypy --strict clean', async (ctx) => {

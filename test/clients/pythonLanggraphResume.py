@@ -1,6 +1,9 @@
 """The Python half of test/clients/pythonLanggraph.test.ts's cross-language resume.
 
-    python pythonLanggraphResume.py STORE THREAD_ID
+    python pythonLanggraphResume.py STORE THREAD_ID [start]
+
+(`start`: invoke with the input {items: ["input"], messages: [HumanMessage "hi", id "m-input"]};
+else resume the thread with None.)
 
 The same graph as the test's JavaScript one — START -> a -> b -> c -> d -> END, each node
 appending its name to `items` (a list, concatenated) and an AIMessage (id `m-<name>`, content its
@@ -17,7 +20,7 @@ import sys
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.runnables import RunnableConfig
-from langchain_core.messages import AIMessage, AnyMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
@@ -35,7 +38,7 @@ def plain(values: dict[str, Any]) -> dict[str, Any]:
             "messages": [[type(m).__name__, m.id, m.content] for m in values.get("messages", [])]}
 
 
-def main(store: str, thread_id: str) -> None:
+def main(store: str, thread_id: str, start: bool) -> None:
     ran: list[str] = []
 
     def node(name: str) -> Any:
@@ -55,7 +58,8 @@ def main(store: str, thread_id: str) -> None:
     with SidecarSaver.from_store(store) as saver:
         graph = builder.compile(checkpointer=saver, interrupt_before=["c", "d"])
         before = graph.get_state(config)
-        out = graph.invoke(None, config)
+        inputs = {"items": ["input"], "messages": [HumanMessage(content="hi", id="m-input")]} if start else None
+        out = graph.invoke(inputs, config)
         after = graph.get_state(config)
         history = list(saver.list(config))
         print(json.dumps({
@@ -65,4 +69,4 @@ def main(store: str, thread_id: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], sys.argv[3:] == ["start"])
