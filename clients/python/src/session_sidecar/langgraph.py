@@ -561,6 +561,8 @@ class SidecarSaver(BaseCheckpointSaver[int]):
         super().__init__(serde=serde)
         if not isinstance(sidecar, (Sidecar, AsyncSidecar)):
             raise TypeError("sidecar must be a session_sidecar.Sidecar or AsyncSidecar")
+        if sidecar.server_info is not None:
+            _check_capabilities(sidecar.server_info)
         self.sidecar = sidecar
         self._owns = False
         self._dir = _Directory(dict(secrets) if secrets is not None else None)
@@ -736,7 +738,7 @@ class SidecarSaver(BaseCheckpointSaver[int]):
                 if record is None:
                     continue
                 metadata = loads_value(self.serde, record["payload"]["metadata"])
-                if filter and not all(isinstance(metadata, dict) and k in metadata and metadata[k] == v
+                if filter and not all(isinstance(metadata, dict) and metadata.get(k) == v  # as InMemorySaver
                                       for k, v in filter.items()):
                     continue
                 out.append((yield from self._tuple(session, index, record, metadata)))
