@@ -10,7 +10,8 @@ test/clients/pythonLanggraph.test.ts runs it in a venv with pinned PyPI packages
 - the records are the JavaScript saver's: event types, payload members, tags, serialization;
 - values plain JSON cannot carry round-trip (serde fallback), LangChain messages as "json";
 - a registered secret in the state refuses the checkpoint; nothing is stored;
-- a compacted thread session (records in archived generations) still serves every checkpoint.
+- a compacted thread session (records in archived generations) still serves every checkpoint;
+- parallel branches (concurrent put_writes), sync and async.
 """
 
 from __future__ import annotations
@@ -313,3 +314,34 @@ def test_a_compacted_thread_session_still_serves_every_checkpoint(store: str, sa
         saver.put(c, cp, {"source": "loop", "step": 6, "parents": {}}, {"n": 7})
         latest = saver.get_tuple(config)
         assert latest is not None and latest.checkpoint["channel_values"] == {"n": 6, "fixed": "from the first"}
+
+
+# -- parallel tasks: concurrent put_writes on one saver ---------------------------------------
+
+def _fan_out(saver: SidecarSaver) -> Any:
+    b = StateGraph(State)
+    for name in ("x", "y", "z"):
+        b.add_node(name, (lambda n: lambda s: {"items": [n]})(name))
+        b.add_edge(START, name)
+    b.add_node("join", lambda s: {"items": [f"join:{len(s['items'])}"]})
+    b.add_edge(["x", "y", "z"], "join")
+    b.add_edge("join", END)
+    return b.compile(checkpointer=saver)
+
+
+def test_parallel_branches_sync_and_async(store: str) -> None:
+    with SidecarSaver.from_store(store, command=command()) as saver:
+        out = _fan_out(saver).invoke({"items": []}, {"configurable": {"thread_id": "fan-sync"}})
+    assert sorted(out["items"][:3]) == ["x", "y", "z"] and out["items"][3] == "join:3"
+
+    async def main() -> list[str]:
+        async with SidecarSaver.afrom_store(store, command=command()) as asaver:
+            g = _fan_out(asaver)
+            res = await g.ainvoke({"items": []}, {"configurable": {"thread_id": "fan-async"}})
+            # The sync thread's checkpoints, read back by another process.
+            again = await g.aget_state({"configurable": {"thread_id": "fan-sync"}})
+            assert again.values == out
+            return list(res["items"])
+
+    items = asyncio.run(main())
+    assert sorted(items[:3]) == ["x", "y", "z"] and items[3] == "join:3"
