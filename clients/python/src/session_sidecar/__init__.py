@@ -9,7 +9,8 @@
 
 ``Sidecar`` (threads), ``AsyncSidecar`` (asyncio: pipelining, ``async for n in
 sc.notifications()``), ``SidecarSession`` (the OpenAI Agents SDK Session protocol) and one
-exception class per ``error.data.kind`` of the protocol. The sidecar is found from
+exception class per ``error.data.kind`` of the protocol. ``session_sidecar.langgraph.SidecarSaver``
+(imported on its own: it needs ``langgraph``) is a LangGraph checkpointer. The sidecar is found from
 ``command=``, else $SESSION_SIDECAR_COMMAND, else ``session-sidecar`` on PATH.
 """
 
