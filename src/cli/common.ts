@@ -189,7 +189,7 @@ export async function openWritableStore(target: StoreTarget): Promise<SessionSto
     }
   }
   openFileStore(target.root, target.key); // the same checks: an existing store
-  return new FileSessionStore(target.root, { warn: storeWarning, ...(target.key ? { encryptionKey: target.key } : {}) });
+  return new FileSessionStore(target.root, { warn: storeWarning, onUnlisted, ...(target.key ? { encryptionKey: target.key } : {}) });
 }
 
 function openFileStore(root: string, key?: StoreKey): FileSessionStore {
@@ -199,7 +199,7 @@ function openFileStore(root: string, key?: StoreKey): FileSessionStore {
   if (!fs.lstatSync(path.join(root, 'sessions'), { throwIfNoEntry: false })?.isDirectory()) {
     throw new CliError(`${root} is not a session store (it has no sessions/ directory)`);
   }
-  return new FileSessionStore(root, { fs: readOnlyFs(), readOnly: true, warn: storeWarning, ...(key ? { encryptionKey: key } : {}) });
+  return new FileSessionStore(root, { fs: readOnlyFs(), readOnly: true, warn: storeWarning, onUnlisted, ...(key ? { encryptionKey: key } : {}) });
 }
 
 /** Every session of the store, most recently updated first. */
@@ -234,14 +234,24 @@ export async function listingOf(command: Command, argv: string[]): Promise<Listi
  * Opens a session for reading, by its id or by a unique prefix of it (ULIDs are long):
  * `show 01M8K1` works when a single session id starts so.
  */
+/**
+ * The sessions of this command's file store that its listings left out because they cannot be
+ * read (damaged, unsafe), by id, with the error's kind: `list --all` shows them, and a prefix
+ * still names them (`show <prefix>` says the session is damaged, not that it does not exist).
+ */
+export const unlistedSessions = new Map<string, string>();
+const onUnlisted = (sessionId: string, kind: string) => void unlistedSessions.set(sessionId, kind);
+
 export async function openSession(store: SessionStore, idOrPrefix: string): Promise<OpenedSession> {
   try {
     return await store.open(idOrPrefix, 'read');
   } catch (e) {
     if (!(e instanceof StoreError) || e.kind !== 'SessionNotFound') throw e;
     const wanted = idOrPrefix.toUpperCase();
-    const matches = (await listAll(store)).filter((s) => s.sessionId.toUpperCase().startsWith(wanted));
-    if (matches.length === 1) return store.open((matches[0] as SessionSummary).sessionId, 'read');
+    const listed = (await listAll(store)).map((s) => s.sessionId);
+    const matches = [...new Set([...listed, ...unlistedSessions.keys()])].filter((id) => id.toUpperCase().startsWith(wanted));
+    // a damaged session named by its prefix opens by its id: the open's own error says what is wrong
+    if (matches.length === 1) return store.open(matches[0] as string, 'read');
     if (matches.length > 1) throw new CliError(`${matches.length} sessions start with ${idOrPrefix}; give more of the id`);
     throw e;
   }

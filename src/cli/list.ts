@@ -3,14 +3,14 @@ import type { SessionSummary } from '../domain/types.js';
 import path from 'node:path';
 import type { ListFilter } from '../domain/types.js';
 import { MAX_TAG_CHARS, TAG_PATTERN } from '../domain/sessionUpdate.js';
-import { type Command, listAll, openStore, parseCommand, positiveInt, STORE_HELP, UsageError } from './common.js';
+import { type Command, listAll, openStore, parseCommand, positiveInt, STORE_HELP, unlistedSessions, UsageError } from './common.js';
 import { parseDuration } from '../domain/retention.js';
 import { fitColumn, humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
 
 export const listCommand: Command = {
   name: 'list',
   summary: summaryOf('list'),
-  usage: `Usage: session-sidecar list [-n N] [--sort updated|created|size] [--since WHEN] [--until WHEN]
+  usage: `Usage: session-sidecar list [-n N] [--sort updated|created|size] [--since WHEN] [--until WHEN] [--all]
                             [--json] [--cwd DIR] [--tag T]... [--grep TEXT] [options]
 
 Lists the store's sessions, most recently updated first: id, title (an untitled session by its
@@ -21,6 +21,8 @@ serving the store.
 
 Options:
   -n, --limit N            at most N sessions (after sorting)
+  --all                    also the sessions that cannot be read (a damaged journal, an unsafe
+                           file), marked with why: 'show' and 'verify' take their ids
   --sort KEY               updated (default), created or size: newest or largest first
   --since WHEN             only sessions updated since WHEN: a duration back from now (7d, 12h,
                            P1W) or a date-time (2026-03-01, 2026-03-01T12:00+01:00)
@@ -35,7 +37,7 @@ ${STORE_HELP}
   async run(argv) {
     const p = parseCommand(this, argv, {
       json: { type: 'boolean' }, cwd: { type: 'string' }, tag: { type: 'string', multiple: true }, grep: { type: 'string' },
-      limit: { type: 'string', short: 'n' }, sort: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' },
+      limit: { type: 'string', short: 'n' }, sort: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, all: { type: 'boolean' },
     }, { min: 0, max: 0, names: '' });
     if (!p) return out(this.usage), 0;
     const v = p.values as Record<string, unknown>;
@@ -62,15 +64,18 @@ ${STORE_HELP}
     sessions = sessions.filter((x) => { const t = Date.parse(x.updatedAt); return t >= since && t < until; });
     sessions.sort(SORTS[sort as keyof typeof SORTS]);
     if (limit !== undefined) sessions = sessions.slice(0, limit);
+    const unreadable = v.all === true ? [...unlistedSessions].map(([sessionId, kind]) => ({ sessionId, unreadable: kind })) : [];
     if (v.json === true) {
-      out(`${JSON.stringify(sessions, null, 2)}\n`);
+      out(`${JSON.stringify([...sessions, ...unreadable], null, 2)}\n`);
       return 0;
     }
-    if (sessions.length === 0) {
+    if (sessions.length === 0 && unreadable.length === 0) {
       out(`no sessions in ${root}\n`);
       return 0;
     }
-    out(renderList(sessions, process.stdout.isTTY === true ? process.stdout.columns : undefined));
+    if (sessions.length > 0) out(renderList(sessions, process.stdout.isTTY === true ? process.stdout.columns : undefined));
+    const s = stdoutStyle();
+    for (const u of unreadable) out(`${s.cyan(u.sessionId)}  ${s.bold(u.unreadable === 'Corrupt' ? 'DAMAGED' : 'UNREADABLE')} (${u.unreadable}): 'session-sidecar verify' says where\n`);
     return 0;
   },
 };

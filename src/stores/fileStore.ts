@@ -22,6 +22,8 @@ export interface FileStoreOptions {
   maxRecordBytes?: number;
   /** Where warnings go (stderr in the server). Never given record content. */
   warn?: (message: string) => void;
+  /** A session `list` left out because it cannot be read: its id and the error's kind. */
+  onUnlisted?: (sessionId: string, kind: string) => void;
   /** Words every record contains (the protocol's vocabulary): no secret may occur in them. */
   vocabulary?: Vocabulary;
   /** Where env var names given as secrets are resolved (default: process.env). */
@@ -65,6 +67,7 @@ export class FileSessionStore extends Sessions {
       ...(opts.readOnly !== undefined ? { readOnly: opts.readOnly } : {}),
       ...(opts.encryptionKey ? { encryptionKey: opts.encryptionKey } : {}),
       ...(opts.warn ? { warn: opts.warn } : {}),
+      ...(opts.onUnlisted ? { onUnlisted: opts.onUnlisted } : {}),
       ...(opts.hooks ? { hooks: opts.hooks } : {}),
     });
     opts.encryptionKey?.registerWith(secrets); // the key may never be stored, in any encoding

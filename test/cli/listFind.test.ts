@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileSessionStore } from '../../src/stores/fileStore.js';
@@ -86,5 +87,27 @@ describe('search: says when it hit its limit', () => {
     const all = await runCli(['search', 'line', '--limit', '30', '--store', root]);
     expect(all.stdout.trimEnd().split('\n')).toHaveLength(31);
     expect(all.stderr).toBe('');
+  });
+});
+
+describe('a damaged session is still found', () => {
+  it('show <prefix> says it is damaged (not "not found"); list --all shows it marked; list leaves it out with a warning', async () => {
+    const { root, ids } = await store();
+    const journal = path.join(root, 'sessions', ids.cjk, 'journal.jsonl');
+    const lines = fs.readFileSync(journal, 'utf8').split('\n');
+    lines[1] = lines[1]!.replace('"hi"', '"hi!"'); // the first record's text, its checksum left as it was
+    fs.writeFileSync(journal, lines.join('\n'));
+    const shown = await runCli(['show', ids.cjk.slice(0, 12), '--store', root]);
+    expect(shown.code, explain(shown)).toBe(1);
+    expect(shown.stderr).toMatch(/damaged/);
+    expect(shown.stderr).not.toMatch(/not found/);
+    const listed = await runCli(['list', '--store', root]);
+    expect(listed.stdout).not.toContain(ids.cjk);
+    expect(listed.stderr).toContain(`session ${ids.cjk} left out of the list: Corrupt`);
+    const all = await runCli(['list', '--all', '--store', root]);
+    expect(all.stdout).toMatch(new RegExp(`${ids.cjk}\\s+DAMAGED \\(Corrupt\\)`));
+    const json = JSON.parse((await runCli(['list', '--all', '--json', '--store', root])).stdout) as Array<Record<string, unknown>>;
+    expect(json).toContainEqual({ sessionId: ids.cjk, unreadable: 'Corrupt' });
+    expect(json).toHaveLength(3);
   });
 });

@@ -56,6 +56,8 @@ export interface FileBackendOptions {
   readOnly?: boolean;
   encryptionKey?: StoreKey;
   warn?: (message: string) => void;
+  /** A session `list` left out because it cannot be read (its id and the error's kind): a command can still name it. */
+  onUnlisted?: (sessionId: string, kind: string) => void;
   hooks?: FileBackendHooks;
 }
 
@@ -95,6 +97,7 @@ export class FileBackend implements Backend {
   private readonly key: StoreKey | undefined;
   private readonly hooks: FileBackendHooks;
   private readonly warn: (message: string) => void;
+  private readonly onUnlisted: ((sessionId: string, kind: string) => void) | undefined;
   private readonly held = new Map<string, Held>();
   private readonly subscribers = new Subscribers();
   private readonly toolSeqs = new Map<string, number>();
@@ -121,6 +124,7 @@ export class FileBackend implements Backend {
     this.key = opts.encryptionKey;
     this.hooks = opts.hooks ?? {};
     this.warn = opts.warn ?? (() => {});
+    this.onUnlisted = opts.onUnlisted;
     if (this.key) attachKey(this.fsl, { key: this.key, gate: (plain) => this.net.matchBytes(plain) });
     this.encrypted = this.key !== undefined;
     openStoreRoot(this.fsl, this.layout, this.key, this.readOnly);
@@ -505,6 +509,7 @@ export class FileBackend implements Backend {
   async listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean }): Promise<ListedRow[]> {
     return listRows({
       fsl: this.fsl, layout: this.layout, scan: (id) => this.readRow(id), held: (id) => this.viewOf(id) !== undefined, warn: this.warn,
+      ...(this.onUnlisted ? { unlisted: this.onUnlisted } : {}),
     }, o);
   }
 

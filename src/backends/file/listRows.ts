@@ -24,6 +24,8 @@ export interface ListSource {
   /** Whether this process holds the session open for writing (its handle is newer than any entry). */
   held(sessionId: string): boolean;
   warn(message: string): void;
+  /** A session left out of the list: its id and why (the StoreError's kind, or `io`). */
+  unlisted?(sessionId: string, kind: string): void;
 }
 
 export function listRows(src: ListSource, o: { before?: UpdateCursor; limit: number; includeTrashed: boolean }): ListedRow[] {
@@ -69,6 +71,7 @@ function scanned(src: ListSource, id: string): ListedRow | undefined {
   } catch (err) {
     if (err instanceof StoreError && err.kind === 'SessionNotFound') return undefined;
     src.warn(`session ${id} left out of the list: ${err instanceof StoreError ? err.kind : 'an I/O error'}`);
+    src.unlisted?.(id, err instanceof StoreError ? err.kind : 'io');
     return undefined;
   }
 }
