@@ -3,6 +3,7 @@ import type { StoredRecord, SessionStore } from '../domain/types.js';
 import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError } from './common.js';
 import { out, stdoutStyle } from './output.js';
 import { fullHistory, recordsOf } from './records.js';
+import { showSalvaged } from './salvage.js';
 import { TranscriptRenderer } from './render.js';
 import { usageLine } from './usageText.js';
 
@@ -21,14 +22,17 @@ Options:
   --raw                    the stored records as JSON Lines, one per line
   --all                    include the records of archived generations (before compactions)
   --full                   do not abbreviate tool outputs, arguments and payloads
+  --salvage                (a damaged session of a directory store) every record that still
+                           verifies, and where the damaged lines are; reads only
 ${STORE_HELP}
 `,
   async run(argv) {
     const p = parseCommand(this, argv, {
-      json: { type: 'boolean' }, raw: { type: 'boolean' }, all: { type: 'boolean' }, full: { type: 'boolean' },
+      json: { type: 'boolean' }, raw: { type: 'boolean' }, all: { type: 'boolean' }, full: { type: 'boolean' }, salvage: { type: 'boolean' },
     }, { min: 1, max: 1, names: 'session id' });
     if (!p) return out(this.usage), 0;
     if (p.values.json && p.values.raw) throw new UsageError('--json and --raw exclude each other');
+    if (p.values.salvage) return showSalvaged(p.target, p.positionals[0] as string, { json: p.values.json === true, raw: p.values.raw === true, full: p.values.full === true });
     const store = await openStore(p.target);
     const session = await openSession(store, p.positionals[0] as string);
     const id = session.sessionId;

@@ -111,3 +111,26 @@ describe('a damaged session is still found', () => {
     expect(json).toHaveLength(3);
   });
 });
+
+describe('show --salvage', () => {
+  it('reads every intact record of a journal damaged in the middle, marks the damaged span, and changes nothing', async () => {
+    const { root, ids } = await store();
+    const journal = path.join(root, 'sessions', ids.big, 'journal.jsonl');
+    const lines = fs.readFileSync(journal, 'utf8').split('\n');
+    for (const n of [10, 11, 12]) lines[n] = lines[n]!.replace('line', 'LINE'); // records 10-12 altered, their checksums left
+    fs.writeFileSync(journal, lines.join('\n'));
+    const before = fs.readFileSync(journal);
+    const refused = await runCli(['show', ids.big, '--store', root]);
+    expect(refused.code).toBe(1);
+    const raw = await runCli(['show', ids.big.slice(0, 12), '--salvage', '--raw', '--store', root]);
+    expect(raw.code, explain(raw)).toBe(0);
+    const rows = raw.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const seqs = rows.filter((r) => 'seq' in r).map((r) => r.seq);
+    expect(seqs).toEqual([...Array.from({ length: 9 }, (_, i) => i + 1), ...Array.from({ length: 18 }, (_, i) => i + 13)]);
+    expect(rows.filter((r) => 'damaged' in r)).toEqual([{ damaged: { firstLine: 11, lastLine: 13, offset: expect.any(Number), bytes: expect.any(Number), reason: 'checksum mismatch' } }]);
+    const text = await runCli(['show', ids.big, '--salvage', '--store', root]);
+    expect(text.stdout).toContain('salvaged: 27 record(s) verify; 1 damaged span(s) left out');
+    expect(text.stdout).toMatch(/⚠ damaged: lines 11-13 of sessions\/\S+\/journal\.jsonl/);
+    expect(fs.readFileSync(journal)).toEqual(before);
+  });
+});
