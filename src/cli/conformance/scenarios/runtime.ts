@@ -67,7 +67,7 @@ export const runtime: Scenario = {
       const big = 'P'.repeat(5000);
       const elsewhere: Json[] = [
         { kind: 'event', type: 'upload', payload: { data: big, parts: [big] } },
-        { kind: 'message', message: { role: 'tool', toolCallId: 'c', content: big, providerData: { text: big } } },
+        { kind: 'message', message: { role: 'tool', content: big, providerData: { text: big } } },
         { kind: 'message', message: { role: 'assistant', toolCalls: [{ id: 'c', name: big, arguments: '{}', extra: big }] } },
         { kind: 'api', direction: 'request', payload: { messages: [{ content: big }] } },
       ];
@@ -87,7 +87,8 @@ export const runtime: Scenario = {
         ['a BlobRef as message content', { kind: 'message', message: { role: 'user', content: ref } }],
       ] as const) {
         const err = expectError(await p.request('session/append', { sessionId, records: [record] }), -32602, 'InvalidParams');
-        expect(/records\.0\./.test(String(err.data?.path ?? '')), `${what}: data.path ${JSON.stringify(err.data?.path)} does not name the member`);
+        const at = ((err.data?.issues as Json[] | undefined)?.[0] as Json | undefined)?.path;
+        expect(/^records\[0\]\.(payload|message)/.test(String(at)), `${what}: data.issues[0].path ${JSON.stringify(at)} does not name the member`);
       }
       const at = await p.call<{ firstSeq: number }>('session/append', { sessionId, records: [
         { kind: 'interruption', reason: 'cancelled', phase: 'providerStream', assistantText: big },
