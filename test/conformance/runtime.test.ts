@@ -80,7 +80,7 @@ describe.each(FRAMINGS)('runtime journals over %s', (framing) => {
     const { sessionId } = await c.create({ blobThreshold: 4096 });
     const image = Buffer.alloc(100_000, 3).toString('base64');
     const longText = 'line\n'.repeat(2000);
-    const call = (args: string) => ({ kind: 'message', message: { role: 'assistant', toolCalls: [{ id: 'c1', name: 'edit', arguments: args }] } });
+    const call = (args: string) => ({ kind: 'message' as const, message: { role: 'assistant', toolCalls: [{ id: 'c1', name: 'edit', arguments: args }] } });
     await c.append({ sessionId, records: [
       call(image),
       { kind: 'message', message: { role: 'user', content: longText } },

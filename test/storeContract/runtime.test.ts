@@ -202,7 +202,7 @@ eachBackend('runtime', (setup) => {
       const err = await storeError(s.append(id, [{ kind: 'event', type: 'x', payload: misplaced }]), 'InvalidArgument');
       expect(err.message).toMatch(/may stand only where the schema allows a BlobRef/);
     }
-    await storeError(s.append(id, [user({ $attach: png })]), 'InvalidArgument');
+    await storeError(s.append(id, [user({ $attach: png } as unknown as string)]), 'InvalidArgument');
     for (const bad of [{ $blob: sha('nothing'), bytes: 7 }, { $blob: sha(png), bytes: 1 }, { $attach: 1 }, { $blob: sha(png), bytes: png.length, extra: 1 }]) {
       await storeError(s.append(id, [call(bad)]), 'InvalidArgument');
     }
