@@ -48,9 +48,9 @@ type ArchivedGeneration struct {
 	Bytes      int64 `json:"bytes"`
 }
 
-// Attachment is an object of the protocol (schema.json).
+// Attachment: A request to store a string as a blob whatever its size. Not accepted in a record of protocol version 1: the BlobRef positions take a string or a BlobRef, and $attach anywhere else is refused with -32602 (§15.4)
 type Attachment struct {
-	// The content (e.g. base64 image data), stored as a blob
+	// The content (e.g. base64 image data), to be stored as a blob
 	Attach    string  `json:"$attach"`
 	MediaType *string `json:"mediaType,omitempty"`
 }

@@ -103,10 +103,10 @@ pub struct ArchivedGeneration {
     pub extra: Map<String, Value>,
 }
 
-/// `Attachment` (`protocol/schema.json#/$defs/Attachment`).
+/// A request to store a string as a blob whatever its size. Not accepted in a record of protocol version 1: the BlobRef positions take a string or a BlobRef, and $attach anywhere else is refused with -32602 (§15.4)
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Attachment {
-    /// The content (e.g. base64 image data), stored as a blob
+    /// The content (e.g. base64 image data), to be stored as a blob
     #[serde(rename = "$attach")]
     pub attach: String,
     /// `mediaType`
