@@ -26,7 +26,7 @@ export const ToolCall = z
 export const ChatMessage = z
   .looseObject({
     role: z.string().min(1).max(64).meta({ description: 'system | user | assistant | tool | ... ' }),
-    content: z.unknown().optional(),
+    content: z.unknown().optional().meta({ description: 'The message content: any JSON value (usually a string, an array of content parts, or null), kept exactly as sent (numbers keep their text, §5); never replaced by a BlobRef, whatever its size (§15.4)' }),
     name: z.string().optional(),
     toolCalls: z.array(ToolCall).optional(),
     toolCallId: z.string().optional(),
@@ -41,12 +41,16 @@ const interruptionShape = {
   phase: z.string().min(1).meta({ description: 'The turn phase that was interrupted, e.g. providerStream or executingTools' }),
   assistantText: z.union([z.string(), BlobRef]).optional(),
   toolCalls: z.array(ToolCall).optional(),
-  toolResults: z.array(z.looseObject({ id: z.string(), name: z.string(), result: z.unknown() })).optional(),
+  toolResults: z.array(z.looseObject({
+    id: z.string(),
+    name: z.string(),
+    result: z.unknown().meta({ description: 'What the tool returned: any JSON value, kept exactly as sent (numbers keep their text, §5); never replaced by a BlobRef (§15.4)' }),
+  })).optional(),
 };
 const eventShape = {
   kind: z.literal('event'),
   type: z.string().min(1).max(256),
-  payload: z.unknown(),
+  payload: z.unknown().meta({ description: 'The event data: any JSON value (null when there is none; required), kept exactly as sent (numbers keep their text, §5); never replaced by a BlobRef (§15.4)' }),
 };
 const stored = {
   seq: Seq.min(1),

@@ -20,13 +20,17 @@ export const BlobRef = z
   })
   .meta({ id: 'BlobRef' });
 
-/** A value the client marks to be stored as a blob whatever its size. */
+/**
+ * A value marked to be stored as a blob whatever its size. Not accepted in a record of protocol
+ * version 1 (§15.4): the BlobRef positions take a string or a BlobRef, and an object using
+ * `$attach` anywhere else is refused with -32602.
+ */
 export const Attachment = z
   .strictObject({
-    $attach: z.string().meta({ description: 'The content (e.g. base64 image data), stored as a blob' }),
+    $attach: z.string().meta({ description: 'The content (e.g. base64 image data), to be stored as a blob' }),
     mediaType: z.string().max(256).optional(),
   })
-  .meta({ id: 'Attachment' });
+  .meta({ id: 'Attachment', description: 'A request to store a string as a blob whatever its size. Not accepted in a record of protocol version 1: the BlobRef positions take a string or a BlobRef, and $attach anywhere else is refused with -32602 (§15.4)' });
 
 const ToolSeq = z.number().int().min(1).max(2 ** 31 - 1);
 const blobbable = z.union([z.string(), BlobRef]);

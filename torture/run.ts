@@ -226,7 +226,8 @@ runtime records mixed into the batches (\`api\` requests and responses, \`toolSt
 from \`tool/allocateScratch\`, a client-chosen one or none, \`toolStream\` as \`text\` and as
 \`dataBase64\`, \`toolFinish\`), \`tool/allocateScratch\`, \`state/set\` and \`state/delete\` of a
 few keys with random JSON values, and blobs: half the sessions are created with a
-\`blobThreshold\` of 1024–4096, and records carry strings past it and \`$attach\` values (a few
+\`blobThreshold\` of 1024–4096, and records carry strings past it — as tool-call arguments (a
+BlobRef position) and, kept inline, in message content and event payloads (a few
 bytes to ~300 KB, about a third of them a payload sent before, so one blob file serves several
 records and sessions). The client predicts the seq of everything it
 sends (per session, requests take effect in arrival order) and logs every acknowledged answer
@@ -239,8 +240,8 @@ once, eight kills per store, each store checked once more by a cleanly shut down
 After each kill a new process — which must take over the dead process's writer lease — opens
 every session in write mode and checks it: every acknowledged record present and identical
 (read back by \`session/read {inline: true}\` pages — so every blob a record references must
-exist and match its digest, or the read answers \`Corrupt\` — and compared with what was sent,
-\`$attach\` values inlined to their strings; records a compaction archived by \`session/history\` +
+exist and match its digest, or the read answers \`Corrupt\` — and compared with what was sent;
+records a compaction archived by \`session/history\` +
 \`session/read {generation}\`), every acknowledged turn transition and checkpoint at its seq, seqs
 gapless across the archives and the active journal, \`lastSeq\` at least the last acknowledged
 seq, no \`Corrupt\` and no error of any kind, and every repaired torn tail reported as
@@ -263,8 +264,8 @@ of bug 5): the check waits the second out and retries.
 The store library (\`FileSessionStore\` with \`{ fs: layer, leases: false }\`) runs a workload —
 creates, pipelined append batches (group commits), turn transitions, compactions, close and
 reopen; in every other workload also \`state/set\`/\`state/delete\`, \`allocateScratch\`, runtime
-records and blobs (sessions with a 1–4 KiB \`blobThreshold\`, large strings and \`$attach\`
-values, some repeated) — on a recording \`FsLayer\` (the seam in \`src/durable/fsLayer.ts\`) over the real file
+records and blobs (sessions with a 1–4 KiB \`blobThreshold\`, large strings at a BlobRef
+position and elsewhere, some repeated) — on a recording \`FsLayer\` (the seam in \`src/durable/fsLayer.ts\`) over the real file
 system. Every workload also runs, at fixed points of it, a fork (of a session never compacted),
 two deletes, a restore and a purge (of a trashed session, or of a live one), and kills its
 writer once inside the \`fdatasync\` of an append (the layer's fdatasync never returns; the store

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -183,19 +184,20 @@ func testEveryMethod(t *testing.T, framing Framing) {
 		t.Errorf("state/delete: %v, then %s", del.Deleted, val.Value)
 	}
 
-	// blob/get: an attachment is stored as a blob and read back byte for byte.
-	content := "hello, blob world: é"
+	// blob/get: tool-call arguments past the session's blobThreshold (a BlobRef position,
+	// protocol §15.4; the default threshold, 256 KiB) are stored as a blob and read back byte for byte.
+	content := "hello, blob world: é " + strings.Repeat("x", 300_000)
 	ba, err := c.SessionAppend(ctx, SessionAppendParams{SessionID: sid, Records: Records{
-		event("screenshot", string(MustJSON(map[string]any{"img": Attachment{Attach: content, MediaType: Ptr("text/plain")}}))),
+		MessageRecord{Message: ChatMessage{Role: "assistant", ToolCalls: []ToolCall{{ID: "c1", Name: "write", Arguments: Text(content)}}}},
 	}})
 	ok(t, err)
-	br, err := c.SessionRead(ctx, SessionReadParams{SessionID: sid, AfterSeq: Ptr(ba.FirstSeq - 1), Kinds: []string{"event"}})
+	br, err := c.SessionRead(ctx, SessionReadParams{SessionID: sid, AfterSeq: Ptr(ba.FirstSeq - 1), Kinds: []string{"message"}})
 	ok(t, err)
-	var stored struct {
-		Img BlobRef `json:"img"`
+	var stored struct{ Img BlobRef }
+	if ref := br.Records[0].(StoredMessageRecord).Message.ToolCalls[0].Arguments.Blob; ref != nil {
+		stored.Img = *ref
 	}
-	ok(t, json.Unmarshal(br.Records[0].(StoredEventRecord).Payload, &stored))
-	if stored.Img.Bytes != int64(len(content)) || *stored.Img.MediaType != "text/plain" {
+	if stored.Img.Bytes != int64(len(content)) || stored.Img.MediaType != nil {
 		t.Fatalf("blob ref: %+v", stored.Img)
 	}
 	chunk, err := c.BlobGet(ctx, BlobGetParams{SessionID: sid, Ref: stored.Img.Blob, Length: Ptr(int64(5))})
@@ -203,7 +205,7 @@ func testEveryMethod(t *testing.T, framing Framing) {
 	if chunk.Eof || chunk.Bytes != int64(len(content)) || chunk.DataBase64 != "aGVsbG8=" {
 		t.Errorf("blob/get chunk: %+v", chunk)
 	}
-	whole, err := c.ReadBlob(ctx, sid, stored.Img.Blob, 7)
+	whole, err := c.ReadBlob(ctx, sid, stored.Img.Blob, 65536) // several chunks
 	ok(t, err)
 	if string(whole) != content {
 		t.Errorf("ReadBlob: %q", whole)

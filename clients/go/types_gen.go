@@ -48,9 +48,9 @@ type ArchivedGeneration struct {
 	Bytes      int64 `json:"bytes"`
 }
 
-// Attachment is an object of the protocol (schema.json).
+// Attachment: A request to store a string as a blob whatever its size. Not accepted in a record of protocol version 1: the BlobRef positions take a string or a BlobRef, and $attach anywhere else is refused with -32602 (§15.4)
 type Attachment struct {
-	// The content (e.g. base64 image data), stored as a blob
+	// The content (e.g. base64 image data), to be stored as a blob
 	Attach    string  `json:"$attach"`
 	MediaType *string `json:"mediaType,omitempty"`
 }
@@ -99,7 +99,8 @@ type CancelRequestParams struct {
 // ChatMessage is an object of the protocol (schema.json).
 type ChatMessage struct {
 	// system | user | assistant | tool | ...
-	Role             string            `json:"role"`
+	Role string `json:"role"`
+	// The message content: any JSON value (usually a string, an array of content parts, or null), kept exactly as sent (numbers keep their text, §5); never replaced by a BlobRef, whatever its size (§15.4)
 	Content          json.RawMessage   `json:"content,omitempty"`
 	Name             *string           `json:"name,omitempty"`
 	ToolCalls        []ToolCall        `json:"toolCalls,omitzero"`
@@ -412,7 +413,8 @@ func (e *ErrorResponse) UnmarshalJSON(data []byte) error {
 
 // EventRecord is the Record whose kind is "event".
 type EventRecord struct {
-	Type    string          `json:"type"`
+	Type string `json:"type"`
+	// The event data: any JSON value (null when there is none; required), kept exactly as sent (numbers keep their text, §5); never replaced by a BlobRef (§15.4)
 	Payload json.RawMessage `json:"payload"`
 	raw     json.RawMessage
 }
@@ -1410,7 +1412,7 @@ type SessionCreateParams struct {
 	KeepScratch *KeepScratch `json:"keepScratch,omitempty"`
 	// Keep the session in this process's memory only: never written to the store, gone at session/close and at exit (capability session.ephemeral)
 	Ephemeral *bool `json:"ephemeral,omitempty"`
-	// String members larger than this many bytes are stored as blobs (default 262144)
+	// Strings at a BlobRef position (protocol/blobPositions.ts: tool-call arguments, interruption assistantText, toolStream text and dataBase64) larger than this many UTF-8 bytes are stored as blobs (default 262144); every other string stays in its record
 	BlobThreshold *int64 `json:"blobThreshold,omitempty"`
 	// Per store: a retry with the same key and the same params answers the original result (the same sessionId, opened for writing again) and creates nothing; the same key with other params is Conflict (reason idempotencyKeyReused). Kept in the session's header while the session is not deleted (§6.3). Not with ephemeral
 	IdempotencyKey *string                    `json:"idempotencyKey,omitempty"`
@@ -2013,8 +2015,9 @@ type StoredEventRecord struct {
 	// On the first record of an append sent with an idempotencyKey: the key and that append's original result (§6.3)
 	Idempotency *IdempotencyStamp `json:"idempotency,omitempty"`
 	Type        string            `json:"type"`
-	Payload     json.RawMessage   `json:"payload"`
-	raw         json.RawMessage
+	// The event data: any JSON value (null when there is none; required), kept exactly as sent (numbers keep their text, §5); never replaced by a BlobRef (§15.4)
+	Payload json.RawMessage `json:"payload"`
+	raw     json.RawMessage
 }
 
 // StoredRecordKind is "event".
@@ -2578,8 +2581,9 @@ func (t *ToolFinishRecord) UnmarshalJSON(data []byte) error {
 
 // ToolResult is an object of the protocol (schema.json).
 type ToolResult struct {
-	ID     string          `json:"id"`
-	Name   string          `json:"name"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// What the tool returned: any JSON value, kept exactly as sent (numbers keep their text, §5); never replaced by a BlobRef (§15.4)
 	Result json.RawMessage `json:"result"`
 	// Extra holds the members this type does not name, kept as received and sent after the named ones.
 	Extra map[string]json.RawMessage `json:"-"`

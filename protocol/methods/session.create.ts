@@ -36,7 +36,7 @@ export const SessionCreateParams = paramsObject({
     description: 'Keep the session in this process\'s memory only: never written to the store, gone at session/close and at exit (capability session.ephemeral)',
   }),
   blobThreshold: z.number().int().min(1024).max(1 << 30).optional().meta({
-    description: `String members larger than this many bytes are stored as blobs (default ${DEFAULT_BLOB_THRESHOLD})`,
+    description: `Strings at a BlobRef position (protocol/blobPositions.ts: tool-call arguments, interruption assistantText, toolStream text and dataBase64) larger than this many UTF-8 bytes are stored as blobs (default ${DEFAULT_BLOB_THRESHOLD}); every other string stays in its record`,
   }),
   idempotencyKey: IdempotencyKey.optional().meta({
     description: 'Per store: a retry with the same key and the same params answers the original result (the same sessionId, opened for writing again) and creates nothing; '

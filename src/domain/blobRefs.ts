@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { BLOB_POSITIONS, blobPositionsOf } from '../../protocol/blobPositions.js';
 import { StoreError } from './errors.js';
 
 /** A blob's name: the sha256 of its bytes, as `sha256:<64 hex>`. */
@@ -16,13 +17,16 @@ const known = new WeakMap<Buffer, string>();
 const ENCODE_SLICE = 64 << 10;
 
 /**
- * The UTF-8 bytes (and their ref) of each string of `value` that extractBlobs will store as a
- * blob, made in slices that yield to the event loop between them (a string of megabytes takes
- * tens of milliseconds to encode and to hash): extractBlobs then takes them from `into`.
+ * The UTF-8 bytes (and their ref) of each string of `record` that extractBlobs will store as a
+ * blob (the large strings at its BLOB_POSITIONS), made in slices that yield to the event loop
+ * between them (a string of megabytes takes tens of milliseconds to encode and to hash):
+ * extractBlobs then takes them from `into`.
  */
-export async function encodeLargeStrings(value: unknown, threshold: number, into: Map<string, Buffer>): Promise<void> {
-  if (typeof value === 'string') {
-    if (value.length < ENCODE_SLICE || into.has(value) || !bigString(value, threshold)) return;
+export async function encodeLargeStrings(record: unknown, threshold: number, into: Map<string, Buffer>): Promise<void> {
+  const strings: string[] = [];
+  if (isPlainObject(record)) collectAtPositions(record, positionsOf(record.kind), strings);
+  for (const value of strings) {
+    if (value.length < ENCODE_SLICE || into.has(value) || !bigString(value, threshold)) continue;
     const parts: Buffer[] = [];
     const hash = createHash('sha256');
     for (let at = 0; at < value.length; ) {
@@ -38,10 +42,53 @@ export async function encodeLargeStrings(value: unknown, threshold: number, into
     const bytes = Buffer.concat(parts);
     known.set(bytes, REF_PREFIX + hash.digest('hex'));
     into.set(value, bytes);
+  }
+}
+
+/** The strings standing at the positions of `node` (below `value`). */
+function collectAtPositions(value: unknown, node: PositionTree, into: string[]): void {
+  if (node.leaf) {
+    if (typeof value === 'string') into.push(value);
     return;
   }
-  if (value === null || typeof value !== 'object' || Object.hasOwn(value, '$attach') || Object.hasOwn(value, '$blob')) return;
-  for (const v of Object.values(value)) await encodeLargeStrings(v, threshold, into);
+  if (Array.isArray(value)) {
+    if (node.each) for (const v of value) collectAtPositions(v, node.each, into);
+    return;
+  }
+  if (!isPlainObject(value)) return;
+  for (const [k, next] of node.members) if (Object.hasOwn(value, k)) collectAtPositions(value[k], next, into);
+}
+
+/** BLOB_POSITIONS of one kind as a tree: `members` by name, `each` for the elements of an array. */
+interface PositionTree {
+  leaf: boolean;
+  members: Map<string, PositionTree>;
+  each?: PositionTree;
+}
+
+const trees = new Map<string, PositionTree>();
+const NO_POSITIONS: PositionTree = { leaf: false, members: new Map() };
+
+function positionsOf(kind: unknown): PositionTree {
+  if (typeof kind !== 'string') return NO_POSITIONS;
+  let tree = trees.get(kind);
+  if (!tree) {
+    tree = { leaf: false, members: new Map() };
+    for (const position of blobPositionsOf(kind)) {
+      let node = tree;
+      for (const step of position.replace(/\[\]/g, '.[]').split('.')) {
+        if (step === '[]') node = node.each ??= { leaf: false, members: new Map() };
+        else {
+          let next = node.members.get(step);
+          if (!next) node.members.set(step, (next = { leaf: false, members: new Map() }));
+          node = next;
+        }
+      }
+      node.leaf = true;
+    }
+    trees.set(kind, tree);
+  }
+  return tree;
 }
 
 /** The hex digest of a well-formed ref, or undefined. */
@@ -54,9 +101,13 @@ export function digestOf(ref: string): string | undefined {
 /**
  * The reference that stands in a record for a string stored as a blob:
  *   {"$blob":"sha256:<hex>","bytes":N[,"mediaType":"..."]}
- * A client writes {"$attach":"<string>"[,"mediaType":"..."]} to have any string stored as a
- * blob, and may append a BlobRef it read (the blob must exist). Any other object using the
- * member `$blob` or `$attach` is refused, so a reference is never ambiguous on read.
+ * The server writes one only at the BLOB_POSITIONS of the record's kind (where the schema says
+ * `string | BlobRef`): a string there longer than the threshold, an attachment
+ * {"$attach":"<string>"[,"mediaType":"..."]} there, or a BlobRef a client read back and appends
+ * there again (the blob must exist). An attachment or a BlobRef anywhere else is refused, as is
+ * any other object using the member `$blob` or `$attach`, so a reference is never ambiguous on
+ * read and stands only where the schema says. Readers still take a BlobRef anywhere (journals
+ * written before the positions were enforced hold them at any depth).
  */
 export interface BlobRefValue {
   $blob: string;
@@ -111,20 +162,68 @@ function bigString(s: string, threshold: number): boolean {
   return Buffer.byteLength(s) > threshold && wellFormed(s);
 }
 
-/** `value` with its large strings and attachments stored as blobs and replaced by refs. */
-export function extractBlobs(value: unknown, sink: BlobSink, path: string): unknown {
+/**
+ * `record` (kind first) with the large strings and attachments at its kind's BLOB_POSITIONS
+ * stored as blobs and replaced by refs; every other member as it is (an attachment or a BlobRef
+ * there is refused: InvalidArgument naming its path).
+ */
+export function extractBlobs(record: unknown, sink: BlobSink, path: string): unknown {
+  if (!isPlainObject(record)) return record;
+  return extractAt(record, positionsOf(record.kind), sink, path);
+}
+
+function extractAt(value: unknown, node: PositionTree, sink: BlobSink, path: string): unknown {
+  if (node.leaf) return atPosition(value, sink, path);
+  if (Array.isArray(value)) {
+    const each = node.each;
+    return each ? value.map((v, i) => extractAt(v, each, sink, `${path}[${i}]`)) : unmarked(value, path);
+  }
+  if (!isPlainObject(value)) return value;
+  if (node.members.size === 0) return unmarked(value, path);
+  refuseReserved(value, path);
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    const next = node.members.get(k);
+    out[k] = next ? extractAt(v, next, sink, `${path}.${k}`) : unmarked(v, `${path}.${k}`);
+  }
+  return out;
+}
+
+/** A value at a BlobRef position: a large string becomes a blob, an attachment is stored, a BlobRef is checked. */
+function atPosition(value: unknown, sink: BlobSink, path: string): unknown {
   if (typeof value === 'string') {
     if (!bigString(value, sink.threshold)) return value;
     const bytes = sink.encoded?.get(value) ?? Buffer.from(value, 'utf8');
     return { $blob: sink.put(bytes), bytes: bytes.length };
   }
-  if (Array.isArray(value)) return value.map((v, i) => extractBlobs(v, sink, `${path}[${i}]`));
-  if (!isPlainObject(value)) return value;
-  if (Object.hasOwn(value, '$attach')) return attachment(value, sink, path);
-  if (Object.hasOwn(value, '$blob')) return existingRef(value, sink, path);
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = extractBlobs(v, sink, `${path}.${k}`);
-  return out;
+  if (isPlainObject(value) && Object.hasOwn(value, '$attach')) return attachment(value, sink, path);
+  if (isPlainObject(value) && Object.hasOwn(value, '$blob')) return existingRef(value, sink, path);
+  return unmarked(value, path);
+}
+
+const POSITIONS_TEXT = Object.entries(BLOB_POSITIONS).map(([kind, paths]) => `${kind}: ${paths.join(', ')}`).join('; ');
+
+/** An object using `$attach` or `$blob` outside a BlobRef position is refused. */
+function refuseReserved(o: Record<string, unknown>, path: string): void {
+  if (Object.hasOwn(o, '$attach')) {
+    throw invalid(path, `an attachment ($attach) may stand only where the schema allows a BlobRef (${POSITIONS_TEXT}); send the value itself here`);
+  }
+  if (Object.hasOwn(o, '$blob')) {
+    throw invalid(path, `a blob reference ($blob) may stand only where the schema allows a BlobRef (${POSITIONS_TEXT}); read the record with inline: true to copy it`);
+  }
+}
+
+/** `value`, unchanged, after checking that no object in it uses `$attach` or `$blob`. */
+function unmarked(value: unknown, path: string): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    value.forEach((v, i) => unmarked(v, `${path}[${i}]`));
+    return value;
+  }
+  const o = value as Record<string, unknown>;
+  refuseReserved(o, path);
+  for (const [k, v] of Object.entries(o)) unmarked(v, `${path}.${k}`);
+  return value;
 }
 
 function attachment(o: Record<string, unknown>, sink: BlobSink, path: string): BlobRefValue {

@@ -43,6 +43,8 @@ export async function until(cond: () => boolean, what: string, ms = 10_000): Pro
 }
 
 export const msg = (role: string, content: unknown, extra: Record<string, unknown> = {}): RecordInput => ({ kind: 'message', message: { role, content, ...extra } });
+/** An assistant message with one tool call whose `arguments` (a BlobRef position, protocol/blobPositions.ts) is `args`. */
+export const toolCall = (args: unknown): RecordInput => ({ kind: 'message', message: { role: 'assistant', toolCalls: [{ id: 'c1', name: 'edit', arguments: args as string }] } });
 
 export interface Fixture {
   root: string;

@@ -12,7 +12,7 @@ import { StoreKey } from '../../src/durable/storeKey.js';
 import { freshSchema } from '../pg/pgServer.js';
 import { pgSkip, pgUrl } from '../backends/postgres/pgTestKit.js';
 import { tempDir } from '../helpers.js';
-import { explain, msg, runCli, startCli } from './helpers.js';
+import { explain, msg, runCli, startCli, toolCall } from './helpers.js';
 import fs from 'node:fs';
 import pgLib from 'pg';
 import { backend, header, recs, snap } from '../backends/postgres/pgTestKit.js';
@@ -50,7 +50,7 @@ describe.skipIf(pgSkip !== null)(`the command line on an encrypted PostgreSQL st
     const root = path.join(tempDir('sidecar-pgenc-'), 'store');
     const src = new FileSessionStore(root, { leases: false, encryptionKey: keyOf(KEY) });
     const { sessionId: id } = await src.create({ title: `Sealed ${MARK}`, blobThreshold: 1024 });
-    await src.append(id, [msg('user', `question ${MARK}`), msg('assistant', `answer ${MARK}`), msg('user', `${MARK} `.repeat(100))]);
+    await src.append(id, [msg('user', `question ${MARK}`), msg('assistant', `answer ${MARK}`), toolCall(`${MARK} `.repeat(100))]); // the last a blob: a BlobRef position
     await src.setState(id, 'plan', { step: MARK });
     await src.compact(id, { summary: `summary ${MARK}`, throughSeq: 2 });
     const before = await observe(src);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileSessionStore } from '../../src/stores/fileStore.js';
 import { tempDir } from '../helpers.js';
-import { explain, fullSnapshot, journalPath, msg, runCli } from './helpers.js';
+import { explain, fullSnapshot, journalPath, msg, runCli, toolCall } from './helpers.js';
 
 /** session-sidecar verify: the blobs check (protocol/STORAGE.md, "Blobs"), over the BUILT binary. */
 
@@ -24,8 +24,8 @@ async function makeBlobStore(): Promise<BlobStore> {
   const root = path.join(tempDir('sidecar-cli-'), 'store');
   const store = new FileSessionStore(root, { leases: false });
   const { sessionId: chat } = await store.create({ title: 'Blobs', blobThreshold: 1024 });
-  await store.append(chat, [msg('user', TEXT)]);
-  await store.append(chat, [{ kind: 'event', type: 'screenshot', payload: { image: { $attach: PNG, mediaType: 'image/png' } } }]);
+  await store.append(chat, [toolCall(TEXT)]);
+  await store.append(chat, [toolCall({ $attach: PNG, mediaType: 'image/png' })]);
   const { sessionId: plain } = await store.create({ title: 'Plain' });
   await store.append(plain, [msg('user', 'short')]);
   await store.closeAll();
@@ -186,7 +186,7 @@ describe('session-sidecar verify: blobs', () => {
     const f = await makeBlobStore();
     const store = new FileSessionStore(f.root, { leases: false });
     const { sessionId: other } = await store.create({ blobThreshold: 1024 });
-    await store.append(other, [msg('user', 'y'.repeat(3000))]);
+    await store.append(other, [toolCall('y'.repeat(3000))]);
     await store.closeAll();
     fs.rmSync(blobOf(f.root, other, 1));
     const stray = (path.basename(f.text).startsWith('aa') ? 'b' : 'a').repeat(64); // a blob name in the wrong folder
@@ -204,7 +204,7 @@ describe('session-sidecar verify: blobs', () => {
     const f = await makeBlobStore();
     const store = new FileSessionStore(f.root, { leases: false });
     const { sessionId: gone } = await store.create({ blobThreshold: 1024 });
-    await store.append(gone, [msg('user', 'z'.repeat(2000))]);
+    await store.append(gone, [toolCall('z'.repeat(2000))]);
     await store.delete(gone, true);
     await store.closeAll();
     fs.writeFileSync(path.join(f.root, 'blobs', 'tmp', 'leftover.tmp'), 'x', { mode: 0o600 });

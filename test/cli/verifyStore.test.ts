@@ -47,7 +47,7 @@ describe('the blobs check, in-process', () => {
     const root = path.join(tempDir('sidecar-cli-'), 'store');
     const store = new FileSessionStore(root, { leases: false });
     const { sessionId: id } = await store.create({ blobThreshold: 1024 });
-    await store.append(id, [{ kind: 'event', type: 'upload', payload: { data: { $attach: bytes.toString('latin1'), mediaType: 'application/octet-stream' } } }]);
+    await store.append(id, [{ kind: 'message', message: { role: 'assistant', toolCalls: [{ id: 'c1', name: 'upload', arguments: { $attach: bytes.toString('latin1'), mediaType: 'application/octet-stream' } as never }] } }]);
     await store.closeAll();
     const ref = listBlobs(nodeFs, new StoreLayout(root))[0] as string;
     return { root, id, ref, file: blobPath(new StoreLayout(root), ref.slice('sha256:'.length)) };

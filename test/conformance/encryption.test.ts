@@ -70,8 +70,8 @@ async function writeEverything(c: SidecarClient) {
   await c.append({ sessionId, records: [
     { kind: 'message', message: { role: 'user', content: `${mk('user')}\nwith a newline` } },
     { kind: 'message', message: { role: 'assistant', content: mk('assistant') } },
-    { kind: 'message', message: { role: 'user', content: blobText } },
-    { kind: 'message', message: { role: 'user', content: [{ type: 'image', data: { $attach: attach, mediaType: 'image/png' } }] } },
+    { kind: 'message', message: { role: 'assistant', toolCalls: [{ id: 'c1', name: 'edit', arguments: blobText }] } }, // a blob (tool-call arguments are a BlobRef position, §15.4)
+    { kind: 'message', message: { role: 'assistant', toolCalls: [{ id: 'c1', name: 'edit', arguments: attach }] } },
     { kind: 'api', direction: 'request', payload: { prompt: mk('apiRequest') } },
     { kind: 'api', direction: 'response', payload: { text: mk('apiResponse') } },
     { kind: 'event', type: mk('eventType'), payload: { e: mk('eventPayload') } },

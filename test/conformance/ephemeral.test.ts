@@ -59,10 +59,10 @@ describe.each(FRAMINGS)('ephemeral sessions (%s)', (framing) => {
     await c.request('session/subscribe', { sessionId, afterSeq: 0 });
     for (let i = 1; i <= 4; i++) await c.append({ sessionId, records: [msg(`m${i}`)] });
     const big = 'x'.repeat(5000);
-    await c.append({ sessionId, records: [msg(big)] });
-    const stored = (await c.read({ sessionId })).records[4] as { message: { content: unknown } };
-    expect(stored.message.content).toMatchObject({ $blob: expect.any(String) });
-    expect((await c.read({ sessionId, inline: true })).records[4]).toMatchObject({ message: { content: big } });
+    await c.append({ sessionId, records: [{ kind: 'message', message: { role: 'assistant', toolCalls: [{ id: 'c1', name: 'edit', arguments: big }] } }] }); // a blob: tool-call arguments are a BlobRef position
+    const stored = (await c.read({ sessionId })).records[4] as { message: { toolCalls: Array<{ arguments: unknown }> } };
+    expect(stored.message.toolCalls[0]?.arguments).toMatchObject({ $blob: expect.any(String) });
+    expect((await c.read({ sessionId, inline: true })).records[4]).toMatchObject({ message: { toolCalls: [{ arguments: big }] } });
     await c.request('session/compact', { sessionId, summary: 'first two', throughSeq: 2 });
     expect((await c.request<{ generations: unknown[] }>('session/history', { sessionId })).generations).toHaveLength(1);
     const fork = await c.request<{ sessionId: string }>('session/fork', { sessionId });

@@ -74,25 +74,32 @@ describe.each(FRAMINGS)('runtime journals over %s', (framing) => {
     await c.shutdown();
   });
 
-  it('blobs: attachments and big strings stored once, refs by default, inline on request, blob/get in chunks', async () => {
+  it('blobs: big strings at a BlobRef position stored once, refs by default, inline on request, blob/get in chunks; elsewhere inline; $attach refused', async () => {
     const store = tempDir('sidecar-store-');
     const c = await startSidecar({ framing, store });
     const { sessionId } = await c.create({ blobThreshold: 4096 });
     const image = Buffer.alloc(100_000, 3).toString('base64');
     const longText = 'line\n'.repeat(2000);
+    const call = (args: string) => ({ kind: 'message' as const, message: { role: 'assistant', toolCalls: [{ id: 'c1', name: 'edit', arguments: args }] } });
     await c.append({ sessionId, records: [
-      { kind: 'message', message: { role: 'user', content: [{ type: 'image', data: { $attach: image, mediaType: 'image/png' } }] } },
+      call(image),
       { kind: 'message', message: { role: 'user', content: longText } },
+      { kind: 'interruption', reason: 'cancelled', phase: 'providerStream', assistantText: image },
       { kind: 'api', direction: 'request', payload: { image } },
     ] });
     const { records } = await c.read({ sessionId });
-    const ref = ((records[0] as Rec).message as { content: Array<{ data: Rec }> }).content[0]?.data as Rec;
-    expect(ref).toMatchObject({ bytes: image.length, mediaType: 'image/png' });
+    const ref = (((records[0] as Rec).message as Rec).toolCalls as Rec[])[0]?.arguments as Rec;
+    expect(ref).toEqual({ $blob: expect.any(String), bytes: image.length });
     expect(String(ref.$blob)).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect(((records[2] as Rec).payload as Rec).image).toEqual({ $blob: ref.$blob, bytes: image.length });
+    expect(((records[1] as Rec).message as Rec).content).toBe(longText); // message content is not a BlobRef position
+    expect((records[2] as Rec).assistantText).toEqual(ref); // stored once
+    expect(((records[3] as Rec).payload as Rec).image).toBe(image); // nor is an api payload
     expect((await c.readBlob(sessionId, String(ref.$blob), 10_000)).toString()).toBe(image);
     const inlined = await c.read({ sessionId, inline: true });
-    expect(((inlined.records[1] as Rec).message as Rec).content).toBe(longText);
+    expect(((((inlined.records[0] as Rec).message as Rec).toolCalls as Rec[])[0] as Rec).arguments).toBe(image);
+    const attach = await rejection(c.append({ sessionId, records: [{ kind: 'message', message: { role: 'user', content: [{ type: 'image', data: { $attach: image, mediaType: 'image/png' } }] } }] }));
+    expect(attach.code).toBe(INVALID_PARAMS);
+    expect(attach.message).toContain('may stand only where the schema allows a BlobRef');
     const missing = await rejection(c.blobGet({ sessionId, ref: `sha256:${'0'.repeat(64)}` }));
     expect(missing.kind).toBe('Corrupt');
     expect((await rejection(c.blobGet({ sessionId, ref: 'md5:abc' }))).code).toBe(INVALID_PARAMS);

@@ -45,7 +45,7 @@ describe('the sidecar refuses planted symlinks and FIFOs', { timeout: 30_000 }, 
     const big = 'z'.repeat(3000);
     const hex = createHash('sha256').update(big).digest('hex');
     plant(kind, path.join(store, 'blobs', 'sha256', hex.slice(0, 2), hex), v);
-    expect(await rejection(c.append({ sessionId, records: [{ kind: 'message', message: { role: 'user', content: big } }] }))).toMatchObject(UNSAFE);
+    expect(await rejection(c.append({ sessionId, records: [{ kind: 'message', message: { role: 'assistant', toolCalls: [{ id: 'c1', name: 'edit', arguments: big }] } }] }))).toMatchObject(UNSAFE); // tool-call arguments: a BlobRef position
     plant(kind, path.join(dir, 'scratch'), v, kind === 'symlink' ? v.dir : v.file);
     expect(await rejection(c.allocateScratch({ sessionId, requestId: 'r1' }))).toMatchObject(UNSAFE);
     expect((await c.append({ sessionId, records: [{ kind: 'message', message: { role: 'user', content: 'hi' } }] })).lastSeq).toBe(1); // nothing was written before
@@ -86,7 +86,7 @@ describe('the sidecar under a permissive umask', { timeout: 30_000 }, () => {
     const sh = `umask 000; exec "${process.execPath}" "${CLI}" "$@"`;
     const c = await startSidecar({ store, command: '/bin/sh', args: ['-c', sh, 'sh'] });
     const { sessionId } = await c.create({ blobThreshold: 1024 });
-    await c.append({ sessionId, records: [{ kind: 'message', message: { role: 'user', content: 'q'.repeat(2000) } }] });
+    await c.append({ sessionId, records: [{ kind: 'message', message: { role: 'assistant', toolCalls: [{ id: 'c1', name: 'edit', arguments: 'q'.repeat(2000) }] } }] }); // a blob
     await c.setState(sessionId, 'k', 1);
     await c.allocateScratch({ sessionId, requestId: 'r1' });
     await c.request('session/compact', { sessionId, summary: 's', throughSeq: 1 });

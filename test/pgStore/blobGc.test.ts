@@ -28,13 +28,14 @@ async function storeWith(schema: string, blobGraceMs: number): Promise<{ s: Sess
   return { s, b };
 }
 
-const attach = (text: string): RecordInput => ({ kind: 'event', type: 'file', payload: { $attach: text } } as RecordInput);
-const naming = (ref: unknown): RecordInput => ({ kind: 'event', type: 'file', payload: ref } as RecordInput);
+/** A record holding `args` at a BlobRef position (a tool call's arguments, protocol §15.4). */
+const naming = (args: unknown): RecordInput => ({ kind: 'message', message: { role: 'assistant', toolCalls: [{ id: 'c1', name: 'file', arguments: args }] } } as RecordInput);
+const attach = (text: string): RecordInput => naming({ $attach: text });
 
 /** The BlobRef the session's record at `seq` holds (as read back, not inlined). */
 async function refAt(s: Sessions, id: string, seq: number): Promise<{ $blob: string; bytes: number }> {
   const page = await s.read(id, { afterSeq: seq - 1, limit: 1 });
-  return (page.records[0] as unknown as { payload: { $blob: string; bytes: number } }).payload;
+  return (page.records[0] as unknown as { message: { toolCalls: Array<{ arguments: { $blob: string; bytes: number } }> } }).message.toolCalls[0]!.arguments;
 }
 
 async function has(b: PostgresBackend, ref: { $blob: string }): Promise<boolean> {

@@ -98,10 +98,11 @@ export async function runtime(steps: Steps, store: string): Promise<void> {
   await steps.step(sc, 'turn-get');
   steps.ids.bind(await created(steps, sc, {}), '01J9Z3K4QY8E5V6W7X8Y9Z0ABC');
   await steps.step(sc, 'state-set');
-  const sessionId = await created(steps, sc, {});
-  await steps.call(sc, rpc(10, 'session/append', { sessionId, records: [{ kind: 'event', type: 'screenshot', payload: { $attach: 'test', mediaType: 'image/png' } }] }));
-  const { records } = (await steps.call(sc, rpc(11, 'session/read', { sessionId }))) as { records: Array<{ payload: Value }> };
-  steps.record('blob-ref', [records[0]!.payload]);
+  const sessionId = await created(steps, sc, { blobThreshold: 1024 });
+  const toolCalls = [{ id: 'call_1', name: 'write_file', arguments: JSON.stringify({ path: 'notes.txt', text: 'x'.repeat(1000) }) }];
+  await steps.call(sc, rpc(10, 'session/append', { sessionId, records: [{ kind: 'message', message: { role: 'assistant', toolCalls } }] }));
+  const { records } = (await steps.call(sc, rpc(11, 'session/read', { sessionId }))) as { records: Array<{ message: { toolCalls: Array<{ arguments: Value }> } }> };
+  steps.record('blob-ref', [records[0]!.message.toolCalls[0]!.arguments]);
   await sc.end();
 }
 

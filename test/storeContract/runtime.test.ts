@@ -14,6 +14,8 @@ import { eachBackend, readAll, storeError, user } from './backends.js';
 
 const api = (direction: 'request' | 'response', payload: unknown = { n: 1 }) => ({ kind: 'api', direction, payload });
 const start = (extra: Record<string, unknown> = {}) => ({ kind: 'toolStart', requestId: 'r1', tool: 'bash', ...extra });
+/** An assistant message with one tool call whose arguments are `args` (a BlobRef position). */
+const call = (args: unknown) => ({ kind: 'message' as const, message: { role: 'assistant', toolCalls: [{ id: 'c1', name: 'edit', arguments: args as string }] } });
 const sha = (s: string) => `sha256:${createHash('sha256').update(s).digest('hex')}`;
 
 eachBackend('runtime', (setup) => {
@@ -140,36 +142,69 @@ eachBackend('runtime', (setup) => {
     expect(await s.getState(id, 'big')).toBeNull();
   });
 
-  it('blobs: strings past the threshold become a BlobRef; read inlines on request; context always; getBlob reads chunks', async () => {
+  it('blobs: strings past the threshold at a BlobRef position become a BlobRef; read inlines on request; context always; getBlob reads chunks', async () => {
     const f = await setup();
     const s = f.store;
     const { sessionId: id } = await s.create({ blobThreshold: 1024 });
     const big = 'é'.repeat(600); // 1200 UTF-8 bytes
-    await s.append(id, [user(big), user('small')]);
+    await s.append(id, [call(big), call('{}')]);
     const recs = await readAll(s, id);
-    expect(recs[0]?.message).toEqual({ role: 'user', content: { $blob: sha(big), bytes: 1200 } });
-    expect(recs[1]?.message).toEqual({ role: 'user', content: 'small' });
+    expect(recs[0]?.message).toEqual({ role: 'assistant', toolCalls: [{ id: 'c1', name: 'edit', arguments: { $blob: sha(big), bytes: 1200 } }] });
+    expect(recs[1]?.message).toEqual(call('{}').message);
     const other = await f.reopen();
-    expect((await other.read(id, { inline: true })).records[0]?.message).toEqual({ role: 'user', content: big });
-    expect((await other.context(id)).messages[0]).toEqual({ role: 'user', content: big });
+    expect((await other.read(id, { inline: true })).records[0]?.message).toEqual(call(big).message);
+    expect((await other.context(id)).messages[0]).toEqual(call(big).message);
     expect(await other.getBlob(id, sha(big), 2, 4)).toEqual({ bytes: Buffer.from(big).subarray(2, 6), offset: 2, size: 1200 });
     expect((await other.getBlob(id, sha(big))).bytes.toString('utf8')).toBe(big);
     expect((await storeError(other.getBlob(id, sha(big), 5000), 'OutOfRange')).details).toEqual({ path: 'offset', min: 0, max: 1200 });
   });
 
-  it('blobs: attachments stored whatever their size with their mediaType; a ref read back is accepted; bad refs refused', async () => {
+  it('blobs: only at the schema\'s BlobRef positions (protocol/blobPositions.ts); a large string anywhere else stays in the record', async () => {
+    const f = await setup();
+    const s = f.store;
+    const { sessionId: id } = await s.create({ blobThreshold: 1024 });
+    const big = 'q'.repeat(3000);
+    const elsewhere = [
+      user(big),
+      { kind: 'message', message: { role: 'assistant', content: [{ type: 'text', text: big }], toolCalls: [{ id: big, name: 'edit', arguments: '{}', extra: big }], note: big } },
+      { kind: 'event', type: 'upload', payload: { data: big, list: [big] } },
+      { kind: 'interruption', reason: 'cancelled', phase: 'executingTools', toolResults: [{ id: 'c1', name: 'edit', result: big }] },
+      { kind: 'api', direction: 'request', payload: big },
+    ];
+    await s.append(id, elsewhere as never);
+    await s.append(id, [
+      { kind: 'interruption', reason: 'cancelled', phase: 'providerStream', assistantText: big, toolCalls: [{ id: 'c2', name: 'edit', arguments: big }] },
+      start(), { kind: 'toolStream', toolSeq: 1, stream: 'stdout', text: big },
+    ] as never);
+    const recs = await readAll(s, id);
+    for (const [i, r] of recs.slice(0, elsewhere.length).entries()) {
+      expect(JSON.stringify(r), `record ${i}`).not.toContain('$blob');
+      const { seq: _seq, ts: _ts, apiSeq: _a, ...rest } = r as Record<string, unknown>;
+      expect(rest, `record ${i}`).toEqual(elsewhere[i]);
+    }
+    const ref = { $blob: sha(big), bytes: 3000 };
+    expect(recs[elsewhere.length]).toMatchObject({ assistantText: ref, toolCalls: [{ id: 'c2', name: 'edit', arguments: ref }] });
+    expect(recs[elsewhere.length + 2]).toMatchObject({ kind: 'toolStream', text: ref });
+  });
+
+  it('blobs: attachments at a BlobRef position stored whatever their size with their mediaType; a ref read back is accepted there; both refused anywhere else; bad refs refused', async () => {
     const f = await setup();
     const s = f.store;
     const { sessionId: id } = await s.create({});
     const png = Buffer.from('not really a png').toString('base64');
-    await s.append(id, [{ kind: 'event', type: 'screenshot', payload: { image: { $attach: png, mediaType: 'image/png' } } }]);
-    const ref = (await s.read(id)).records[0]?.payload as { image: Record<string, unknown> };
-    expect(ref.image).toEqual({ $blob: sha(png), bytes: png.length, mediaType: 'image/png' });
+    await s.append(id, [call({ $attach: png, mediaType: 'image/png' })]);
+    const ref = ((await s.read(id)).records[0]?.message as { toolCalls: Array<{ arguments: unknown }> }).toolCalls[0]?.arguments;
+    expect(ref).toEqual({ $blob: sha(png), bytes: png.length, mediaType: 'image/png' });
     const { sessionId: other } = await s.create({});
-    await s.append(other, [{ kind: 'event', type: 'again', payload: ref }]); // re-sent without re-uploading, in another session
-    expect((await s.read(other, { inline: true })).records[0]?.payload).toEqual({ image: png });
+    await s.append(other, [call(ref)]); // re-sent without re-uploading, in another session
+    expect((await s.read(other, { inline: true })).records[0]?.message).toEqual(call(png).message);
+    for (const misplaced of [{ image: { $attach: png } }, { image: ref }, [ref]]) {
+      const err = await storeError(s.append(id, [{ kind: 'event', type: 'x', payload: misplaced }]), 'InvalidArgument');
+      expect(err.message).toMatch(/may stand only where the schema allows a BlobRef/);
+    }
+    await storeError(s.append(id, [user({ $attach: png } as unknown as string)]), 'InvalidArgument');
     for (const bad of [{ $blob: sha('nothing'), bytes: 7 }, { $blob: sha(png), bytes: 1 }, { $attach: 1 }, { $blob: sha(png), bytes: png.length, extra: 1 }]) {
-      await storeError(s.append(id, [{ kind: 'event', type: 'x', payload: bad }]), 'InvalidArgument');
+      await storeError(s.append(id, [call(bad)]), 'InvalidArgument');
     }
     expect(await s.getBlob(id, sha(png), 4, 8)).toEqual({ bytes: Buffer.from(png).subarray(4, 12), offset: 4, size: png.length });
     expect((await s.read(id)).lastSeq).toBe(1);
@@ -179,12 +214,13 @@ eachBackend('runtime', (setup) => {
     const f = await setup();
     const secret = 'open-sesame-0123456789';
     const { sessionId: a } = await f.store.create({ blobThreshold: 1024 });
-    await f.store.append(a, [user(`prefix ${secret} ${'x'.repeat(2000)}`)]);
-    const ref = ((await f.store.read(a)).records[0]?.message as { content: unknown }).content;
+    await f.store.append(a, [call(`prefix ${secret} ${'x'.repeat(2000)}`)]);
+    const ref = ((await f.store.read(a)).records[0]?.message as { toolCalls: Array<{ arguments: unknown }> }).toolCalls[0]?.arguments;
+    expect(ref).toMatchObject({ $blob: expect.any(String) });
     await f.store.closeAll();
     const t = await f.reopen();
     const { sessionId: b } = await t.create({}, { values: [secret] });
-    const err = await storeError(t.append(b, [user(ref as string)]), 'SecretRejected');
+    const err = await storeError(t.append(b, [call(ref)]), 'SecretRejected');
     expect(JSON.stringify(err)).not.toContain(secret);
     expect((await t.read(b)).records).toEqual([]);
   });

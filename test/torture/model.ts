@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
+import { blobPositionsOf } from '../../protocol/blobPositions.js';
 import type { Rng } from './rng.js';
 
 /**
@@ -129,33 +130,37 @@ export function largeString(rng: Rng, pool: string[]): string {
   return s;
 }
 
-/** A record with a large string (a blob past any threshold) or an $attach value (a blob at any size). */
+/**
+ * A record with a large string: at a BlobRef position (a tool call's arguments: a blob past any
+ * threshold), or where the schema has none (an event payload, message content: inline whatever
+ * its size, protocol §15.4).
+ */
 export function blobRecord(rng: Rng, pool: string[]): Rec {
-  const attach = () => {
-    const s = rng.chance(0.5) ? largeString(rng, pool) : text(rng, 1, 100) || 'a';
-    return rng.chance(0.5) ? { $attach: s, mediaType: rng.pick(['image/png', 'text/plain', 'application/octet-stream']) } : { $attach: s };
-  };
   const r = rng.next();
-  if (r < 0.4) return { kind: 'event', type: 't.attach', payload: { shot: attach(), note: text(rng, 0, 20), more: rng.chance(0.3) ? [attach()] : [] } };
-  if (r < 0.7) return { kind: 'message', message: { role: rng.pick(['user', 'assistant']), content: largeString(rng, pool) } };
+  if (r < 0.5) {
+    const calls = [{ id: `call_${rng.int(1e6)}`, name: 'write_file', arguments: largeString(rng, pool) }];
+    if (rng.chance(0.3)) calls.push({ id: `call_${rng.int(1e6)}`, name: 'read_file', arguments: rng.chance(0.5) ? largeString(rng, pool) : '{}' });
+    return { kind: 'message', message: { role: 'assistant', toolCalls: calls } };
+  }
+  if (r < 0.75) return { kind: 'message', message: { role: rng.pick(['user', 'assistant']), content: largeString(rng, pool) } };
   return { kind: 'event', type: 't.output', payload: { out: largeString(rng, pool), k: rng.int(10) } };
 }
 
-/** What a record reads back as with `inline: true`: every $attach value replaced by its string. */
+/** What a record reads back as with `inline: true`: as sent (no record a client sends holds an $attach). */
 export function inlined(v: unknown): unknown {
-  if (v === null || typeof v !== 'object') return v;
-  if (Array.isArray(v)) return v.map(inlined);
-  const o = v as Record<string, unknown>;
-  if (typeof o.$attach === 'string') return o.$attach;
-  return Object.fromEntries(Object.entries(o).map(([k, w]) => [k, inlined(w)]));
+  return v;
 }
 
-/** Whether a record sent as `rec` holds a blob (an $attach value or a string past `threshold` UTF-8 bytes). */
-export function holdsBlob(v: unknown, threshold: number): boolean {
-  if (typeof v === 'string') return Buffer.byteLength(v) > threshold;
-  if (v === null || typeof v !== 'object') return false;
-  if (!Array.isArray(v) && typeof (v as Record<string, unknown>).$attach === 'string') return true;
-  return Object.values(v).some((w) => holdsBlob(w, threshold));
+/** Whether a record sent as `rec` holds a blob: a string past `threshold` UTF-8 bytes at one of its kind's BLOB_POSITIONS. */
+export function holdsBlob(rec: unknown, threshold: number): boolean {
+  const at = (v: unknown, steps: string[]): boolean => {
+    if (steps.length === 0) return typeof v === 'string' && Buffer.byteLength(v) > threshold;
+    const [step, ...rest] = steps as [string, ...string[]];
+    if (step === '[]') return Array.isArray(v) && v.some((w) => at(w, rest));
+    return v !== null && typeof v === 'object' && !Array.isArray(v) && at((v as Record<string, unknown>)[step], rest);
+  };
+  const kind = (rec as { kind?: unknown } | null)?.kind;
+  return blobPositionsOf(kind).some((p) => at(rec, p.replace(/\[\]/g, '.[]').split('.')));
 }
 
 /** Equal as JSON values (member order is not preserved by the store: protocol README 5.1). */
@@ -217,7 +222,7 @@ export interface PlanOptions {
   updateP?: number;
   /** Share of appended records that are runtime records (api, toolStart/Stream/Finish; default 0). */
   runtimeP?: number;
-  /** Share of appended records that carry a large string or an $attach value (default 0). */
+  /** Share of appended records that carry a large string (default 0). */
   blobP?: number;
   /** Large payloads already sent: reused to exercise blob dedupe (shared by the sessions of a store). */
   pool?: string[];

@@ -332,8 +332,8 @@ export async function runPowerLoss(opts: PowerLossOptions): Promise<PowerLossSta
     };
     try {
       // Every other workload (the first included) also writes state values, runtime records and
-      // blobs (sessions with a blobThreshold of 1024-4096, large strings and $attach values, some
-      // of them sent again).
+      // blobs (sessions with a blobThreshold of 1024-4096, large strings, at a BlobRef position and
+      // elsewhere, some of them sent again).
       await workload(st, rng, rec, live, opts.ops ?? 40, stats, w % 2 === 0);
     } catch (err) {
       throw new TortureFailure(`${(err as Error).message}\n  the workload itself failed: ${where(`live store kept at ${live}`)}`);

@@ -77,7 +77,8 @@ class SidecarSessionTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual([(r["kind"], r["type"]) for r in records], [("event", ITEM_TYPE)] * len(sent))
         inlined = (await self.sc.read(s.session_id, inline=True))["records"]
         self.assertEqual([dumps(r["payload"]) for r in inlined], [dumps(i) for i in sent])
-        self.assertIn("$blob", records[-1]["payload"]["content"], "the 300 KB string is a blob in the journal")
+        # An event payload is not a BlobRef position (protocol §15.4): the 300 KB string stays in the record.
+        self.assertEqual(dumps(records[-1]["payload"]), dumps(sent[-1]), "the 300 KB string is inline, not a blob")
         await s.close()
 
     async def test_get_items_limit_returns_the_latest_in_order(self) -> None:

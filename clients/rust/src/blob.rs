@@ -6,8 +6,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 /// A member that is either its value or, when the server stored it as a content-addressed blob
-/// (protocol §15.4: a string longer than the session's `blobThreshold`, or an `$attach` value),
-/// a [`BlobRef`] to it.
+/// (protocol §15.4: a string longer than the session's `blobThreshold` at a BlobRef position —
+/// a tool call's `arguments`, an interruption's `assistant_text`, a tool stream's output), a
+/// [`BlobRef`] to it. Nowhere else does the server write one.
 ///
 /// `session/read` returns references unless asked for `inline: true`; read a blob's bytes with
 /// [`Client::read_blob`](crate::Client::read_blob). A reference read back may be appended again

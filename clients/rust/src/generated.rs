@@ -103,10 +103,10 @@ pub struct ArchivedGeneration {
     pub extra: Map<String, Value>,
 }
 
-/// `Attachment` (`protocol/schema.json#/$defs/Attachment`).
+/// A request to store a string as a blob whatever its size. Not accepted in a record of protocol version 1: the BlobRef positions take a string or a BlobRef, and $attach anywhere else is refused with -32602 (§15.4)
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Attachment {
-    /// The content (e.g. base64 image data), stored as a blob
+    /// The content (e.g. base64 image data), to be stored as a blob
     #[serde(rename = "$attach")]
     pub attach: String,
     /// `mediaType`
@@ -232,7 +232,7 @@ pub struct CancelRequestParams {
 pub struct ChatMessage {
     /// system | user | assistant | tool | ...
     pub role: String,
-    /// `content`
+    /// The message content: any JSON value (usually a string, an array of content parts, or null), kept exactly as sent (numbers keep their text, §5); never replaced by a BlobRef, whatever its size (§15.4)
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     pub content: Option<Value>,
     /// `name`
@@ -1082,7 +1082,7 @@ pub struct EventRecord {
     /// `type`
     #[serde(rename = "type")]
     pub type_: String,
-    /// `payload`
+    /// The event data: any JSON value (null when there is none; required), kept exactly as sent (numbers keep their text, §5); never replaced by a BlobRef (§15.4)
     pub payload: Value,
 }
 
@@ -1308,7 +1308,7 @@ pub struct ToolResult {
     pub id: String,
     /// `name`
     pub name: String,
-    /// `result`
+    /// What the tool returned: any JSON value, kept exactly as sent (numbers keep their text, §5); never replaced by a BlobRef (§15.4)
     pub result: Value,
     /// Members this schema does not list (kept as sent).
     #[serde(flatten)]
@@ -2738,7 +2738,7 @@ pub struct SessionCreateParams {
     /// Keep the session in this process's memory only: never written to the store, gone at session/close and at exit (capability session.ephemeral)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ephemeral: Option<bool>,
-    /// String members larger than this many bytes are stored as blobs (default 262144)
+    /// Strings at a BlobRef position (protocol/blobPositions.ts: tool-call arguments, interruption assistantText, toolStream text and dataBase64) larger than this many UTF-8 bytes are stored as blobs (default 262144); every other string stays in its record
     #[serde(rename = "blobThreshold", default, skip_serializing_if = "Option::is_none")]
     pub blob_threshold: Option<u64>,
     /// Per store: a retry with the same key and the same params answers the original result (the same sessionId, opened for writing again) and creates nothing; the same key with other params is Conflict (reason idempotencyKeyReused). Kept in the session's header while the session is not deleted (§6.3). Not with ephemeral
@@ -4197,7 +4197,7 @@ pub struct StoredEventRecord {
     /// `type`
     #[serde(rename = "type")]
     pub type_: String,
-    /// `payload`
+    /// The event data: any JSON value (null when there is none; required), kept exactly as sent (numbers keep their text, §5); never replaced by a BlobRef (§15.4)
     pub payload: Value,
     /// Members this schema does not list (kept as sent).
     #[serde(flatten)]

@@ -67,7 +67,9 @@ impl StoredRecord {
 }
 
 impl Attachment {
-    /// As a JSON value, to put in a message's `content`: `{"$attach": ..., "mediaType"?: ...}`.
+    /// As a JSON value: `{"$attach": ..., "mediaType"?: ...}`. Protocol version 1 accepts none in a
+    /// record (§15.4): a message's `content` or an event's `payload` holding one is refused with
+    /// -32602; send the value itself, or a large string as a tool call's `arguments`.
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }

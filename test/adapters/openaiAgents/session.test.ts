@@ -92,7 +92,7 @@ describe('SidecarSession', () => {
     expect(page.records.map((r) => [r.kind, (r as { type?: string }).type])).toEqual(items.map(() => ['event', ITEM_TYPE]));
     expect(JSON.stringify(page.records.map((r) => (r as { payload?: unknown }).payload))).toBe(JSON.stringify(items));
     const raw = await c.read({ sessionId: await s.getSessionId(), afterSeq: items.length - 1 });
-    expect(JSON.stringify(raw.records[0])).toMatch(/"text":\{"\$blob":"sha256:[0-9a-f]{64}"/); // the long text went to a blob
+    expect(JSON.stringify(raw.records[0])).not.toContain('"$blob"'); // the long text stays in the record: an event payload is not a BlobRef position (§15.4)
   });
 
   it('popItem and clearSession behave as the SDK\'s MemorySession on the same operations', async () => {

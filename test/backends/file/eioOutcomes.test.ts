@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { type FsLayer, nodeFs } from '../../../src/durable/fsLayer.js';
 import type { FileSessionStore } from '../../../src/stores/fileStore.js';
 import { tempDir } from '../../helpers.js';
-import { journalOf, note, store } from './storeHelpers.js';
+import { argsOf, journalOf, note, store, toolCall } from './storeHelpers.js';
 
 /**
  * Issue 14, fault injection (simulated: in process, over a faulting FsLayer): every rename and
@@ -77,7 +77,7 @@ async function run(s: FileSessionStore, op: Op, id: string, k: number): Promise<
     case 'compact': return s.compact(id, { summary: 'first two', throughSeq: 2 });
     case 'state/set': return s.setState(id, KEY, { v: 'new' });
     case 'state/delete': return s.deleteState(id, KEY);
-    case 'blob append': return s.append(id, [{ kind: 'event', type: 'shot', payload: { a: { $attach: BIG(k) } } }]);
+    case 'blob append': return s.append(id, [toolCall({ $attach: BIG(k) })]);
   }
 }
 
@@ -140,9 +140,9 @@ describe('EIO once at every rename, fsync and fdatasync of compaction, state val
         expect(opened.lastSeq, at).toBeGreaterThanOrEqual(4);
         if (op === 'blob append') {
           // the blob-holding record, when it is there (Uncertain), reads back inline whole: its blob is durable
-          const shots = (await t.read(id, { inline: true })).records.filter((r) => (r as { type?: string }).type === 'shot');
+          const shots = (await t.read(id, { inline: true })).records.filter((r) => r.kind === 'message');
           expect(shots.length, at).toBe(changed ? 1 : 0);
-          for (const r of shots) expect((r as unknown as { payload: { a: string } }).payload.a === BIG(k), at).toBe(true);
+          for (const r of shots) expect(argsOf(r) === BIG(k), at).toBe(true);
         }
         await t.closeAll();
       }

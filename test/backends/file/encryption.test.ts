@@ -9,7 +9,7 @@ import { StoreLayout } from '../../../src/backends/file/layout.js';
 import { readIndexEntry } from '../../../src/backends/file/sessionIndex.js';
 import { verifyStore } from '../../../src/backends/file/verify/index.js';
 import { tempDir } from '../../helpers.js';
-import { indexOf, journalOf, lines, message, note, sealed, store, storeError, unsealed } from './storeHelpers.js';
+import { indexOf, journalOf, lines, message, note, sealed, store, storeError, toolCall, unsealed } from './storeHelpers.js';
 
 /**
  * Encryption at rest of the file store against real files: damage is still told apart from a
@@ -58,7 +58,7 @@ describe('file store encryption at rest', () => {
     const k = key();
     const s = store(root, { encryptionKey: k });
     const { sessionId } = await s.create({ title: 'blob' });
-    await s.append(sessionId, [{ kind: 'event', type: 'shot', payload: { png: { $attach: 'x'.repeat(5000) } } }]);
+    await s.append(sessionId, [toolCall({ $attach: 'x'.repeat(5000) })]);
     await s.closeAll();
     const fan = path.join(root, 'blobs', 'sha256');
     const blob = path.join(fan, fs.readdirSync(fan)[0] as string);

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FsLayer, nodeFs } from '../../../src/durable/fsLayer.js';
 import { FileSessionStore } from '../../../src/stores/fileStore.js';
 import { tempDir } from '../../helpers.js';
-import { journalOf, note, storeError } from './storeHelpers.js';
+import { journalOf, note, storeError, toolCall } from './storeHelpers.js';
 
 /**
  * The mode of every file and directory the store creates, checked AT CREATION (no window):
@@ -75,7 +75,7 @@ describe('modes at creation time (umask 0)', { timeout: 30_000 }, () => {
     const { fsl, bad, walk } = checkingFs();
     const s = new FileSessionStore(root, { fs: fsl, leases: true, leaseStaleMs: 5000 });
     const { sessionId } = await s.create({ blobThreshold: 1024 }); // root, folders, .gitignore, lease (lock dir, holder), journal, index
-    await s.append(sessionId, [note(1), note(2, { text: 'y'.repeat(4096) })]); // a blob
+    await s.append(sessionId, [note(1), toolCall('y'.repeat(4096))]); // a blob
     await s.setState(sessionId, 'k', { v: 1 }); // state/
     await s.allocateScratch(sessionId, 'r'); // scratch/tool-000001/tmp
     await s.compact(sessionId, { summary: 'sum', throughSeq: 1 }); // history/

@@ -27,6 +27,16 @@ export function message(role: string, content: unknown): RecordInput {
   return { kind: 'message', message: { role, content } };
 }
 
+/** An assistant message with one tool call whose `arguments` (a BlobRef position, protocol/blobPositions.ts) is `args`. */
+export function toolCall(args: unknown): RecordInput {
+  return { kind: 'message', message: { role: 'assistant', toolCalls: [{ id: 'c1', name: 'edit', arguments: args as string }] } };
+}
+
+/** The arguments of a record made by toolCall, as stored (a string or a BlobRef). */
+export function argsOf(record: unknown): unknown {
+  return (record as { message?: { toolCalls?: Array<{ arguments?: unknown }> } } | undefined)?.message?.toolCalls?.[0]?.arguments;
+}
+
 export function note(i: number, extra: Record<string, unknown> = {}): RecordInput {
   return { kind: 'note', i, ...extra };
 }

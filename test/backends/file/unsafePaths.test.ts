@@ -5,7 +5,7 @@ import { refOf } from '../../../src/domain/blobRefs.js';
 import type { FileSessionStore } from '../../../src/stores/fileStore.js';
 import { tempDir } from '../../helpers.js';
 import { type Plant, PLANTS, plant, stillPlanted, victim, watchingFs } from './fileSafety.js';
-import { indexOf, indexSettled, journalOf, note, sessionWith, store, storeError } from './storeHelpers.js';
+import { indexOf, indexSettled, journalOf, note, sessionWith, store, storeError, toolCall } from './storeHelpers.js';
 
 /**
  * Issue 14, hole 4, as a class: a symlink (to a file outside the store, or dangling) or a FIFO
@@ -15,7 +15,7 @@ import { indexOf, indexSettled, journalOf, note, sessionWith, store, storeError 
  * temporary name, the name is random: it cannot be planted (shown by the names it uses).
  */
 
-const BIG = 'x'.repeat(2048); // past a 1024-byte blob threshold: stored as a blob
+const BIG = 'x'.repeat(2048); // past a 1024-byte blob threshold: stored as a blob at a BlobRef position (tool-call arguments)
 
 /** A store with leases on (the lock and holder paths are part of the class) over a watching layer. */
 function watched(root: string) {
@@ -108,7 +108,7 @@ describe('a planted symlink or FIFO is refused with UnsafeStore, never followed'
     const hex = refOf(Buffer.from(BIG)).slice('sha256:'.length);
     const blob = path.join(root, 'blobs', 'sha256', hex.slice(0, 2), hex);
     plant(kind, blob, v);
-    await storeError(s.append(sessionId, [note(1, { text: BIG })]), 'UnsafeStore');
+    await storeError(s.append(sessionId, [toolCall(BIG)]), 'UnsafeStore');
     await storeError(s.getBlob(sessionId, `sha256:${hex}`), 'UnsafeStore');
     expect((await s.append(sessionId, [note(2)])).lastSeq).toBe(1); // nothing was appended, the writer goes on
     await closeAll(s);

@@ -53,7 +53,7 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL encryption at rest${pgSkip ? ` (ski
     await s.append(id, [{ kind: 'message', message: { role: 'user', content: `hello ${MARK}` } }]);
     await s.append(id, [{ kind: 'message', message: { role: 'assistant', content: `answer ${MARK}` } }, { kind: 'note', n: MARK }]);
     const big = `${MARK} `.repeat(200);
-    await s.append(id, [{ kind: 'message', message: { role: 'user', content: big } }]);
+    await s.append(id, [{ kind: 'message', message: { role: 'assistant', toolCalls: [{ id: 'c1', name: 'edit', arguments: big }] } }]); // a blob: a BlobRef position
     await s.update(id, { title: `new ${MARK}` });
     await s.setState(id, 'k', { v: MARK });
     await s.compact(id, { summary: `summary ${MARK}`, throughSeq: 2 });
@@ -76,7 +76,7 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL encryption at rest${pgSkip ? ` (ski
     const forked = (await t.read(fork, { inline: true })).records;
     expect(forked.map((r) => r.seq)).toEqual(page.records.map((r) => r.seq));
     expect(JSON.stringify(forked)).toContain(big.trim());
-    const blobRef = (await t.read(id, {})).records.map((r) => (r as { message?: { content?: { $blob?: string } } }).message?.content?.$blob).find((x) => x);
+    const blobRef = (await t.read(id, {})).records.map((r) => (r as { message?: { toolCalls?: Array<{ arguments?: { $blob?: string } }> } }).message?.toolCalls?.[0]?.arguments?.$blob).find((x) => x);
     expect((await t.getBlob(id, blobRef!)).bytes.toString('utf8')).toBe(big);
     await t.closeAll();
 

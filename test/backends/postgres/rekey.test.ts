@@ -74,7 +74,7 @@ describe.skipIf(pgSkip !== null)(`PostgreSQL rekey${pgSkip ? ` (skipped: ${pgSki
     for (let i = 0; i < 3; i++) {
       const { sessionId } = await s.create({ title: `t${i} ${MARK}`, blobThreshold: 1024 });
       for (let j = 0; j < 4; j++) await s.append(sessionId, [{ kind: 'note', text: `${MARK} ${i}.${j}` }]);
-      await s.append(sessionId, [{ kind: 'message', message: { role: 'user', content: `${MARK} `.repeat(100) + i } }]);
+      await s.append(sessionId, [{ kind: 'message', message: { role: 'assistant', toolCalls: [{ id: 'c1', name: 'edit', arguments: `${MARK} `.repeat(100) + i }] } }]); // a blob: a BlobRef position
       await s.setState(sessionId, 'k', { v: `${MARK} ${i}` });
       await s.compact(sessionId, { summary: `sum ${MARK}`, throughSeq: 2 });
       ids.push(sessionId);

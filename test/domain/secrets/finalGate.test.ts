@@ -93,8 +93,8 @@ describe('no write of the store bypasses the gate', () => {
     };
     const s = storeOn(root, { fs: recorder, leases: true });
     const { sessionId } = await s.create({ title: 'all write paths', blobThreshold: 1024 }, { values: [SECRET] });
-    await s.append(sessionId, [{ kind: 'message', message: { role: 'user', content: 'x'.repeat(2000) } }]);
-    await s.append(sessionId, [{ kind: 'message', message: { role: 'tool', content: { $attach: 'attached bytes' } } }]);
+    await s.append(sessionId, [{ kind: 'message', message: { role: 'assistant', toolCalls: [{ id: 'c1', name: 'edit', arguments: 'x'.repeat(2000) }] } }]);
+    await s.append(sessionId, [{ kind: 'message', message: { role: 'assistant', toolCalls: [{ id: 'c2', name: 'edit', arguments: { $attach: 'attached bytes' } as never }] } }]);
     await s.setState(sessionId, 'k', { v: 1 });
     await s.allocateScratch(sessionId, 'r1');
     await s.compact(sessionId, { throughSeq: 1, summary: 'first message' });

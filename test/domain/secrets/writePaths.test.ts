@@ -48,7 +48,7 @@ describe('a registered secret rebuilt by redaction never reaches a file', () => 
   it('an $attach payload: refused, no blob holds the digits', async () => {
     const { root, s } = fresh();
     const { sessionId } = await s.create({}, { values: [NUMERIC] });
-    await rejects(s.append(sessionId, [{ kind: 'message', message: { role: 'tool', content: { $attach: EXPONENT_JSON } } }]), 'SecretRejected');
+    await rejects(s.append(sessionId, [{ kind: 'message', message: { role: 'assistant', toolCalls: [{ id: 'c1', name: 'edit', arguments: { $attach: EXPONENT_JSON } as never }] } }]), 'SecretRejected');
     await s.closeAll();
     expect(leaks(root, NUMERIC)).toEqual([]);
   });

@@ -56,10 +56,12 @@ async fn async_client_in_both_framings() {
         assert_eq!(found, 11, "#2 and #20..#29");
 
         let big = "b".repeat(5000);
-        client.append(SessionAppendParams::new(&sid, [user(&big)])).await.unwrap();
+        // Tool-call arguments are a BlobRef position (protocol §15.4): past the threshold, a blob.
+        let call = Record::message(ChatMessage::new("assistant").tool_calls([ToolCall::new("call_1", "write", big.as_str())]));
+        client.append(SessionAppendParams::new(&sid, [call])).await.unwrap();
         let last = client.read(SessionReadParams::new(&sid).after_seq(30)).await.unwrap();
         let StoredRecord::Message(m) = &last.records[0] else { panic!() };
-        let blob: BlobOr<String> = serde_json::from_value(m.message.content.clone().unwrap()).unwrap();
+        let blob = &m.message.tool_calls.as_ref().expect("tool calls")[0].arguments;
         let digest = blob.as_blob().expect("a blob reference").digest().to_owned();
         assert_eq!(client.read_blob(&sid, &digest).await.unwrap(), big.as_bytes());
 

@@ -1,4 +1,4 @@
-import { expectEqual, expectError, expectResult, type Scenario } from '../context.js';
+import { expect, expectEqual, expectError, expectResult, type Scenario } from '../context.js';
 import type { Json } from '../wire.js';
 import { newSession, readAll, user } from './util.js';
 
@@ -51,10 +51,11 @@ export const compaction: Scenario = {
       expectEqual([gen.data?.path, gen.data?.min, gen.data?.max], ['generation', 0, archived + 1], 'read generation data');
       const fork = expectError(await p.request('session/fork', { sessionId, atSeq: 2 }), -31018, 'OutOfRange');
       expectEqual([fork.data?.path, fork.data?.min, fork.data?.max], ['atSeq', 3, 6], 'fork atSeq data');
-      const { firstSeq } = await p.call<{ firstSeq: number }>('session/append', { sessionId, records: [{ kind: 'message', message: { role: 'tool', toolCallId: 'c', content: 'Z'.repeat(300_000) } }] });
+      const { firstSeq } = await p.call<{ firstSeq: number }>('session/append', { sessionId, records: [{ kind: 'message', message: { role: 'assistant', toolCalls: [{ id: 'c', name: 'write_file', arguments: 'Z'.repeat(300_000) }] } }] });
       const stored = (await p.call<{ records: Json[] }>('session/read', { sessionId, afterSeq: firstSeq - 1, limit: 1 })).records[0] as Json;
-      const ref = ((stored.message as Json).content as Json).$blob;
-      const off = expectError(await p.request('blob/get', { sessionId, ref, offset: 300_001 }), -31018, 'OutOfRange');
+      const ref = (((stored.message as Json).toolCalls as Json[])[0] as Json).arguments as Json;
+      expect(typeof ref?.$blob === 'string', 'large tool-call arguments are not stored as a BlobRef');
+      const off = expectError(await p.request('blob/get', { sessionId, ref: ref.$blob, offset: 300_001 }), -31018, 'OutOfRange');
       expectEqual([off.data?.path, off.data?.min, off.data?.max], ['offset', 0, 300_000], 'blob/get offset data');
     });
   },
