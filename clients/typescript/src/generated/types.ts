@@ -92,12 +92,14 @@ export interface ArchivedGeneration {
   bytes: number;
 }
 /**
+ * A request to store a string as a blob whatever its size. Not accepted in a record of protocol version 1: the BlobRef positions take a string or a BlobRef, and $attach anywhere else is refused with -32602 (§15.4)
+ *
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "Attachment".
  */
 export interface Attachment {
   /**
-   * The content (e.g. base64 image data), stored as a blob
+   * The content (e.g. base64 image data), to be stored as a blob
    */
   $attach: string;
   mediaType?: string;
@@ -186,6 +188,9 @@ export interface ChatMessage {
    * system | user | assistant | tool | ...
    */
   role: string;
+  /**
+   * The message content: any JSON value (usually a string, an array of content parts, or null), kept exactly as sent (numbers keep their text, §5); never replaced by a BlobRef, whatever its size (§15.4)
+   */
   content?: unknown;
   name?: string;
   toolCalls?: ToolCall[];
@@ -641,6 +646,9 @@ export interface ErrorResponse {
 export interface EventRecord {
   kind: "event";
   type: string;
+  /**
+   * The event data: any JSON value (null when there is none; required), kept exactly as sent (numbers keep their text, §5); never replaced by a BlobRef (§15.4)
+   */
   payload: unknown;
 }
 /**
@@ -851,6 +859,9 @@ export interface InterruptionRecord {
   toolResults?: {
     id: string;
     name: string;
+    /**
+     * What the tool returned: any JSON value, kept exactly as sent (numbers keep their text, §5); never replaced by a BlobRef (§15.4)
+     */
     result: unknown;
     [k: string]: unknown;
   }[];
@@ -1212,7 +1223,7 @@ export interface SessionCreateParams {
    */
   ephemeral?: boolean;
   /**
-   * String members larger than this many bytes are stored as blobs (default 262144)
+   * Strings at a BlobRef position (protocol/blobPositions.ts: tool-call arguments, interruption assistantText, toolStream text and dataBase64) larger than this many UTF-8 bytes are stored as blobs (default 262144); every other string stays in its record
    */
   blobThreshold?: number;
   /**
@@ -1349,6 +1360,9 @@ export interface StoredInterruptionRecord {
   toolResults?: {
     id: string;
     name: string;
+    /**
+     * What the tool returned: any JSON value, kept exactly as sent (numbers keep their text, §5); never replaced by a BlobRef (§15.4)
+     */
     result: unknown;
     [k: string]: unknown;
   }[];
@@ -1380,6 +1394,9 @@ export interface StoredEventRecord {
   idempotency?: IdempotencyStamp3;
   kind: "event";
   type: string;
+  /**
+   * The event data: any JSON value (null when there is none; required), kept exactly as sent (numbers keep their text, §5); never replaced by a BlobRef (§15.4)
+   */
   payload: unknown;
 }
 /**
