@@ -363,5 +363,9 @@ mod tests {
         let e = from_response(&json!({"code": -31099, "message": "new", "data": {"kind": "SomethingNew"}}));
         assert!(matches!(&e, Error::Other(o) if o.code == -31099));
         assert!(matches!(from_response(&json!({"code": -32601, "message": "m"})), Error::MethodNotFound(_)));
+        assert_eq!(from_response(&json!({"code": -32601, "message": "m"})).raw_data(), None);
+        let raw = json!({"expectedLastSeq": 3, "lastSeq": 5, "kind": "Conflict", "new": null});
+        assert_eq!(from_response(&json!({"code": -31003, "message": "x", "data": raw})).raw_data(), Some(&raw));
+        assert_eq!(from_response(&json!({"code": -32603, "message": "x"})).raw_data(), None, "the typed default data is not what was received");
     }
 }
