@@ -113,6 +113,34 @@ type response struct {
 // Start spawns the sidecar, sends initialize and initialized, and returns the client. ctx
 // bounds the start only (the process lives until Close).
 func Start(ctx context.Context, opts Options) (*Client, error) {
+	c, err := spawnClient(opts)
+	if err != nil {
+		return nil, err
+	}
+	info := c.opts.ClientInfo
+	if info == nil {
+		info = &ClientInfo{Name: "session-sidecar-go", Version: Ptr(Version)}
+	}
+	pid := c.opts.ProcessID
+	if pid == nil {
+		pid = Ptr(int64(os.Getpid()))
+	}
+	res, err := c.Initialize(ctx, InitializeParams{ProtocolVersion: Ptr(c.protocolVersion), ClientInfo: info, ProcessID: pid})
+	if err == nil {
+		err = c.Initialized(ctx)
+	}
+	if err != nil {
+		_ = c.Kill()
+		c.notes.stop()
+		return nil, err
+	}
+	c.server = res
+	return c, nil
+}
+
+// spawnClient is Start without initialize and initialized (the protocol/vectors.json replay
+// of vectors_test.go sends them itself, through Call and Notify).
+func spawnClient(opts Options) (*Client, error) {
 	if opts.Framing == "" {
 		opts.Framing = FramingNDJSON
 	}
@@ -153,24 +181,6 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 	if err := c.spawn(argv[0], args); err != nil {
 		return nil, err
 	}
-	info := opts.ClientInfo
-	if info == nil {
-		info = &ClientInfo{Name: "session-sidecar-go", Version: Ptr(Version)}
-	}
-	pid := opts.ProcessID
-	if pid == nil {
-		pid = Ptr(int64(os.Getpid()))
-	}
-	res, err := c.Initialize(ctx, InitializeParams{ProtocolVersion: Ptr(c.protocolVersion), ClientInfo: info, ProcessID: pid})
-	if err == nil {
-		err = c.Initialized(ctx)
-	}
-	if err != nil {
-		_ = c.Kill()
-		c.notes.stop()
-		return nil, err
-	}
-	c.server = res
 	return c, nil
 }
 

@@ -18,6 +18,20 @@ use std::time::{Duration, Instant};
 impl Builder {
     /// Spawns the sidecar and initializes the connection (`initialize`, then `initialized`).
     pub fn spawn(self) -> Result<Client> {
+        let initialize = self.initialize.clone();
+        let mut client = self.spawn_uninitialized()?;
+        // On failure `client` is dropped: stdin closed, the process waited for (or killed).
+        let server = client.call::<crate::method::Initialize>(initialize)?;
+        client.notify("initialized", &EmptyParams::default())?;
+        client.server = Some(server);
+        Ok(client)
+    }
+
+    /// Spawns the sidecar without initializing the connection: the caller sends `initialize`
+    /// (with [`Client::call_raw`]) and `initialized` itself, e.g. to replay
+    /// `protocol/vectors.json`. [`Client::server_info`] and [`Client::capabilities`] panic on
+    /// such a client.
+    pub fn spawn_uninitialized(self) -> Result<Client> {
         let (mut cmd, shown) = self.std_command()?;
         let mut child = cmd.spawn().map_err(|source| Error::Spawn { command: shown, source })?;
         let stdin = child.stdin.take().expect("piped stdin");
@@ -49,7 +63,7 @@ impl Builder {
                 .name("sidecar-stdout".into())
                 .spawn(move || read_loop(stdout, &core, &writer, &child, tail.as_deref(), max))?
         };
-        let mut client = Client {
+        Ok(Client {
             core,
             writer,
             child,
@@ -59,12 +73,7 @@ impl Builder {
             server: None,
             request_timeout: self.request_timeout,
             exit_timeout: self.exit_timeout,
-        };
-        // On failure `client` is dropped: stdin closed, the process waited for (or killed).
-        let server = client.call::<crate::method::Initialize>(self.initialize)?;
-        client.notify("initialized", &EmptyParams::default())?;
-        client.server = Some(server);
-        Ok(client)
+        })
     }
 }
 

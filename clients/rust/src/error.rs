@@ -18,6 +18,8 @@ pub struct RpcError<D> {
     pub message: String,
     /// The error's `data`.
     pub data: D,
+    /// `data` exactly as the server sent it (`None` when it sent none).
+    pub raw_data: Option<Value>,
 }
 
 /// Whether a request that failed may have changed the store (§6 "Anything written?").
@@ -173,19 +175,24 @@ impl Error {
 
     /// The JSON-RPC code, for an error the server answered.
     pub fn code(&self) -> Option<i64> {
-        self.rpc_parts().map(|(code, _)| code)
+        self.rpc_parts().map(|(code, _, _)| code)
     }
 
     /// The server's message, for an error the server answered.
     pub fn server_message(&self) -> Option<&str> {
-        self.rpc_parts().map(|(_, message)| message)
+        self.rpc_parts().map(|(_, message, _)| message)
     }
 
-    fn rpc_parts(&self) -> Option<(i64, &str)> {
+    /// The error's `data` exactly as the server sent it, for an error the server answered.
+    pub fn raw_data(&self) -> Option<&Value> {
+        self.rpc_parts().and_then(|(_, _, data)| data)
+    }
+
+    fn rpc_parts(&self) -> Option<(i64, &str, Option<&Value>)> {
         macro_rules! parts {
             ($($v:ident),*) => {
                 match self {
-                    $(Error::$v(e) => Some((e.code, e.message.as_str())),)*
+                    $(Error::$v(e) => Some((e.code, e.message.as_str(), e.raw_data.as_ref())),)*
                     _ => None,
                 }
             };
@@ -216,7 +223,7 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some((code, message)) = self.rpc_parts() {
+        if let Some((code, message, _)) = self.rpc_parts() {
             return match self.kind() {
                 Some(kind) => write!(f, "{kind}: {message} (code {code})"),
                 None => write!(f, "{message} (code {code})"),
@@ -258,10 +265,10 @@ pub(crate) fn from_response(error: &Value) -> Error {
     let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
     let message = error.get("message").and_then(Value::as_str).unwrap_or("").to_owned();
     let data = error.get("data").cloned();
-    let raw = |code: i64, message: String, data: Option<Value>| Box::new(RpcError { code, message, data });
+    let raw = |code: i64, message: String, data: Option<Value>| Box::new(RpcError { code, message, raw_data: data.clone(), data });
     let kind = data.as_ref().and_then(|d| d.get("kind")).and_then(Value::as_str).and_then(ErrorKind::from_wire);
     if let Some(kind) = kind {
-        return domain(kind, code, message, data.unwrap_or(Value::Null));
+        return domain(kind, code, message, data.clone().unwrap_or(Value::Null), data);
     }
     match code {
         jsonrpc_code::PARSE_ERROR => Error::ParseError(raw(code, message, data)),
@@ -269,45 +276,45 @@ pub(crate) fn from_response(error: &Value) -> Error {
         jsonrpc_code::METHOD_NOT_FOUND => Error::MethodNotFound(raw(code, message, data)),
         jsonrpc_code::SERVER_NOT_INITIALIZED => Error::ServerNotInitialized(raw(code, message, data)),
         jsonrpc_code::REQUEST_CANCELLED => Error::RequestCancelled(raw(code, message, data)),
-        jsonrpc_code::INVALID_PARAMS => typed(code, message, data.unwrap_or(Value::Null), Error::InvalidParams),
+        jsonrpc_code::INVALID_PARAMS => typed(code, message, data.clone().unwrap_or(Value::Null), data, Error::InvalidParams),
         jsonrpc_code::INTERNAL_ERROR => {
-            let data = data.unwrap_or_else(|| Value::Object(Map::new()));
-            typed(code, message, data, Error::Internal)
+            let typed_data = data.clone().unwrap_or_else(|| Value::Object(Map::new()));
+            typed(code, message, typed_data, data, Error::Internal)
         }
         _ => Error::Other(raw(code, message, data)),
     }
 }
 
-fn typed<D: DeserializeOwned>(code: i64, message: String, data: Value, wrap: fn(Box<RpcError<D>>) -> Error) -> Error {
+fn typed<D: DeserializeOwned>(code: i64, message: String, data: Value, raw: Option<Value>, wrap: fn(Box<RpcError<D>>) -> Error) -> Error {
     match D::deserialize(&data) {
-        Ok(d) => wrap(Box::new(RpcError { code, message, data: d })),
-        Err(_) => Error::Other(Box::new(RpcError { code, message, data: Some(data) })),
+        Ok(d) => wrap(Box::new(RpcError { code, message, data: d, raw_data: raw })),
+        Err(_) => Error::Other(Box::new(RpcError { code, message, raw_data: raw, data: Some(data) })),
     }
 }
 
 /// A domain error by its kind. The match is exhaustive over the generated [`ErrorKind`], so a
 /// kind added to `protocol/meta.json` does not compile until it has a variant here.
-fn domain(kind: ErrorKind, code: i64, message: String, data: Value) -> Error {
+fn domain(kind: ErrorKind, code: i64, message: String, data: Value, raw: Option<Value>) -> Error {
     match kind {
-        ErrorKind::SessionNotFound => typed(code, message, data, Error::SessionNotFound),
-        ErrorKind::InvalidSessionId => typed(code, message, data, Error::InvalidSessionId),
-        ErrorKind::Conflict => typed(code, message, data, Error::Conflict),
-        ErrorKind::Corrupt => typed(code, message, data, Error::Corrupt),
-        ErrorKind::UnsafeStore => typed(code, message, data, Error::UnsafeStore),
-        ErrorKind::NotWritten => typed(code, message, data, Error::NotWritten),
-        ErrorKind::RolledBack => typed(code, message, data, Error::RolledBack),
-        ErrorKind::Uncertain => typed(code, message, data, Error::Uncertain),
-        ErrorKind::ReadOnly => typed(code, message, data, Error::ReadOnly),
-        ErrorKind::PayloadTooLarge => typed(code, message, data, Error::PayloadTooLarge),
-        ErrorKind::UnsupportedProtocolVersion => typed(code, message, data, Error::UnsupportedProtocolVersion),
-        ErrorKind::SecretRejected => typed(code, message, data, Error::SecretRejected),
-        ErrorKind::InvalidTurnTransition => typed(code, message, data, Error::InvalidTurnTransition),
-        ErrorKind::SessionLocked => typed(code, message, data, Error::SessionLocked),
-        ErrorKind::LeaseLost => typed(code, message, data, Error::LeaseLost),
-        ErrorKind::Unavailable => typed(code, message, data, Error::Unavailable),
-        ErrorKind::KeyMismatch => typed(code, message, data, Error::KeyMismatch),
-        ErrorKind::OutOfRange => typed(code, message, data, Error::OutOfRange),
-        ErrorKind::Unknown => Error::Other(Box::new(RpcError { code, message, data: Some(data) })),
+        ErrorKind::SessionNotFound => typed(code, message, data, raw, Error::SessionNotFound),
+        ErrorKind::InvalidSessionId => typed(code, message, data, raw, Error::InvalidSessionId),
+        ErrorKind::Conflict => typed(code, message, data, raw, Error::Conflict),
+        ErrorKind::Corrupt => typed(code, message, data, raw, Error::Corrupt),
+        ErrorKind::UnsafeStore => typed(code, message, data, raw, Error::UnsafeStore),
+        ErrorKind::NotWritten => typed(code, message, data, raw, Error::NotWritten),
+        ErrorKind::RolledBack => typed(code, message, data, raw, Error::RolledBack),
+        ErrorKind::Uncertain => typed(code, message, data, raw, Error::Uncertain),
+        ErrorKind::ReadOnly => typed(code, message, data, raw, Error::ReadOnly),
+        ErrorKind::PayloadTooLarge => typed(code, message, data, raw, Error::PayloadTooLarge),
+        ErrorKind::UnsupportedProtocolVersion => typed(code, message, data, raw, Error::UnsupportedProtocolVersion),
+        ErrorKind::SecretRejected => typed(code, message, data, raw, Error::SecretRejected),
+        ErrorKind::InvalidTurnTransition => typed(code, message, data, raw, Error::InvalidTurnTransition),
+        ErrorKind::SessionLocked => typed(code, message, data, raw, Error::SessionLocked),
+        ErrorKind::LeaseLost => typed(code, message, data, raw, Error::LeaseLost),
+        ErrorKind::Unavailable => typed(code, message, data, raw, Error::Unavailable),
+        ErrorKind::KeyMismatch => typed(code, message, data, raw, Error::KeyMismatch),
+        ErrorKind::OutOfRange => typed(code, message, data, raw, Error::OutOfRange),
+        ErrorKind::Unknown => Error::Other(Box::new(RpcError { code, message, data: Some(data), raw_data: raw })),
     }
 }
 
@@ -356,5 +363,9 @@ mod tests {
         let e = from_response(&json!({"code": -31099, "message": "new", "data": {"kind": "SomethingNew"}}));
         assert!(matches!(&e, Error::Other(o) if o.code == -31099));
         assert!(matches!(from_response(&json!({"code": -32601, "message": "m"})), Error::MethodNotFound(_)));
+        assert_eq!(from_response(&json!({"code": -32601, "message": "m"})).raw_data(), None);
+        let raw = json!({"expectedLastSeq": 3, "lastSeq": 5, "kind": "Conflict", "new": null});
+        assert_eq!(from_response(&json!({"code": -31003, "message": "x", "data": raw})).raw_data(), Some(&raw));
+        assert_eq!(from_response(&json!({"code": -32603, "message": "x"})).raw_data(), None, "the typed default data is not what was received");
     }
 }
