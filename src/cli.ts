@@ -20,7 +20,7 @@ import type { SessionStore } from './domain/types.js';
 import { DEFAULT_PG_SCHEMA, isPostgresUrl } from './backends/postgres/url.js';
 import { packageInfo } from './version.js';
 import type { StoreKey } from './durable/storeKey.js';
-import { KeyOptionError, loadKey } from './cli/encryptionKey.js';
+import { KeyOptionError, storeKeyFrom } from './cli/encryptionKey.js';
 import { storeOption, StoreEnvError } from './cli/storeEnv.js';
 
 redirectConsoleToStderr(); // before anything else can print: stdout is for protocol frames
@@ -90,7 +90,7 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
   if (!['error', 'warn', 'info', 'debug'].includes(logLevel)) throw new UsageError('--log-level must be error, warn, info or debug');
   let key: StoreKey | undefined;
   try {
-    key = loadKey({ env: values['encryption-key-env'], file: values['encryption-key-file'] });
+    key = storeKeyFrom({ env: values['encryption-key-env'], file: values['encryption-key-file'] });
   } catch (e) {
     throw e instanceof KeyOptionError ? new KeyError(e.message) : e;
   }

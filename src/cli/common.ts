@@ -9,7 +9,7 @@ import { readOnlyFs } from './readOnlyFs.js';
 import { openReadOnlyBackend, openReadOnlyPgStore, type StoreTarget, targetOf } from './storeTarget.js';
 import { parseDuration } from '../domain/retention.js';
 import type { StoreKey } from '../durable/storeKey.js';
-import { KeyOptionError, loadKey } from './encryptionKey.js';
+import { KeyOptionError, storeKeyFrom } from './encryptionKey.js';
 import { storeOption, StoreEnvError } from './storeEnv.js';
 
 /** A command-line mistake: one line on stderr, exit code 2. */
@@ -67,7 +67,9 @@ export const STORE_HELP = `  --store DIR|URL          the store (default: <works
                            it must exist: inspection never creates or upgrades it
   --workspace DIR          the workspace whose .session-sidecar/ is the store (default: cwd)
   --encryption-key-env NAME   the key of an encrypted store, base64 in $NAME (as serve's)
-  --encryption-key-file PATH  the same key read from PATH (mode 0600, owned by you)
+  --encryption-key-file PATH  the same key read from PATH (mode 0600, owned by you); without
+                              either: $SESSION_SIDECAR_ENCRYPTION_KEY_ENV (a variable's name)
+                              or $SESSION_SIDECAR_ENCRYPTION_KEY_FILE (a path)
   -h, --help               this help`;
 
 /** The store: --store (or --store-env NAME: $NAME), then --workspace DIR/.session-sidecar, then $SESSION_SIDECAR_STORE, then cwd. */
@@ -125,7 +127,7 @@ export function parseCommand(
 /** The key of --encryption-key-env/--encryption-key-file; a bad one is a one-line error (exit 1) that never shows it. */
 function keyOf(values: Parsed['values']): StoreKey | undefined {
   try {
-    return loadKey({ env: values['encryption-key-env'] as string | undefined, file: values['encryption-key-file'] as string | undefined });
+    return storeKeyFrom({ env: values['encryption-key-env'] as string | undefined, file: values['encryption-key-file'] as string | undefined });
   } catch (e) {
     throw e instanceof KeyOptionError ? new CliError(e.message) : e;
   }

@@ -16,16 +16,30 @@ export interface KeySource {
   file?: string;
 }
 
-export function loadKey(src: KeySource, env: NodeJS.ProcessEnv = process.env, flag = '--encryption-key'): StoreKey | undefined {
-  if (src.env !== undefined && src.file !== undefined) throw new KeyOptionError(`${flag}-env and ${flag}-file exclude each other`);
+export function loadKey(src: KeySource, env: NodeJS.ProcessEnv = process.env, flag = '--encryption-key', names = { env: `${flag}-env`, file: `${flag}-file` }): StoreKey | undefined {
+  if (src.env !== undefined && src.file !== undefined) throw new KeyOptionError(`${names.env} and ${names.file} exclude each other`);
   if (src.env !== undefined) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(src.env)) throw new KeyOptionError(`${flag}-env needs an environment variable name`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(src.env)) throw new KeyOptionError(`${names.env} needs an environment variable name`);
     const text = env[src.env];
-    if (text === undefined || text === '') throw new KeyOptionError(`${flag}-env ${src.env}: the variable is not set`);
-    return parsed(text, `${flag}-env ${src.env}`);
+    if (text === undefined || text === '') throw new KeyOptionError(`${names.env} ${src.env}: the variable is not set`);
+    return parsed(text, `${names.env} ${src.env}`);
   }
-  if (src.file !== undefined) return parsed(readKeyFile(src.file, `${flag}-file`), `${flag}-file`);
+  if (src.file !== undefined) return parsed(readKeyFile(src.file, names.file), names.file);
   return undefined;
+}
+
+/**
+ * Where a store's key comes from when no option names it, so that it need not be repeated on
+ * every command: `SESSION_SIDECAR_ENCRYPTION_KEY_ENV` holds the NAME of the variable with the
+ * key, `SESSION_SIDECAR_ENCRYPTION_KEY_FILE` the path of the key file — never the key itself.
+ */
+export const KEY_SOURCE_VARS = { env: 'SESSION_SIDECAR_ENCRYPTION_KEY_ENV', file: 'SESSION_SIDECAR_ENCRYPTION_KEY_FILE' } as const;
+
+/** The store key of --encryption-key-env/--encryption-key-file, else of the KEY_SOURCE_VARS; undefined for none. */
+export function storeKeyFrom(flags: KeySource, env: NodeJS.ProcessEnv = process.env): StoreKey | undefined {
+  if (flags.env !== undefined || flags.file !== undefined) return loadKey(flags, env);
+  const fromEnv = { env: env[KEY_SOURCE_VARS.env] || undefined, file: env[KEY_SOURCE_VARS.file] || undefined };
+  return loadKey(fromEnv.env !== undefined ? { env: fromEnv.env, ...(fromEnv.file !== undefined ? { file: fromEnv.file } : {}) } : fromEnv.file !== undefined ? { file: fromEnv.file } : {}, env, '', { env: `$${KEY_SOURCE_VARS.env}`, file: `$${KEY_SOURCE_VARS.file}` });
 }
 
 function parsed(text: string, where: string): StoreKey {

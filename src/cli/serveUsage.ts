@@ -46,7 +46,10 @@ Options (serve):
                            store or a PostgreSQL one
   --encryption-key-file PATH  the same key read from PATH (mode 0600, owned by you; a
                            symbolic link is refused). An encrypted store needs its key to
-                           be served or inspected; 'session-sidecar rekey' changes it
+                           be served or inspected; 'session-sidecar rekey' changes it.
+                           Without either option: $SESSION_SIDECAR_ENCRYPTION_KEY_ENV (the
+                           name of the variable holding the key) or
+                           $SESSION_SIDECAR_ENCRYPTION_KEY_FILE (the key file's path)
 
 A client spawns this process, then sends 'initialize'. The protocol: protocol/README.md.
 `;
