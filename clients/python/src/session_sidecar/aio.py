@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import codecs
 import itertools
 import json
 import os
 import subprocess
+import sys
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Mapping, Sequence
+from typing import Any, AsyncIterator, Callable, Mapping, Sequence
 
 from . import params as P
 from .client import CLIENT_NAME, CLIENT_VERSION, PROTOCOL_VERSION
@@ -53,7 +55,8 @@ class AsyncSidecar:
     leaving sends shutdown then exit and waits for the process (killing it after
     ``exit_timeout``). ``start()`` / ``stop()`` do the same by hand. Arguments are those of
     ``Sidecar`` (``command``: a list or a command line, else $SESSION_SIDECAR_COMMAND, else
-    ``session-sidecar`` on PATH).
+    ``session-sidecar`` on PATH; ``on_notification(method, params)`` is called on the event
+    loop for each notification, which is also queued for ``notifications()``).
     """
 
     def __init__(
@@ -64,6 +67,7 @@ class AsyncSidecar:
         command: str | Sequence[str] | None = None,
         framing: str = "ndjson",
         stderr: Any = None,
+        on_notification: Callable[[str, Any], None] | None = None,
         timeout: float | None = 30.0,
         exit_timeout: float = 10.0,
         client_name: str = CLIENT_NAME,
@@ -81,6 +85,7 @@ class AsyncSidecar:
         self.client_version = client_version
         self.env = dict(env) if env is not None else None
         self.cwd = cwd
+        self.on_notification = on_notification
         self.server_info: dict[str, Any] | None = None
         #: Answers whose id matched no request (e.g. a parse error answered with id null).
         self.unmatched: list[Any] = []
@@ -90,6 +95,9 @@ class AsyncSidecar:
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._notes: asyncio.Queue[Any] = asyncio.Queue()
         self._reader: asyncio.Task[None] | None = None
+        self._stderr_reader: asyncio.Task[None] | None = None
+        #: The sidecar's stderr, with ``stderr="capture"``.
+        self.stderr_text = ""
         self._closed: SidecarExited | None = None
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -100,10 +108,14 @@ class AsyncSidecar:
             raise RuntimeError("this AsyncSidecar was already started")
         argv = [*self.command, *self.args, *(["--store", self.store] if self.store is not None else [])]
         self.proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+            *argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if self._stderr == "capture" else self._stderr,
             env=self.env, cwd=self.cwd, limit=READ_LIMIT,
         )
-        self._reader = asyncio.get_running_loop().create_task(self._read_loop(), name="session-sidecar-reader")
+        loop = asyncio.get_running_loop()
+        self._reader = loop.create_task(self._read_loop(), name="session-sidecar-reader")
+        if self._stderr == "capture":
+            self._stderr_reader = loop.create_task(self._stderr_loop(), name="session-sidecar-stderr")
         return self
 
     async def start(self) -> dict[str, Any]:
@@ -181,6 +193,10 @@ class AsyncSidecar:
         await self.stop()
 
     # -- JSON-RPC -----------------------------------------------------------------------
+
+    def request_async(self, method: str, params: Any = None) -> asyncio.Future[Any]:
+        """``Sidecar.request_async``'s counterpart: the same as ``send_request``."""
+        return self.send_request(method, params)
 
     def send_request(self, method: str, params: Any = None) -> asyncio.Future[Any]:
         """Writes a request now; returns the future of its result (for pipelining by hand).
@@ -261,9 +277,12 @@ class AsyncSidecar:
 
     # -- typed convenience methods (the same as Sidecar's) --------------------------------
 
-    async def create(self, **params: Any) -> dict[str, Any]:
-        """session/create -> {sessionId, createdAt, ...}; the session is open for writing here."""
-        return await self.request(*P.create(params))
+    async def create(self, *, idempotency_key: str | None = None, **params: Any) -> dict[str, Any]:
+        """session/create -> {sessionId, createdAt, ...}; the session is open for writing here.
+
+        ``idempotency_key``: as ``Sidecar.create`` (a retry answers the original session).
+        """
+        return await self.request(*P.create(params, idempotency_key))
 
     async def open(self, session_id: str | None = None, mode: str = "write", *, path: str | None = None,
                    secrets: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -271,9 +290,17 @@ class AsyncSidecar:
         return await self.request(*P.open(session_id, mode, path, secrets))
 
     async def append(self, session_id: str, records: Sequence[Mapping[str, Any]],
-                     expected_last_seq: int | None = None) -> dict[str, Any]:
-        """session/append -> {firstSeq, lastSeq}, answered once the records are durable."""
-        return await self.request(*P.append(session_id, records, expected_last_seq))
+                     expected_last_seq: int | None = None, *, idempotency_key: str | None = None) -> dict[str, Any]:
+        """session/append -> {firstSeq, lastSeq}, answered once the records are durable.
+
+        ``idempotency_key``: as ``Sidecar.append`` (a resend answers the original seqs).
+        """
+        return await self.request(*P.append(session_id, records, expected_last_seq, idempotency_key))
+
+    async def update(self, session_id: str, *, title: str | None = None, metadata: Mapping[str, Any] | None = None,
+                     tags: Sequence[str] | None = None, idempotency_key: str | None = None) -> dict[str, Any]:
+        """session/update -> the effective header and ``seq`` (title, metadata merge patch, tags)."""
+        return await self.request(*P.update(session_id, title, metadata, tags, idempotency_key))
 
     async def read(self, session_id: str, after_seq: int | None = None, limit: int | None = None,
                    kinds: Sequence[str] | None = None, inline: bool = False) -> dict[str, Any]:
@@ -313,6 +340,10 @@ class AsyncSidecar:
         """session/compact: replace the records up to through_seq by a summary checkpoint."""
         return await self.request(*P.session("session/compact", session_id, summary=summary, throughSeq=through_seq, **extra))
 
+    async def history(self, session_id: str) -> dict[str, Any]:
+        """session/history: the archived generations."""
+        return await self.request(*P.session("session/history", session_id))
+
     async def rewind(self, session_id: str, to_seq: int, expected_last_seq: int | None = None) -> dict[str, Any]:
         """session/rewind -> {seq, toSeq, turn} (capability session.rewind)."""
         return await self.request(*P.rewind(session_id, to_seq, expected_last_seq))
@@ -329,6 +360,13 @@ class AsyncSidecar:
         """turn/start, turn/setPhase, ...: e.g. await sc.turn("start", sid, kind="user")."""
         return await self.request(f"turn/{method}", {"sessionId": session_id, **params})
 
+    async def allocate_scratch(self, session_id: str, request_id: str, keep_scratch: str | None = None) -> dict[str, Any]:
+        """tool/allocateScratch -> {toolSeq, dir, tmpDir}: pass toolSeq in the tool's toolStart record."""
+        params: dict[str, Any] = {"sessionId": session_id, "requestId": request_id}
+        if keep_scratch is not None:
+            params["keepScratch"] = keep_scratch
+        return await self.request("tool/allocateScratch", params)
+
     async def set_state(self, session_id: str, key: str, value: Any) -> dict[str, Any]:
         """state/set."""
         return await self.request("state/set", {"sessionId": session_id, "key": key, "value": value})
@@ -336,6 +374,10 @@ class AsyncSidecar:
     async def get_state(self, session_id: str, key: str) -> Any:
         """state/get: the value, or None."""
         return (await self.request("state/get", {"sessionId": session_id, "key": key}))["value"]
+
+    async def delete_state(self, session_id: str, key: str) -> bool:
+        """state/delete: True when a value was removed."""
+        return bool((await self.request("state/delete", {"sessionId": session_id, "key": key}))["deleted"])
 
     async def read_blob(self, session_id: str, ref: str | Mapping[str, Any], chunk: int = 1 << 20) -> bytes:
         """The bytes of a blob, fetched with blob/get in chunks."""
@@ -368,11 +410,12 @@ class AsyncSidecar:
                 pass
 
     async def _join(self) -> None:
-        if self._reader is not None and self._reader is not asyncio.current_task():
-            try:
-                await asyncio.wait_for(asyncio.shield(self._reader), 5)
-            except (TimeoutError, asyncio.CancelledError):
-                pass
+        for task in (self._reader, self._stderr_reader):
+            if task is not None and task is not asyncio.current_task():
+                try:
+                    await asyncio.wait_for(asyncio.shield(task), 5)
+                except (TimeoutError, asyncio.CancelledError):
+                    pass
 
     async def _read_loop(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
@@ -399,6 +442,13 @@ class AsyncSidecar:
             reason = f"{reason} (exit code {rc})" if rc >= 0 else f"{reason} (killed by signal {-rc})"
         self._fail_all(reason, rc)
 
+    async def _stderr_loop(self) -> None:
+        assert self.proc is not None and self.proc.stderr is not None
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        while chunk := await self.proc.stderr.read(4096):
+            self.stderr_text += decoder.decode(chunk)
+        self.stderr_text += decoder.decode(b"", final=True)
+
     def _dispatch(self, message: Any) -> None:
         if not isinstance(message, dict):
             self.unmatched.append(message)
@@ -410,7 +460,13 @@ class AsyncSidecar:
                     self.proc.stdin.write(encode({"jsonrpc": "2.0", "id": message["id"], "error": {
                         "code": -32601, "message": f"client does not handle {method}"}}, self.framing))
                 return
-            self._notes.put_nowait(Notification(method, message.get("params")))
+            params = message.get("params")
+            self._notes.put_nowait(Notification(method, params))
+            if self.on_notification is not None:
+                try:
+                    self.on_notification(method, params)
+                except Exception as e:  # a callback bug must not kill the reader
+                    print(f"session_sidecar: on_notification raised {e!r}", file=sys.stderr)
             return
         msg_id = message.get("id")
         fut = self._pending.pop(msg_id, None) if isinstance(msg_id, int) else None

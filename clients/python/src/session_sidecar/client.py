@@ -173,6 +173,11 @@ class Sidecar:
         return self.proc.returncode
 
     @property
+    def capabilities(self) -> dict[str, Any]:
+        """The server's capabilities from initialize (empty before start)."""
+        return dict((self.server_info or {}).get("capabilities") or {})
+
+    @property
     def pid(self) -> int | None:
         return self.proc.pid if self.proc is not None else None
 
@@ -253,12 +258,16 @@ class Sidecar:
 
     # -- typed convenience methods ------------------------------------------------------
 
-    def create(self, **params: Any) -> dict[str, Any]:
-        """session/create {cwd?, title?, systemPrompt?, llm?, metadata?, secrets?, ...} -> {sessionId, createdAt, ...}.
+    def create(self, *, idempotency_key: str | None = None, **params: Any) -> dict[str, Any]:
+        """session/create {cwd?, title?, systemPrompt?, llm?, metadata?, tags?, secrets?, ...} -> {sessionId, createdAt, ...}.
 
-        The new session is also open for writing on this connection.
+        The new session is also open for writing on this connection. ``idempotency_key``
+        (``idempotencyKey``, unique in the store; capability session.idempotencyKey.create): a
+        retry with the same key and params answers the original session and creates nothing,
+        also after a crash; other params under that key are Conflict ``idempotencyKeyReused``
+        (``data["sessionId"]``: the original).
         """
-        return self.request(*P.create(params))
+        return self.request(*P.create(params, idempotency_key))
 
     def open(self, session_id: str | None = None, mode: str = "write", *, path: str | None = None,
              secrets: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -269,13 +278,24 @@ class Sidecar:
         """
         return self.request(*P.open(session_id, mode, path, secrets))
 
-    def append(self, session_id: str, records: Sequence[Mapping[str, Any]], expected_last_seq: int | None = None) -> dict[str, Any]:
+    def append(self, session_id: str, records: Sequence[Mapping[str, Any]], expected_last_seq: int | None = None,
+               *, idempotency_key: str | None = None) -> dict[str, Any]:
         """session/append -> {firstSeq, lastSeq}; the records are durable once this returns.
 
         With ``expected_last_seq`` the append happens only if the session's lastSeq is that
-        value (else Conflict).
+        value (else Conflict). ``idempotency_key`` (per session): resending the same records
+        with the same key answers the original seqs and writes nothing (protocol §6.3).
         """
-        return self.request(*P.append(session_id, records, expected_last_seq))
+        return self.request(*P.append(session_id, records, expected_last_seq, idempotency_key))
+
+    def update(self, session_id: str, *, title: str | None = None, metadata: Mapping[str, Any] | None = None,
+               tags: Sequence[str] | None = None, idempotency_key: str | None = None) -> dict[str, Any]:
+        """session/update -> the effective header and ``seq``: rename, merge-patch metadata, replace tags.
+
+        A record in the session (open for writing here); ``idempotency_key`` shares the key
+        space of the session's appends.
+        """
+        return self.request(*P.update(session_id, title, metadata, tags, idempotency_key))
 
     def read(self, session_id: str, after_seq: int | None = None, limit: int | None = None,
              kinds: Sequence[str] | None = None, inline: bool = False) -> dict[str, Any]:
@@ -286,11 +306,11 @@ class Sidecar:
         return self.request(*P.read(session_id, after_seq, limit, kinds, inline))
 
     def iter_records(self, session_id: str, after_seq: int | None = None, limit: int | None = None,
-                     kinds: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
+                     kinds: Sequence[str] | None = None, inline: bool = False) -> Iterator[dict[str, Any]]:
         """Every record after ``after_seq``, page by page (``limit`` is the page size)."""
         cursor = after_seq
         while True:
-            page = self.read(session_id, after_seq=cursor, limit=limit, kinds=kinds)
+            page = self.read(session_id, after_seq=cursor, limit=limit, kinds=kinds, inline=inline)
             yield from page["records"]
             cursor = page.get("nextAfterSeq")
             if cursor is None:
