@@ -21,12 +21,11 @@ from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Mapping, Sequence
 
 from . import params as P
-from .client import CLIENT_NAME, CLIENT_VERSION, PROTOCOL_VERSION
+from .client import _DEFAULT, CLIENT_NAME, CLIENT_VERSION, PROTOCOL_VERSION
 from .command import resolve_command
 from .errors import SidecarError, SidecarExited, error_from_response
 from .framing import aread_frames, check_framing, encode
 
-_DEFAULT: Any = object()
 #: Largest NDJSON line the reader accepts (a session/read page is at most ~16 MiB plus envelope;
 #: the server's own limit for a message is 32 MiB by default).
 READ_LIMIT = 1 << 28
