@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import codecs
+import functools
 import itertools
 import json
 import os
 import subprocess
 import sys
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable, Mapping, Sequence
+from typing import Any, AsyncIterator, Callable, Mapping, Sequence, cast
 
 from . import params as P
 from .client import _DEFAULT, CLIENT_NAME, CLIENT_VERSION, PROTOCOL_VERSION
@@ -216,7 +217,7 @@ class AsyncSidecar:
             message["params"] = params
         frame = encode(message, self.framing)  # not JSON-serializable: raises here, nothing pending
         self._pending[msg_id] = fut
-        fut.add_done_callback(lambda _f, i=msg_id: self._pending.pop(i, None))
+        fut.add_done_callback(functools.partial(self._forget, msg_id))
         setattr(fut, "request_id", msg_id)
         try:
             self.proc.stdin.write(frame)
@@ -281,12 +282,12 @@ class AsyncSidecar:
 
         ``idempotency_key``: as ``Sidecar.create`` (a retry answers the original session).
         """
-        return await self.request(*P.create(params, idempotency_key))
+        return await self._object(*P.create(params, idempotency_key))
 
     async def open(self, session_id: str | None = None, mode: str = "write", *, path: str | None = None,
                    secrets: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """session/open -> {sessionId, mode, ..., lastSeq}."""
-        return await self.request(*P.open(session_id, mode, path, secrets))
+        return await self._object(*P.open(session_id, mode, path, secrets))
 
     async def append(self, session_id: str, records: Sequence[Mapping[str, Any]],
                      expected_last_seq: int | None = None, *, idempotency_key: str | None = None) -> dict[str, Any]:
@@ -294,17 +295,17 @@ class AsyncSidecar:
 
         ``idempotency_key``: as ``Sidecar.append`` (a resend answers the original seqs).
         """
-        return await self.request(*P.append(session_id, records, expected_last_seq, idempotency_key))
+        return await self._object(*P.append(session_id, records, expected_last_seq, idempotency_key))
 
     async def update(self, session_id: str, *, title: str | None = None, metadata: Mapping[str, Any] | None = None,
                      tags: Sequence[str] | None = None, idempotency_key: str | None = None) -> dict[str, Any]:
         """session/update -> the effective header and ``seq`` (title, metadata merge patch, tags)."""
-        return await self.request(*P.update(session_id, title, metadata, tags, idempotency_key))
+        return await self._object(*P.update(session_id, title, metadata, tags, idempotency_key))
 
     async def read(self, session_id: str, after_seq: int | None = None, limit: int | None = None,
                    kinds: Sequence[str] | None = None, inline: bool = False) -> dict[str, Any]:
         """session/read -> {records, lastSeq, nextAfterSeq}."""
-        return await self.request(*P.read(session_id, after_seq, limit, kinds, inline))
+        return await self._object(*P.read(session_id, after_seq, limit, kinds, inline))
 
     async def iter_records(self, session_id: str, after_seq: int | None = None, limit: int | None = None,
                            kinds: Sequence[str] | None = None, inline: bool = False) -> AsyncIterator[dict[str, Any]]:
@@ -325,35 +326,35 @@ class AsyncSidecar:
 
     async def list(self, limit: int | None = None, cursor: str | None = None) -> dict[str, Any]:
         """session/list -> {sessions, nextCursor?}."""
-        return await self.request(*P.list_(limit, cursor))
+        return await self._object(*P.list_(limit, cursor))
 
     async def close(self, session_id: str) -> dict[str, Any]:
         """session/close: releases the session in this connection."""
-        return await self.request(*P.session("session/close", session_id))
+        return await self._object(*P.session("session/close", session_id))
 
     async def context(self, session_id: str, prune: Mapping[str, int] | None = None) -> dict[str, Any]:
         """session/context -> {messages, turn}."""
-        return await self.request(*P.session("session/context", session_id, prune=dict(prune) if prune is not None else None))
+        return await self._object(*P.session("session/context", session_id, prune=dict(prune) if prune is not None else None))
 
     async def compact(self, session_id: str, summary: str, through_seq: int, **extra: Any) -> dict[str, Any]:
         """session/compact: replace the records up to through_seq by a summary checkpoint."""
-        return await self.request(*P.session("session/compact", session_id, summary=summary, throughSeq=through_seq, **extra))
+        return await self._object(*P.session("session/compact", session_id, summary=summary, throughSeq=through_seq, **extra))
 
     async def history(self, session_id: str) -> dict[str, Any]:
         """session/history: the archived generations."""
-        return await self.request(*P.session("session/history", session_id))
+        return await self._object(*P.session("session/history", session_id))
 
     async def rewind(self, session_id: str, to_seq: int, expected_last_seq: int | None = None) -> dict[str, Any]:
         """session/rewind -> {seq, toSeq, turn} (capability session.rewind)."""
-        return await self.request(*P.rewind(session_id, to_seq, expected_last_seq))
+        return await self._object(*P.rewind(session_id, to_seq, expected_last_seq))
 
     async def subscribe(self, session_id: str, after_seq: int | None = None) -> dict[str, Any]:
         """session/subscribe -> {lastSeq}; records then arrive as session/didAppend notifications."""
-        return await self.request(*P.subscribe(session_id, after_seq))
+        return await self._object(*P.subscribe(session_id, after_seq))
 
     async def unsubscribe(self, session_id: str) -> dict[str, Any]:
         """session/unsubscribe."""
-        return await self.request(*P.session("session/unsubscribe", session_id))
+        return await self._object(*P.session("session/unsubscribe", session_id))
 
     async def turn(self, method: str, session_id: str, **params: Any) -> Any:
         """turn/start, turn/setPhase, ...: e.g. await sc.turn("start", sid, kind="user")."""
@@ -364,11 +365,11 @@ class AsyncSidecar:
         params: dict[str, Any] = {"sessionId": session_id, "requestId": request_id}
         if keep_scratch is not None:
             params["keepScratch"] = keep_scratch
-        return await self.request("tool/allocateScratch", params)
+        return await self._object("tool/allocateScratch", params)
 
     async def set_state(self, session_id: str, key: str, value: Any) -> dict[str, Any]:
         """state/set."""
-        return await self.request("state/set", {"sessionId": session_id, "key": key, "value": value})
+        return await self._object("state/set", {"sessionId": session_id, "key": key, "value": value})
 
     async def get_state(self, session_id: str, key: str) -> Any:
         """state/get: the value, or None."""
@@ -392,6 +393,13 @@ class AsyncSidecar:
                 return b"".join(parts)
 
     # -- internals ----------------------------------------------------------------------
+
+    def _forget(self, msg_id: int, _fut: "asyncio.Future[Any]") -> None:
+        self._pending.pop(msg_id, None)
+
+    async def _object(self, method: str, params: Any) -> dict[str, Any]:
+        """A request whose result is a JSON object."""
+        return cast("dict[str, Any]", await self.request(method, params))
 
     async def _drain(self) -> None:
         if self.proc is None or self.proc.stdin is None:
