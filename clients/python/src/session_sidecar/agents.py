@@ -1,6 +1,10 @@
 """``SidecarSession``: the OpenAI Agents SDK ``Session`` protocol over a sidecar session.
 
-One SidecarSession is one sidecar session. Each item is stored as one record,
+One SidecarSession is one sidecar session. Its ``session_id`` is the caller's, as in the SDK
+(``SidecarSession("conversation_123")`` as ``SQLiteSession("conversation_123")``): the id is
+mapped to a ``session/create`` idempotencyKey (``idempotency_key_for``), so the session is
+created the first time and found every later time, in any process and after a crash
+(docs/ADAPTERS.md). Each item is stored as one record,
 
     {"kind": "event", "type": "agents.item", "payload": <the item>}
 
