@@ -33,6 +33,23 @@ eachBackend('create and update idempotency keys', (setup) => {
     expect(JSON.stringify(await s.update(first.sessionId, { title: 'renamed' }))).not.toContain('create-1');
   });
 
+  it('a create retried with its key after its session was closed (the file backend then lists it from its index entry) answers it, also in a new instance', async () => {
+    const f = await setup();
+    const first = await f.store.create({ title: 'closed run' }, {}, { idempotencyKey: 'closed-1' });
+    await f.store.append(first.sessionId, [note(1)]);
+    await f.store.close(first.sessionId);
+    expect(await f.store.create({ title: 'closed run' }, {}, { idempotencyKey: 'closed-1' })).toEqual(first);
+    await f.store.append(first.sessionId, [note(2)]);
+    await f.store.close(first.sessionId);
+    await f.crash(f.store);
+    const s = await f.reopen();
+    expect(await s.create({ title: 'closed run' }, {}, { idempotencyKey: 'closed-1' })).toEqual(first);
+    const reused = await storeError(s.create({ title: 'other' }, {}, { idempotencyKey: 'closed-1' }), 'Conflict');
+    expect(reused.details).toEqual({ reason: 'idempotencyKeyReused', sessionId: first.sessionId });
+    expect((await s.list({ limit: 100 })).sessions.map((x) => x.sessionId)).toEqual([first.sessionId]);
+    expect(JSON.stringify(await s.list({ limit: 100 }))).not.toContain('closed-1');
+  });
+
   it('creates pipelined with one key make one session; a fork does not inherit the key; deleting the session frees it', async () => {
     const f = await setup();
     const answers = await Promise.all(Array.from({ length: 6 }, () => f.store.create({ cwd: '/w' }, {}, { idempotencyKey: 'pipelined' })));

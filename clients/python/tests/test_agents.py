@@ -150,10 +150,105 @@ class SidecarSessionTest(unittest.IsolatedAsyncioTestCase):
             await s.get_items()
         self.assertEqual(len(await self.journal(s.session_id)), 1, "durable, readable by another process")
 
-    async def test_unknown_session_id_is_session_not_found(self) -> None:
-        s = SidecarSession(session_id="01ZZZZZZZZZZZZZZZZZZZZZZZZ", sidecar=self.sc)
-        with self.assertRaises(ss.SessionNotFound):
+    async def test_an_unknown_ulid_is_a_caller_chosen_id_like_any_other(self) -> None:
+        ulid = "01ZZZZZZZZZZZZZZZZZZZZZZZZ"
+        s = await SidecarSession.open(session_id=ulid, sidecar=self.sc)
+        self.assertEqual(s.session_id, ulid)
+        self.assertNotEqual(s.sidecar_session_id, ulid, "a new session, keyed by the id")
+        await s.add_items([{"n": 1}])
+        await s.close()
+        again = await SidecarSession.open(session_id=ulid, sidecar=self.sc)
+        self.assertEqual(again.sidecar_session_id, s.sidecar_session_id)
+        self.assertEqual(await again.get_items(), [{"n": 1}])
+        await again.close()
+
+    # -- session ids of the caller's choosing ------------------------------------------------
+
+    async def test_a_caller_chosen_id_is_found_or_created(self) -> None:
+        s = await SidecarSession.open(session_id="conversation_123", sidecar=self.sc, title="Trip to Zürich", tags=["agents", "demo"])
+        self.assertEqual(s.session_id, "conversation_123", "the SDK's session_id is the caller's")
+        self.assertRegex(s.sidecar_session_id, r"^[0-9A-HJKMNP-TV-Z]{26}$")
+        sent = items_sample()[:4]
+        await s.add_items(sent)
+        await s.close()
+        # The same id again — here, with another title (the session keeps its own), and in a
+        # new process: the same session.
+        again = await SidecarSession.open(session_id="conversation_123", sidecar=self.sc)
+        self.assertEqual(again.sidecar_session_id, s.sidecar_session_id)
+        self.assertEqual([dumps(i) for i in await again.get_items()], [dumps(i) for i in sent])
+        await again.close()
+        await self.sc.stop()
+        async with AsyncSidecar(store=self.store, command=command(), framing=FRAMING) as other:
+            third = SidecarSession("conversation_123", sidecar=other, title="another title", tags=["x"])
+            self.assertEqual(await third.get_items(2), sent[2:], "the constructor finds it at first use")
+            self.assertEqual(third.sidecar_session_id, s.sidecar_session_id)
+            await third.add_items([{"role": "user", "content": "and tomorrow?"}])
+            await third.close()
+            listed = {x["sessionId"]: x for x in (await other.list())["sessions"]}
+            self.assertEqual(len(listed), 1, "one id, one session")
+            self.assertEqual(listed[s.sidecar_session_id]["title"], "Trip to Zürich")
+            self.assertEqual(sorted(listed[s.sidecar_session_id]["tags"]), ["agents", "demo"])
+            opened = await other.open(s.sidecar_session_id, "read")
+            self.assertEqual(opened["metadata"], {"client": "session_sidecar.SidecarSession", "agentsSessionId": "conversation_123"})
+            records = await other.read_all(s.sidecar_session_id)
+            self.assertEqual(len(records), 5)
+
+    async def test_distinct_ids_are_distinct_sessions_and_any_string_is_an_id(self) -> None:
+        ids = ["conversation_123", "conversation_124", "Zürich ☀️ / chat", "x" * 500, "agents.session:conversation_123", " "]
+        sessions = [await SidecarSession.open(session_id=i, sidecar=self.sc) for i in ids]
+        for i, s in enumerate(sessions):
+            await s.add_items([{"i": i}])
+        sids = [s.sidecar_session_id for s in sessions]
+        self.assertEqual(len(set(sids)), len(ids))
+        for s in sessions:
+            await s.close()
+        for i, name in enumerate(ids):
+            s = await SidecarSession.open(session_id=name, sidecar=self.sc)
+            self.assertEqual(s.sidecar_session_id, sids[i], name)
+            self.assertEqual(await s.get_items(), [{"i": i}], name)
+            await s.close()
+        self.assertEqual(ss.idempotency_key_for("conversation_123"), "agents.session:conversation_123")
+        self.assertTrue(ss.idempotency_key_for("x" * 500).startswith("agents.session.sha256:"))
+        self.assertTrue(ss.idempotency_key_for("Zürich").startswith("agents.session.sha256:"))
+        with self.assertRaises(ValueError):
+            SidecarSession(session_id="")
+
+    async def test_the_ulid_of_a_session_continues_it(self) -> None:
+        a = await SidecarSession.open(sidecar=self.sc)
+        self.assertEqual(a.session_id, a.sidecar_session_id)
+        await a.add_items([{"n": 1}])
+        await a.close()
+        b = await SidecarSession.open(session_id=a.session_id, sidecar=self.sc)
+        self.assertEqual(b.sidecar_session_id, a.sidecar_session_id)
+        self.assertEqual(await b.get_items(), [{"n": 1}])
+        await b.close()
+
+    async def test_a_caller_chosen_id_survives_sigkill_between_turns(self) -> None:
+        store = temp_store(self)
+        s = await SidecarSession.open(session_id="conversation_kill", store=store)
+        await s.add_items([{"role": "user", "content": "turn 1"}, {"role": "assistant", "content": "reply 1"}])
+        sid = s.sidecar_session_id
+        own = s.sidecar
+        assert own is not None
+        self.assertEqual(await own.kill(), -9)  # SIGKILL: no shutdown, no close
+        with self.assertRaises(ss.SidecarExited):
             await s.get_items()
+        await s.close()
+        s2 = await SidecarSession.open(session_id="conversation_kill", store=store)
+        self.assertEqual(s2.sidecar_session_id, sid)
+        self.assertEqual(await s2.get_items(), [{"role": "user", "content": "turn 1"}, {"role": "assistant", "content": "reply 1"}])
+        await s2.close()
+
+    async def test_session_settings_limit_is_the_default_limit(self) -> None:
+        class Settings:
+            limit = 2
+        s = await SidecarSession.open(session_id="limited", sidecar=self.sc, session_settings=Settings())
+        await s.add_items([{"n": i} for i in range(5)])
+        self.assertEqual(await s.get_items(), [{"n": 3}, {"n": 4}])
+        self.assertEqual(await s.get_items(4), [{"n": i} for i in range(1, 5)])
+        s.session_settings = {"limit": 1}
+        self.assertEqual(await s.get_items(), [{"n": 4}])
+        await s.close()
 
     @unittest.skipIf(has_rewind(), "the sidecar under test has session/rewind")
     async def test_pop_and_clear_need_rewind(self) -> None:
@@ -266,6 +361,7 @@ class ItemsViewOverRewinds(unittest.IsolatedAsyncioTestCase):
     async def tail(self, records: list[dict[str, Any]], limit: int | None) -> tuple[list[int], FakeReader]:
         fake = FakeReader(records)
         s = SidecarSession(session_id="x")
+        s._sid = "x"
         items, last = await s._tail(fake, limit)  # type: ignore[arg-type]
         self.assertEqual(last, records[-1]["seq"] if records else 0)
         self.assertEqual([seq for seq, _ in items], [item["seq"] for _, item in items])

@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import type { AgentInputItem, Session } from '@openai/agents-core';
 import type { SecretsParam, SessionReadResult } from '../../../protocol/index.js';
-import { SidecarClient } from '../../client/index.js';
+import { SidecarClient, SidecarError } from '../../client/index.js';
 import { assertJsonItems } from './jsonItems.js';
 import { ITEM_TYPE, latestItems, VIEW_KINDS, type ViewItem, type ViewRecord } from './itemsView.js';
 
@@ -20,12 +21,43 @@ import { ITEM_TYPE, latestItems, VIEW_KINDS, type ViewItem, type ViewRecord } fr
 export interface SidecarSessionOptions {
   /** The store of the sidecar this session spawns (when no `client` is given): a directory or postgres:// URL. */
   store?: string;
-  /** An existing sidecar session to continue (opened for writing); omitted: a new session is created. */
+  /**
+   * The conversation's id, of the caller's choosing (as the SDK's `new MemorySession({ sessionId })`
+   * or Python's `SQLiteSession("conversation_123")`): the session it names is found or, the
+   * first time, created. A sidecar session's own id (a ULID, `sidecarSessionId`) continues that
+   * session; any other string maps to a session/create `idempotencyKey` (`idempotencyKeyFor`),
+   * so one id is one session in every process, also after a crash. Omitted: a new session,
+   * whose id (`getSessionId()`) is its ULID.
+   */
   sessionId?: string;
+  /** The title of a session created here (session/list shows it); an existing session keeps its own. */
+  title?: string;
+  /** The tags of a session created here (session/list's `tags` filter). */
+  tags?: string[];
+  /** Metadata of a session created here (`client` and, for a caller's id, `agentsSessionId` are added). */
+  metadata?: Record<string, unknown>;
   /** A connected (initialized) client to use; `close()` then closes only the session, never the client. */
   client?: SidecarClient;
   /** Secrets registered on the session at create/open (§10): an item holding one is refused (SecretRejected). */
   secrets?: SecretsParam;
+}
+
+/** The id of a sidecar session (session/create makes ULIDs). */
+const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+const KEY_PREFIX = 'agents.session:';
+const HASHED_KEY_PREFIX = 'agents.session.sha256:';
+const CLIENT_MARK = 'session-sidecar/adapters/openai-agents';
+
+/**
+ * The session/create idempotencyKey a caller-chosen session id maps to: `agents.session:<id>`
+ * when that is a valid key (printable ASCII, at most 128 characters), else
+ * `agents.session.sha256:<hex of the id's UTF-8 bytes>` — as clients/python's
+ * `idempotency_key_for`, so both find the same session.
+ */
+export function idempotencyKeyFor(sessionId: string): string {
+  const key = KEY_PREFIX + sessionId;
+  if (key.length <= 128 && /^[\x20-\x7e]*$/.test(key)) return key;
+  return HASHED_KEY_PREFIX + createHash('sha256').update(sessionId, 'utf8').digest('hex');
 }
 
 /** At most this many records per append (§5.6, capabilities.session.append.maxRecords). */
@@ -42,6 +74,9 @@ export class SidecarSession implements Session {
   private constructor(
     /** The sidecar client this session talks through (its child is the sidecar process). */
     readonly client: SidecarClient,
+    /** The sidecar session's id (a ULID). */
+    readonly sidecarSessionId: string,
+    /** The SDK's session id: the caller's, or the sidecar session's for a session created without one. */
     private readonly sessionId: string,
     private readonly ownsClient: boolean,
   ) {}
@@ -51,20 +86,15 @@ export class SidecarSession implements Session {
     const owns = opts.client === undefined;
     const client = opts.client ?? await SidecarClient.start({ ...(opts.store !== undefined ? { store: opts.store } : {}), initialize: { clientInfo: { name: 'session-sidecar/adapters/openai-agents' } } });
     try {
-      const secrets = opts.secrets !== undefined ? { secrets: opts.secrets } : {};
-      let sessionId = opts.sessionId;
-      if (sessionId === undefined) {
-        sessionId = (await client.create({ metadata: { client: 'session-sidecar/adapters/openai-agents' }, ...secrets })).sessionId;
-      } else {
-        await client.open({ sessionId, mode: 'write', ...secrets });
-      }
-      return new SidecarSession(client, sessionId, owns);
+      const sidecarSessionId = await findOrCreate(client, opts);
+      return new SidecarSession(client, sidecarSessionId, opts.sessionId ?? sidecarSessionId, owns);
     } catch (err) {
       if (owns) await stop(client);
       throw err;
     }
   }
 
+  /** The SDK's session id: the one given to `open` (the caller's), or the new session's ULID. */
   async getSessionId(): Promise<string> {
     return this.sessionId;
   }
@@ -86,7 +116,7 @@ export class SidecarSession implements Session {
       assertJsonItems(items);
       const records = items.map((item) => ({ kind: 'event' as const, type: ITEM_TYPE, payload: item as unknown }));
       for (let i = 0; i < records.length; i += MAX_RECORDS) {
-        await this.client.append({ sessionId: this.sessionId, records: records.slice(i, i + MAX_RECORDS) });
+        await this.client.append({ sessionId: this.sidecarSessionId, records: records.slice(i, i + MAX_RECORDS) });
       }
     });
   }
@@ -121,7 +151,7 @@ export class SidecarSession implements Session {
       if (this.closed) return;
       this.closed = true;
       try {
-        if (isRunning(this.client)) await this.client.close(this.sessionId);
+        if (isRunning(this.client)) await this.client.close(this.sidecarSessionId);
       } finally {
         if (this.ownsClient) await stop(this.client);
       }
@@ -143,7 +173,7 @@ export class SidecarSession implements Session {
    * the first record tells both lastSeq and where the active journal starts.
    */
   private async tail(limit: number | undefined): Promise<{ items: ViewItem[]; lastSeq: number; floor: number }> {
-    const head = await this.client.read({ sessionId: this.sessionId, limit: 1 });
+    const head = await this.client.read({ sessionId: this.sidecarSessionId, limit: 1 });
     const first = head.records[0];
     const floor = first !== undefined && first.kind === 'checkpoint' ? first.seq : 0;
     // Below the active journal's first record there is nothing: a read from below it would
@@ -158,7 +188,7 @@ export class SidecarSession implements Session {
     const out: ViewRecord[] = [];
     for (let cursor = lo; cursor < hi;) {
       const page: SessionReadResult = await this.client.read({
-        sessionId: this.sessionId, afterSeq: cursor, limit: Math.min(hi - cursor, 10_000), kinds: [...VIEW_KINDS], inline: true,
+        sessionId: this.sidecarSessionId, afterSeq: cursor, limit: Math.min(hi - cursor, 10_000), kinds: [...VIEW_KINDS], inline: true,
       });
       for (const r of page.records as unknown as ViewRecord[]) if (r.seq <= hi) out.push(r);
       const next = page.nextAfterSeq;
@@ -169,7 +199,36 @@ export class SidecarSession implements Session {
   }
 
   private rewind(toSeq: number, expectedLastSeq: number): Promise<RewindResult> {
-    return this.client.request<RewindResult>('session/rewind', { sessionId: this.sessionId, toSeq, expectedLastSeq });
+    return this.client.request<RewindResult>('session/rewind', { sessionId: this.sidecarSessionId, toSeq, expectedLastSeq });
+  }
+}
+
+/** The sidecar session for `opts.sessionId`, opened for writing (see SidecarSessionOptions.sessionId). */
+async function findOrCreate(client: SidecarClient, opts: SidecarSessionOptions): Promise<string> {
+  const secrets = opts.secrets !== undefined ? { secrets: opts.secrets } : {};
+  const id = opts.sessionId;
+  if (id !== undefined && (typeof id !== 'string' || id === '')) throw new TypeError('sessionId must be a non-empty string');
+  if (id !== undefined && ULID.test(id)) {
+    try {
+      return (await client.open({ sessionId: id, mode: 'write', ...secrets })).sessionId;
+    } catch (err) {
+      if (!(err instanceof SidecarError && err.kind === 'SessionNotFound')) throw err;
+      // not a sidecar session's id: a caller-chosen id like any other
+    }
+  }
+  const metadata: Record<string, unknown> = { client: CLIENT_MARK, ...(id !== undefined ? { agentsSessionId: id } : {}), ...opts.metadata };
+  const header = {
+    metadata, ...secrets, ...(opts.title !== undefined ? { title: opts.title } : {}), ...(opts.tags !== undefined ? { tags: opts.tags } : {}),
+  };
+  if (id === undefined) return (await client.create(header)).sessionId;
+  try {
+    return (await client.create({ ...header, idempotencyKey: idempotencyKeyFor(id) })).sessionId;
+  } catch (err) {
+    // Created before with another title/tags/metadata: that session is this id's.
+    const original = err instanceof SidecarError && err.kind === 'Conflict' && err.data?.reason === 'idempotencyKeyReused' ? err.data.sessionId : undefined;
+    if (typeof original !== 'string') throw err;
+    await client.open({ sessionId: original, mode: 'write', ...secrets });
+    return original;
   }
 }
 

@@ -20,7 +20,7 @@ import type { StoreKey } from '../../durable/storeKey.js';
 import { StoreError } from '../../domain/errors.js';
 import type {
   ArchivedGeneration, Backend, BlobStore, Fence, Gated, Leases, ListedRow, Position, ReadRangeOptions, ReadRangeResult, SealedHeader, SealedRecord, SessionRow, Snapshot,
-  StateStore, TrashedSession, UpdateCursor,
+  ListNarrowing, StateStore, TrashedSession, UpdateCursor,
 } from '../../core/port.js';
 import { blobSize, putBlob, readBlob, verifyBlob } from './blobs/blobFiles.js';
 import { attachKey, keyMismatch, storeKeyOf } from './journal/cipher.js';
@@ -506,7 +506,7 @@ export class FileBackend implements Backend {
     }
   }
 
-  async listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean }): Promise<ListedRow[]> {
+  async listByUpdate(o: { before?: UpdateCursor; limit: number; includeTrashed: boolean; narrow?: ListNarrowing }): Promise<ListedRow[]> {
     return listRows({
       fsl: this.fsl, layout: this.layout, scan: (id) => this.readRow(id), held: (id) => this.viewOf(id) !== undefined, warn: this.warn,
       ...(this.onUnlisted ? { unlisted: this.onUnlisted } : {}),

@@ -12,7 +12,7 @@
 import type { FsLayer } from '../../durable/fsLayer.js';
 import { StoreError } from '../../domain/errors.js';
 import { isSessionId } from '../../domain/ids.js';
-import type { ListedRow, UpdateCursor } from '../../core/port.js';
+import type { ListedRow, ListNarrowing, UpdateCursor } from '../../core/port.js';
 import type { StoreLayout } from './layout.js';
 import { type IndexEntry, readIndexEntry } from './sessionIndex.js';
 
@@ -28,10 +28,13 @@ export interface ListSource {
   unlisted?(sessionId: string, kind: string): void;
 }
 
-export function listRows(src: ListSource, o: { before?: UpdateCursor; limit: number; includeTrashed: boolean }): ListedRow[] {
+export function listRows(src: ListSource, o: { before?: UpdateCursor; limit: number; includeTrashed: boolean; narrow?: ListNarrowing }): ListedRow[] {
   const rows: ListedRow[] = [];
+  // A search by header text (session/create's idempotencyKey lookup) needs the header's stamp:
+  // an entry written before entries carried it cannot vouch for the header text.
+  const stamped = o.narrow?.headerContains !== undefined;
   for (const id of idsIn(src.fsl, src.layout.sessionsDir)) {
-    const row = liveRow(src, id);
+    const row = liveRow(src, id, stamped);
     if (row) rows.push(row);
   }
   if (o.includeTrashed) {
@@ -52,7 +55,7 @@ function idsIn(fsl: FsLayer, dir: string, optional = false): string[] {
   return fsl.readdirSync(dir).filter(isSessionId);
 }
 
-function liveRow(src: ListSource, id: string): ListedRow | undefined {
+function liveRow(src: ListSource, id: string, stamped: boolean): ListedRow | undefined {
   if (!src.held(id)) {
     const st = src.fsl.lstatSync(src.layout.journal(id));
     if (!st) return undefined; // a create that never completed, or deleted meanwhile: no session
@@ -60,7 +63,7 @@ function liveRow(src: ListSource, id: string): ListedRow | undefined {
     // An index entry stands for the journal only while the journal is one open would accept: a
     // journal opened to group/others (open answers UnsafeStore) goes to the scan, which refuses it.
     const safe = st.isFile() && (st.mode & 0o077) === 0;
-    if (safe && entry && entry.hv === 1 && entry.bytes === st.size && entry.ino === st.ino) return rowOfEntry(entry);
+    if (safe && entry && entry.hv === 1 && (!stamped || entry.iv === 1) && entry.bytes === st.size && entry.ino === st.ino) return rowOfEntry(entry);
   }
   return scanned(src, id);
 }
@@ -80,6 +83,7 @@ export function rowOfEntry(e: IndexEntry): ListedRow {
   const header = {
     sessionId: e.sessionId, createdAt: e.createdAt, ...(e.title !== undefined ? { title: e.title } : {}), ...(e.parent ? { parent: e.parent } : {}),
     ...(typeof e.cwd === 'string' ? { cwd: e.cwd } : {}), ...(Array.isArray(e.tags) ? { tags: e.tags } : {}),
+    ...(e.idempotency ? { idempotency: e.idempotency } : {}),
   };
   return {
     sessionId: e.sessionId, headerText: JSON.stringify(header), createdAt: e.createdAt, lastTs: e.updatedAt > e.createdAt ? e.updatedAt : null,

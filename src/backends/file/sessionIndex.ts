@@ -7,7 +7,7 @@ import { asCounters, NO_RUNTIME, type RuntimeCounters } from '../../domain/runti
 import type { StoreLayout } from './layout.js';
 import { effectiveHeader, type HeaderState } from '../../domain/sessionUpdate.js';
 import { asUsage, NO_USAGE, type UsageTotals } from '../../domain/usage.js';
-import type { SessionSummary, TurnState } from '../../domain/types.js';
+import type { SessionHeader, SessionSummary, TurnState } from '../../domain/types.js';
 import { fileAad } from './journal/cipher.js';
 import { openText, sealedLimit, sealText } from './sealedFile.js';
 
@@ -34,6 +34,10 @@ export interface IndexEntry extends SessionSummary {
   hv?: 1;
   /** Usage totals after the last record; an entry without them (written before usage totals existed) is not trusted. */
   usage?: UsageTotals;
+  /** session/create's idempotencyKey stamp of the header, when it has one (never shown: session/list's summaries leave it out). */
+  idempotency?: SessionHeader['idempotency'];
+  /** 1: the entry carries the header's idempotency stamp when there is one (older entries do not: a search for a key scans their journals). */
+  iv?: 1;
 }
 
 const MAX_INDEX_BYTES = 1 << 20;
@@ -103,7 +107,7 @@ export function entryOf(handle: JournalHandle, updatedAt?: string): IndexEntry {
   const { position, ino, firstMessage, lastMessage } = handle;
   const header = effectiveHeader(handle.header, position.header);
   return {
-    v: 1, hv: 1, sessionId: header.sessionId, title: header.title, parent: header.parent, createdAt: header.createdAt,
+    v: 1, hv: 1, iv: 1, ...(handle.header.idempotency ? { idempotency: handle.header.idempotency } : {}), sessionId: header.sessionId, title: header.title, parent: header.parent, createdAt: header.createdAt,
     ...(header.cwd !== undefined ? { cwd: header.cwd } : {}), ...(header.tags ? { tags: header.tags } : {}),
     ...(position.header ? { header: position.header } : {}),
     updatedAt: updatedAt ?? latest(position.lastTs, header.createdAt), lastSeq: position.lastSeq, records: position.records,

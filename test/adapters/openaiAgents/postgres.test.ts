@@ -40,6 +40,24 @@ describe.skipIf(pgSkip)('SidecarSession over the PostgreSQL store', () => {
     await afterCompaction(await SidecarSession.open({ client: c }), c);
   });
 
+  it('a session id of the caller\'s choosing is found or created, also by a new sidecar after a SIGKILL and after close', async () => {
+    const schema = freshSchema('agents');
+    const a = await SidecarSession.open({ client: await pgClient(schema), sessionId: 'conversation_123', title: 'pg', tags: ['agents'] });
+    expect(await a.getSessionId()).toBe('conversation_123');
+    const items = diverseItems();
+    await a.addItems(items);
+    await a.close();
+    const b = await SidecarSession.open({ client: a.client, sessionId: 'conversation_123', title: 'another title' });
+    expect(b.sidecarSessionId).toBe(a.sidecarSessionId);
+    await b.client.kill('SIGKILL');
+    const c = await SidecarSession.open({ client: await pgClient(schema), sessionId: 'conversation_123' });
+    expect(c.sidecarSessionId).toBe(a.sidecarSessionId);
+    expect(JSON.stringify(await c.getItems())).toBe(JSON.stringify(items));
+    const d = await SidecarSession.open({ client: c.client, sessionId: 'conversation_124' });
+    expect(d.sidecarSessionId).not.toBe(a.sidecarSessionId);
+    expect((await c.client.list({})).sessions).toHaveLength(2);
+  });
+
   it('the runner resumes across a SIGKILL of the sidecar', async () => {
     const schema = freshSchema('agents');
     const model = new CannedModel([[say('msg_1', 'Hello, Ada.')], [say('msg_2', 'Your name is Ada.')]]);

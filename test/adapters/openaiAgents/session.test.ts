@@ -70,10 +70,17 @@ describe('SidecarSession', () => {
     expect(await c.getItems()).toEqual([]);
   });
 
-  it('an unknown sessionId is SessionNotFound', async () => {
-    const err = await SidecarSession.open({ store: tempDir('sidecar-agents-'), sessionId: '01M8K1WKJ0VTPTCMTSTY8EW4CN' }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(SidecarError);
-    expect((err as SidecarError).kind).toBe('SessionNotFound');
+  it('an unknown ULID is a caller-chosen id like any other: a new session keyed by it (test/adapters/openaiAgents/sessionIds.test.ts)', async () => {
+    const store = tempDir('sidecar-agents-');
+    const ulid = '01M8K1WKJ0VTPTCMTSTY8EW4CN';
+    const a = await session({ store, sessionId: ulid });
+    expect(await a.getSessionId()).toBe(ulid);
+    expect(a.sidecarSessionId).not.toBe(ulid);
+    await a.addItems([user('one')]);
+    await a.close();
+    const b = await session({ store, sessionId: ulid });
+    expect(b.sidecarSessionId).toBe(a.sidecarSessionId);
+    expect(await b.getItems()).toEqual([user('one')]);
   });
 
   it('round-trips items byte for byte (member order, unknown members, providerData, calls, results, reasoning, blobs)', async () => {

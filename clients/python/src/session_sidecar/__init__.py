@@ -16,7 +16,7 @@ exception class per ``error.data.kind`` of the protocol. ``session_sidecar.langg
 
 from __future__ import annotations
 
-from .agents import ITEM_TYPE, SidecarSession
+from .agents import ITEM_TYPE, SidecarSession, idempotency_key_for
 from .aio import AsyncSidecar, Notification
 from .client import CLIENT_NAME, CLIENT_VERSION, PROTOCOL_VERSION, Sidecar
 from .command import ENV_VAR, resolve_command
@@ -32,7 +32,7 @@ from .errors import (
 __version__ = CLIENT_VERSION
 
 __all__ = [
-    "Sidecar", "AsyncSidecar", "SidecarSession", "Notification", "ITEM_TYPE",
+    "Sidecar", "AsyncSidecar", "SidecarSession", "Notification", "ITEM_TYPE", "idempotency_key_for",
     "resolve_command", "ENV_VAR", "PROTOCOL_VERSION", "CLIENT_NAME", "CLIENT_VERSION",
     "error_from_response", "ERRORS_BY_KIND", "ERRORS_BY_CODE", "DOMAIN_ERRORS", "JSONRPC_ERRORS",
     "SidecarError", "SidecarExited", "SidecarNotFound", "NotSupported",

@@ -11,20 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import codecs
+import functools
 import itertools
 import json
 import os
 import subprocess
+import sys
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Mapping, Sequence
+from typing import Any, AsyncIterator, Callable, Mapping, Sequence, cast
 
 from . import params as P
-from .client import CLIENT_NAME, CLIENT_VERSION, PROTOCOL_VERSION
+from .client import _DEFAULT, CLIENT_NAME, CLIENT_VERSION, PROTOCOL_VERSION
 from .command import resolve_command
 from .errors import SidecarError, SidecarExited, error_from_response
 from .framing import aread_frames, check_framing, encode
 
-_DEFAULT: Any = object()
 #: Largest NDJSON line the reader accepts (a session/read page is at most ~16 MiB plus envelope;
 #: the server's own limit for a message is 32 MiB by default).
 READ_LIMIT = 1 << 28
@@ -53,7 +55,8 @@ class AsyncSidecar:
     leaving sends shutdown then exit and waits for the process (killing it after
     ``exit_timeout``). ``start()`` / ``stop()`` do the same by hand. Arguments are those of
     ``Sidecar`` (``command``: a list or a command line, else $SESSION_SIDECAR_COMMAND, else
-    ``session-sidecar`` on PATH).
+    ``session-sidecar`` on PATH; ``on_notification(method, params)`` is called on the event
+    loop for each notification, which is also queued for ``notifications()``).
     """
 
     def __init__(
@@ -64,6 +67,7 @@ class AsyncSidecar:
         command: str | Sequence[str] | None = None,
         framing: str = "ndjson",
         stderr: Any = None,
+        on_notification: Callable[[str, Any], None] | None = None,
         timeout: float | None = 30.0,
         exit_timeout: float = 10.0,
         client_name: str = CLIENT_NAME,
@@ -81,6 +85,7 @@ class AsyncSidecar:
         self.client_version = client_version
         self.env = dict(env) if env is not None else None
         self.cwd = cwd
+        self.on_notification = on_notification
         self.server_info: dict[str, Any] | None = None
         #: Answers whose id matched no request (e.g. a parse error answered with id null).
         self.unmatched: list[Any] = []
@@ -90,6 +95,9 @@ class AsyncSidecar:
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._notes: asyncio.Queue[Any] = asyncio.Queue()
         self._reader: asyncio.Task[None] | None = None
+        self._stderr_reader: asyncio.Task[None] | None = None
+        #: The sidecar's stderr, with ``stderr="capture"``.
+        self.stderr_text = ""
         self._closed: SidecarExited | None = None
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -100,10 +108,14 @@ class AsyncSidecar:
             raise RuntimeError("this AsyncSidecar was already started")
         argv = [*self.command, *self.args, *(["--store", self.store] if self.store is not None else [])]
         self.proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+            *argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if self._stderr == "capture" else self._stderr,
             env=self.env, cwd=self.cwd, limit=READ_LIMIT,
         )
-        self._reader = asyncio.get_running_loop().create_task(self._read_loop(), name="session-sidecar-reader")
+        loop = asyncio.get_running_loop()
+        self._reader = loop.create_task(self._read_loop(), name="session-sidecar-reader")
+        if self._stderr == "capture":
+            self._stderr_reader = loop.create_task(self._stderr_loop(), name="session-sidecar-stderr")
         return self
 
     async def start(self) -> dict[str, Any]:
@@ -182,6 +194,10 @@ class AsyncSidecar:
 
     # -- JSON-RPC -----------------------------------------------------------------------
 
+    def request_async(self, method: str, params: Any = None) -> asyncio.Future[Any]:
+        """``Sidecar.request_async``'s counterpart: the same as ``send_request``."""
+        return self.send_request(method, params)
+
     def send_request(self, method: str, params: Any = None) -> asyncio.Future[Any]:
         """Writes a request now; returns the future of its result (for pipelining by hand).
 
@@ -201,7 +217,7 @@ class AsyncSidecar:
             message["params"] = params
         frame = encode(message, self.framing)  # not JSON-serializable: raises here, nothing pending
         self._pending[msg_id] = fut
-        fut.add_done_callback(lambda _f, i=msg_id: self._pending.pop(i, None))
+        fut.add_done_callback(functools.partial(self._forget, msg_id))
         setattr(fut, "request_id", msg_id)
         try:
             self.proc.stdin.write(frame)
@@ -261,24 +277,35 @@ class AsyncSidecar:
 
     # -- typed convenience methods (the same as Sidecar's) --------------------------------
 
-    async def create(self, **params: Any) -> dict[str, Any]:
-        """session/create -> {sessionId, createdAt, ...}; the session is open for writing here."""
-        return await self.request(*P.create(params))
+    async def create(self, *, idempotency_key: str | None = None, **params: Any) -> dict[str, Any]:
+        """session/create -> {sessionId, createdAt, ...}; the session is open for writing here.
+
+        ``idempotency_key``: as ``Sidecar.create`` (a retry answers the original session).
+        """
+        return await self._object(*P.create(params, idempotency_key))
 
     async def open(self, session_id: str | None = None, mode: str = "write", *, path: str | None = None,
                    secrets: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """session/open -> {sessionId, mode, ..., lastSeq}."""
-        return await self.request(*P.open(session_id, mode, path, secrets))
+        return await self._object(*P.open(session_id, mode, path, secrets))
 
     async def append(self, session_id: str, records: Sequence[Mapping[str, Any]],
-                     expected_last_seq: int | None = None) -> dict[str, Any]:
-        """session/append -> {firstSeq, lastSeq}, answered once the records are durable."""
-        return await self.request(*P.append(session_id, records, expected_last_seq))
+                     expected_last_seq: int | None = None, *, idempotency_key: str | None = None) -> dict[str, Any]:
+        """session/append -> {firstSeq, lastSeq}, answered once the records are durable.
+
+        ``idempotency_key``: as ``Sidecar.append`` (a resend answers the original seqs).
+        """
+        return await self._object(*P.append(session_id, records, expected_last_seq, idempotency_key))
+
+    async def update(self, session_id: str, *, title: str | None = None, metadata: Mapping[str, Any] | None = None,
+                     tags: Sequence[str] | None = None, idempotency_key: str | None = None) -> dict[str, Any]:
+        """session/update -> the effective header and ``seq`` (title, metadata merge patch, tags)."""
+        return await self._object(*P.update(session_id, title, metadata, tags, idempotency_key))
 
     async def read(self, session_id: str, after_seq: int | None = None, limit: int | None = None,
                    kinds: Sequence[str] | None = None, inline: bool = False) -> dict[str, Any]:
         """session/read -> {records, lastSeq, nextAfterSeq}."""
-        return await self.request(*P.read(session_id, after_seq, limit, kinds, inline))
+        return await self._object(*P.read(session_id, after_seq, limit, kinds, inline))
 
     async def iter_records(self, session_id: str, after_seq: int | None = None, limit: int | None = None,
                            kinds: Sequence[str] | None = None, inline: bool = False) -> AsyncIterator[dict[str, Any]]:
@@ -299,43 +326,58 @@ class AsyncSidecar:
 
     async def list(self, limit: int | None = None, cursor: str | None = None) -> dict[str, Any]:
         """session/list -> {sessions, nextCursor?}."""
-        return await self.request(*P.list_(limit, cursor))
+        return await self._object(*P.list_(limit, cursor))
 
     async def close(self, session_id: str) -> dict[str, Any]:
         """session/close: releases the session in this connection."""
-        return await self.request(*P.session("session/close", session_id))
+        return await self._object(*P.session("session/close", session_id))
 
     async def context(self, session_id: str, prune: Mapping[str, int] | None = None) -> dict[str, Any]:
         """session/context -> {messages, turn}."""
-        return await self.request(*P.session("session/context", session_id, prune=dict(prune) if prune is not None else None))
+        return await self._object(*P.session("session/context", session_id, prune=dict(prune) if prune is not None else None))
 
     async def compact(self, session_id: str, summary: str, through_seq: int, **extra: Any) -> dict[str, Any]:
         """session/compact: replace the records up to through_seq by a summary checkpoint."""
-        return await self.request(*P.session("session/compact", session_id, summary=summary, throughSeq=through_seq, **extra))
+        return await self._object(*P.session("session/compact", session_id, summary=summary, throughSeq=through_seq, **extra))
+
+    async def history(self, session_id: str) -> dict[str, Any]:
+        """session/history: the archived generations."""
+        return await self._object(*P.session("session/history", session_id))
 
     async def rewind(self, session_id: str, to_seq: int, expected_last_seq: int | None = None) -> dict[str, Any]:
         """session/rewind -> {seq, toSeq, turn} (capability session.rewind)."""
-        return await self.request(*P.rewind(session_id, to_seq, expected_last_seq))
+        return await self._object(*P.rewind(session_id, to_seq, expected_last_seq))
 
     async def subscribe(self, session_id: str, after_seq: int | None = None) -> dict[str, Any]:
         """session/subscribe -> {lastSeq}; records then arrive as session/didAppend notifications."""
-        return await self.request(*P.subscribe(session_id, after_seq))
+        return await self._object(*P.subscribe(session_id, after_seq))
 
     async def unsubscribe(self, session_id: str) -> dict[str, Any]:
         """session/unsubscribe."""
-        return await self.request(*P.session("session/unsubscribe", session_id))
+        return await self._object(*P.session("session/unsubscribe", session_id))
 
     async def turn(self, method: str, session_id: str, **params: Any) -> Any:
         """turn/start, turn/setPhase, ...: e.g. await sc.turn("start", sid, kind="user")."""
         return await self.request(f"turn/{method}", {"sessionId": session_id, **params})
 
+    async def allocate_scratch(self, session_id: str, request_id: str, keep_scratch: str | None = None) -> dict[str, Any]:
+        """tool/allocateScratch -> {toolSeq, dir, tmpDir}: pass toolSeq in the tool's toolStart record."""
+        params: dict[str, Any] = {"sessionId": session_id, "requestId": request_id}
+        if keep_scratch is not None:
+            params["keepScratch"] = keep_scratch
+        return await self._object("tool/allocateScratch", params)
+
     async def set_state(self, session_id: str, key: str, value: Any) -> dict[str, Any]:
         """state/set."""
-        return await self.request("state/set", {"sessionId": session_id, "key": key, "value": value})
+        return await self._object("state/set", {"sessionId": session_id, "key": key, "value": value})
 
     async def get_state(self, session_id: str, key: str) -> Any:
         """state/get: the value, or None."""
         return (await self.request("state/get", {"sessionId": session_id, "key": key}))["value"]
+
+    async def delete_state(self, session_id: str, key: str) -> bool:
+        """state/delete: True when a value was removed."""
+        return bool((await self.request("state/delete", {"sessionId": session_id, "key": key}))["deleted"])
 
     async def read_blob(self, session_id: str, ref: str | Mapping[str, Any], chunk: int = 1 << 20) -> bytes:
         """The bytes of a blob, fetched with blob/get in chunks."""
@@ -351,6 +393,13 @@ class AsyncSidecar:
                 return b"".join(parts)
 
     # -- internals ----------------------------------------------------------------------
+
+    def _forget(self, msg_id: int, _fut: "asyncio.Future[Any]") -> None:
+        self._pending.pop(msg_id, None)
+
+    async def _object(self, method: str, params: Any) -> dict[str, Any]:
+        """A request whose result is a JSON object."""
+        return cast("dict[str, Any]", await self.request(method, params))
 
     async def _drain(self) -> None:
         if self.proc is None or self.proc.stdin is None:
@@ -368,11 +417,12 @@ class AsyncSidecar:
                 pass
 
     async def _join(self) -> None:
-        if self._reader is not None and self._reader is not asyncio.current_task():
-            try:
-                await asyncio.wait_for(asyncio.shield(self._reader), 5)
-            except (TimeoutError, asyncio.CancelledError):
-                pass
+        for task in (self._reader, self._stderr_reader):
+            if task is not None and task is not asyncio.current_task():
+                try:
+                    await asyncio.wait_for(asyncio.shield(task), 5)
+                except (TimeoutError, asyncio.CancelledError):
+                    pass
 
     async def _read_loop(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
@@ -399,6 +449,13 @@ class AsyncSidecar:
             reason = f"{reason} (exit code {rc})" if rc >= 0 else f"{reason} (killed by signal {-rc})"
         self._fail_all(reason, rc)
 
+    async def _stderr_loop(self) -> None:
+        assert self.proc is not None and self.proc.stderr is not None
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        while chunk := await self.proc.stderr.read(4096):
+            self.stderr_text += decoder.decode(chunk)
+        self.stderr_text += decoder.decode(b"", final=True)
+
     def _dispatch(self, message: Any) -> None:
         if not isinstance(message, dict):
             self.unmatched.append(message)
@@ -410,7 +467,13 @@ class AsyncSidecar:
                     self.proc.stdin.write(encode({"jsonrpc": "2.0", "id": message["id"], "error": {
                         "code": -32601, "message": f"client does not handle {method}"}}, self.framing))
                 return
-            self._notes.put_nowait(Notification(method, message.get("params")))
+            params = message.get("params")
+            self._notes.put_nowait(Notification(method, params))
+            if self.on_notification is not None:
+                try:
+                    self.on_notification(method, params)
+                except Exception as e:  # a callback bug must not kill the reader
+                    print(f"session_sidecar: on_notification raised {e!r}", file=sys.stderr)
             return
         msg_id = message.get("id")
         fut = self._pending.pop(msg_id, None) if isinstance(msg_id, int) else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import codecs
+import io
 import itertools
 import json
 import os
@@ -17,7 +18,7 @@ import subprocess
 import sys
 import threading
 from concurrent.futures import Future
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, BinaryIO, Callable, Iterator, Mapping, Sequence, cast
 
 from . import params as P
 from .command import resolve_command
@@ -173,6 +174,11 @@ class Sidecar:
         return self.proc.returncode
 
     @property
+    def capabilities(self) -> dict[str, Any]:
+        """The server's capabilities from initialize (empty before start)."""
+        return dict((self.server_info or {}).get("capabilities") or {})
+
+    @property
     def pid(self) -> int | None:
         return self.proc.pid if self.proc is not None else None
 
@@ -253,12 +259,16 @@ class Sidecar:
 
     # -- typed convenience methods ------------------------------------------------------
 
-    def create(self, **params: Any) -> dict[str, Any]:
-        """session/create {cwd?, title?, systemPrompt?, llm?, metadata?, secrets?, ...} -> {sessionId, createdAt, ...}.
+    def create(self, *, idempotency_key: str | None = None, **params: Any) -> dict[str, Any]:
+        """session/create {cwd?, title?, systemPrompt?, llm?, metadata?, tags?, secrets?, ...} -> {sessionId, createdAt, ...}.
 
-        The new session is also open for writing on this connection.
+        The new session is also open for writing on this connection. ``idempotency_key``
+        (``idempotencyKey``, unique in the store; capability session.idempotencyKey.create): a
+        retry with the same key and params answers the original session and creates nothing,
+        also after a crash; other params under that key are Conflict ``idempotencyKeyReused``
+        (``data["sessionId"]``: the original).
         """
-        return self.request(*P.create(params))
+        return self._object(*P.create(params, idempotency_key))
 
     def open(self, session_id: str | None = None, mode: str = "write", *, path: str | None = None,
              secrets: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -267,15 +277,26 @@ class Sidecar:
         Open (mode "write") before appending to a session this process did not create.
         ``path`` (instead of the id) resumes by path: a session directory or journal in the store.
         """
-        return self.request(*P.open(session_id, mode, path, secrets))
+        return self._object(*P.open(session_id, mode, path, secrets))
 
-    def append(self, session_id: str, records: Sequence[Mapping[str, Any]], expected_last_seq: int | None = None) -> dict[str, Any]:
+    def append(self, session_id: str, records: Sequence[Mapping[str, Any]], expected_last_seq: int | None = None,
+               *, idempotency_key: str | None = None) -> dict[str, Any]:
         """session/append -> {firstSeq, lastSeq}; the records are durable once this returns.
 
         With ``expected_last_seq`` the append happens only if the session's lastSeq is that
-        value (else Conflict).
+        value (else Conflict). ``idempotency_key`` (per session): resending the same records
+        with the same key answers the original seqs and writes nothing (protocol §6.3).
         """
-        return self.request(*P.append(session_id, records, expected_last_seq))
+        return self._object(*P.append(session_id, records, expected_last_seq, idempotency_key))
+
+    def update(self, session_id: str, *, title: str | None = None, metadata: Mapping[str, Any] | None = None,
+               tags: Sequence[str] | None = None, idempotency_key: str | None = None) -> dict[str, Any]:
+        """session/update -> the effective header and ``seq``: rename, merge-patch metadata, replace tags.
+
+        A record in the session (open for writing here); ``idempotency_key`` shares the key
+        space of the session's appends.
+        """
+        return self._object(*P.update(session_id, title, metadata, tags, idempotency_key))
 
     def read(self, session_id: str, after_seq: int | None = None, limit: int | None = None,
              kinds: Sequence[str] | None = None, inline: bool = False) -> dict[str, Any]:
@@ -283,14 +304,14 @@ class Sidecar:
 
         ``inline=True`` replaces blob references ({"$blob": ...}) by the strings they stand for.
         """
-        return self.request(*P.read(session_id, after_seq, limit, kinds, inline))
+        return self._object(*P.read(session_id, after_seq, limit, kinds, inline))
 
     def iter_records(self, session_id: str, after_seq: int | None = None, limit: int | None = None,
-                     kinds: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
+                     kinds: Sequence[str] | None = None, inline: bool = False) -> Iterator[dict[str, Any]]:
         """Every record after ``after_seq``, page by page (``limit`` is the page size)."""
         cursor = after_seq
         while True:
-            page = self.read(session_id, after_seq=cursor, limit=limit, kinds=kinds)
+            page = self.read(session_id, after_seq=cursor, limit=limit, kinds=kinds, inline=inline)
             yield from page["records"]
             cursor = page.get("nextAfterSeq")
             if cursor is None:
@@ -302,35 +323,35 @@ class Sidecar:
 
     def list(self, limit: int | None = None, cursor: str | None = None) -> dict[str, Any]:
         """session/list -> {sessions: [...], nextCursor?}."""
-        return self.request(*P.list_(limit, cursor))
+        return self._object(*P.list_(limit, cursor))
 
     def close(self, session_id: str) -> dict[str, Any]:
         """session/close: releases the session in this connection."""
-        return self.request(*P.session("session/close", session_id))
+        return self._object(*P.session("session/close", session_id))
 
     def context(self, session_id: str, prune: Mapping[str, int] | None = None) -> dict[str, Any]:
         """session/context: {messages, turn} to send to the provider on resume."""
-        return self.request(*P.session("session/context", session_id, prune=dict(prune) if prune is not None else None))
+        return self._object(*P.session("session/context", session_id, prune=dict(prune) if prune is not None else None))
 
     def compact(self, session_id: str, summary: str, through_seq: int, **extra: Any) -> dict[str, Any]:
         """session/compact: replace records up to through_seq by a summary checkpoint."""
-        return self.request(*P.session("session/compact", session_id, summary=summary, throughSeq=through_seq, **extra))
+        return self._object(*P.session("session/compact", session_id, summary=summary, throughSeq=through_seq, **extra))
 
     def history(self, session_id: str) -> dict[str, Any]:
         """session/history: the archived generations."""
-        return self.request(*P.session("session/history", session_id))
+        return self._object(*P.session("session/history", session_id))
 
     def rewind(self, session_id: str, to_seq: int, expected_last_seq: int | None = None) -> dict[str, Any]:
         """session/rewind -> {seq, toSeq, turn}: undo in place back to ``to_seq`` (capability session.rewind)."""
-        return self.request(*P.rewind(session_id, to_seq, expected_last_seq))
+        return self._object(*P.rewind(session_id, to_seq, expected_last_seq))
 
     def subscribe(self, session_id: str, after_seq: int | None = None) -> dict[str, Any]:
         """session/subscribe -> {lastSeq}; records then arrive as session/didAppend notifications."""
-        return self.request(*P.subscribe(session_id, after_seq))
+        return self._object(*P.subscribe(session_id, after_seq))
 
     def unsubscribe(self, session_id: str) -> dict[str, Any]:
         """session/unsubscribe: no session/didAppend for this session follows."""
-        return self.request(*P.session("session/unsubscribe", session_id))
+        return self._object(*P.session("session/unsubscribe", session_id))
 
     def turn(self, method: str, session_id: str, **params: Any) -> Any:
         """turn/start, turn/setPhase, ...: e.g. sc.turn("start", sid, kind="user")."""
@@ -343,11 +364,11 @@ class Sidecar:
         params: dict[str, Any] = {"sessionId": session_id, "requestId": request_id}
         if keep_scratch is not None:
             params["keepScratch"] = keep_scratch
-        return self.request("tool/allocateScratch", params)
+        return self._object("tool/allocateScratch", params)
 
     def set_state(self, session_id: str, key: str, value: Any) -> dict[str, Any]:
         """state/set: replace a small named value (string or JSON) atomically and durably."""
-        return self.request("state/set", {"sessionId": session_id, "key": key, "value": value})
+        return self._object("state/set", {"sessionId": session_id, "key": key, "value": value})
 
     def get_state(self, session_id: str, key: str) -> Any:
         """state/get: the value, or None when the key has none."""
@@ -355,7 +376,7 @@ class Sidecar:
 
     def delete_state(self, session_id: str, key: str) -> bool:
         """state/delete: True when a value was removed."""
-        return self.request("state/delete", {"sessionId": session_id, "key": key})["deleted"]
+        return bool(self.request("state/delete", {"sessionId": session_id, "key": key})["deleted"])
 
     def read_blob(self, session_id: str, ref: str | Mapping[str, Any], chunk: int = 1 << 20) -> bytes:
         """The bytes of a blob (a BlobRef or its "sha256:..." string), fetched with blob/get in chunks."""
@@ -371,6 +392,10 @@ class Sidecar:
                 return b"".join(parts)
 
     # -- internals ----------------------------------------------------------------------
+
+    def _object(self, method: str, params: Any) -> dict[str, Any]:
+        """A request whose result is a JSON object."""
+        return cast("dict[str, Any]", self.request(method, params))
 
     def _start_thread(self, target: Callable[[], None], name: str) -> None:
         t = threading.Thread(target=target, name=name, daemon=True)
@@ -401,7 +426,7 @@ class Sidecar:
         assert self.proc is not None and self.proc.stdout is not None
         reason = "the sidecar closed its output"
         try:
-            for body in read_frames(self.proc.stdout, self.framing):
+            for body in read_frames(cast(BinaryIO, self.proc.stdout), self.framing):
                 try:
                     message = json.loads(body)
                 except ValueError:
@@ -427,7 +452,7 @@ class Sidecar:
 
     def _stderr_loop(self) -> None:
         assert self.proc is not None and self.proc.stderr is not None
-        stream = self.proc.stderr
+        stream = cast(io.BufferedReader, self.proc.stderr)
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         with stream:
             for chunk in iter(lambda: stream.read1(4096), b""):

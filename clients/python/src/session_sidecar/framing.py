@@ -12,8 +12,10 @@ FRAMINGS: tuple[Framing, ...] = ("ndjson", "lsp")
 
 
 def check_framing(framing: str) -> Framing:
-    if framing == "ndjson" or framing == "lsp":
-        return framing
+    if framing == "ndjson":
+        return "ndjson"
+    if framing == "lsp":
+        return "lsp"
     raise ValueError("framing must be 'ndjson' or 'lsp'")
 
 

@@ -13,8 +13,13 @@ def _put(params: dict[str, Any], name: str, value: Any) -> None:
         params[name] = value
 
 
-def create(params: Mapping[str, Any]) -> Call:
-    return "session/create", dict(params)
+def create(params: Mapping[str, Any], idempotency_key: str | None = None) -> Call:
+    out = dict(params)
+    if idempotency_key is not None:
+        if "idempotencyKey" in out and out["idempotencyKey"] != idempotency_key:
+            raise ValueError("idempotency_key and idempotencyKey differ")
+        out["idempotencyKey"] = idempotency_key
+    return "session/create", out
 
 
 def open(session_id: str | None, mode: str, path: str | None, secrets: Mapping[str, Any] | None) -> Call:
@@ -24,10 +29,24 @@ def open(session_id: str | None, mode: str, path: str | None, secrets: Mapping[s
     return "session/open", params
 
 
-def append(session_id: str, records: Sequence[Mapping[str, Any]], expected_last_seq: int | None) -> Call:
+def append(session_id: str, records: Sequence[Mapping[str, Any]], expected_last_seq: int | None,
+           idempotency_key: str | None = None) -> Call:
     params: dict[str, Any] = {"sessionId": session_id, "records": [dict(r) for r in records]}
     _put(params, "expectedLastSeq", expected_last_seq)
+    _put(params, "idempotencyKey", idempotency_key)
     return "session/append", params
+
+
+def update(session_id: str, title: str | None, metadata: Mapping[str, Any] | None,
+           tags: Sequence[str] | None, idempotency_key: str | None) -> Call:
+    if isinstance(tags, str):
+        raise TypeError("tags must be a sequence of strings, not a string")
+    params: dict[str, Any] = {"sessionId": session_id}
+    _put(params, "title", title)
+    _put(params, "metadata", dict(metadata) if metadata is not None else None)
+    _put(params, "tags", list(tags) if tags is not None else None)
+    _put(params, "idempotencyKey", idempotency_key)
+    return "session/update", params
 
 
 def read(session_id: str, after_seq: int | None, limit: int | None, kinds: Sequence[str] | None,

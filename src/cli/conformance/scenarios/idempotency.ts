@@ -62,7 +62,13 @@ export const idempotency: Scenario = {
       await p.call('session/append', { sessionId: id, records: [{ kind: 'event', type: 'n', payload: {} }] });
       expectEqual((await p.call<{ seq: number }>('session/update', u)).seq, first.seq, 'the retried update answers the original seq');
       expectEqual((await readAll(p, id)).map((r) => r.kind), ['sessionUpdate', 'event'], 'one update record');
+      // After session/close, and in a new process after a clean exit, the key still finds it.
+      await p.call('session/close', { sessionId: id });
+      expectEqual((await p.call<{ sessionId: string }>('session/create', { title: 'keyed', idempotencyKey: 'create-a' })).sessionId, id, 'the retry after session/close answers the original');
       await p.shutdown();
+      const q = await t.started(store);
+      expectEqual((await q.call<{ sessionId: string }>('session/create', { title: 'keyed', idempotencyKey: 'create-a' })).sessionId, id, 'the retry in a new process after a clean exit answers the original');
+      await q.shutdown();
     });
     await t.check('kill-and-retry-every-unanswered-create-and-update', async () => {
       const p = await t.started(store);
