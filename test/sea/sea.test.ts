@@ -150,7 +150,7 @@ describe('the single executable (dist/sea/session-sidecar)', () => {
   const python = hasPython311();
   it.skipIf(!python && !CI)('the Python client: its unittest suite through SESSION_SIDECAR_COMMAND, and session-sidecar found on PATH', async () => {
     expect(python, 'CI=true: python3 >= 3.11 must be installed').toBe(true);
-    const py = { ...process.env, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' };
+    const py: NodeJS.ProcessEnv = { ...process.env, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' };
     const r = await run('python3', ['-m', 'unittest', 'discover', '-s', 'tests', '-t', 'tests'], {
       cwd: path.join(ROOT, 'clients/python'), env: { ...py, SESSION_SIDECAR_COMMAND: JSON.stringify(exe), SIDECAR_TEST_FRAMING: 'ndjson' },
     });
