@@ -15,6 +15,14 @@
  * 3. The running node binary copied to dist/sea/session-sidecar, the blob injected with postject
  *    (devDependency, pinned), the fuse flipped.
  *
+ * Start-up: V8's code cache (`useCodeCache`) is on — measured on Node 20, 2 busy cores, spawn to
+ * the `initialize` result: about 94 ms with it, 110 ms without, 112 ms for `node dist/src/cli.js`
+ * (bench/sea.ts has the row). `useSnapshot` is not used: building the snapshot runs the whole
+ * module graph at build time, and it fails there (`WebAssembly is not defined`: the secret gate's
+ * trigram filter instantiates its WASM module at load, and a startup snapshot cannot hold one);
+ * it would also freeze every value a module computes at load (environment lookups such as
+ * SESSION_SIDECAR_PG_START_WAIT_MS) into the executable.
+ *
  * Run after `npm run build` or alone (it only reads src/, protocol/ and package.json).
  * SEA_CODE_CACHE=0 builds without V8's code cache (for measuring; bench/coldStart.ts).
  */
