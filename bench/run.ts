@@ -11,7 +11,8 @@
  *   --compact-mb N       size of the compacted session (default 100), also for the row of appends
  *                        to another session beside that compaction
  *   --list-sessions N    sessions listed (default 10000)
- *   --cold-starts N      spawns timed for the cold start (default 10)
+ *   --cold-starts N      spawns timed for the cold start (default 10), and for each of the
+ *                        two in the single executable's row (bench/sea.ts)
  *   --quick              every size shrunk so the whole run takes well under a minute
  *   --dir DIR            where the data goes (default: a temp dir under ./bench/out, removed at the end)
  *   --only A,B           run only the scenarios whose step name starts with one of these (the
@@ -38,6 +39,7 @@ import { backendRows } from './backends.js';
 import { searchRows } from './search.js';
 import { exactNumberRows } from './exactNumbers.js';
 import { coldStart } from './coldStart.js';
+import { seaRows } from './sea.js';
 import { compaction } from './compact.js';
 import { compactionBeside } from './compactBeside.js';
 import { secretBeside } from './secretBeside.js';
@@ -128,6 +130,7 @@ try {
   if (process.env.BENCH_COMPACT_500 !== '0' && !quick) await step('compact beside 500', () => compactionBeside(work, 500));
   await step('secret beside', () => secretBeside(work, quick ? 2 : 8));
   await step('cold start', () => coldStart(work, coldStarts));
+  await step('single executable', () => seaRows(work, coldStarts));
   await step('backends', () => backendRows(work, N, limit));
   await step('search', () => searchRows(work, quick ? 500 : 5_000));
   await step('exact numbers', () => exactNumberRows(quick));

@@ -14,7 +14,7 @@ export interface Row {
   scenario: string;
   /** The measured number, in `unit`. */
   value: number;
-  unit: 'appends/s' | 'inserts/s' | 'requests/s' | 'MB/s' | 'ms' | 's' | 'count';
+  unit: 'appends/s' | 'inserts/s' | 'requests/s' | 'MB/s' | 'MiB' | 'ms' | 's' | 'count';
   /** value / the reference named by `ratioTo` (throughputs: higher is better; times: lower). */
   ratio?: number;
   ratioTo?: string;

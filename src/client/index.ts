@@ -25,7 +25,12 @@ export class SidecarError extends Error {
 }
 
 export interface SpawnOptions {
-  /** Executable and arguments; default: this package's built CLI under `node`. */
+  /**
+   * The executable (`args` follow it). Default: the command line in `$SESSION_SIDECAR_COMMAND`
+   * (looked up in `env` when given; split as a POSIX shell would, without expansions: `'…'`,
+   * `"…"`, `\`), else this package's own CLI under the running `node` (the package's `bin`, so
+   * no PATH lookup is needed).
+   */
   command?: string;
   args?: string[];
   /** Store directory, passed as --store. */
@@ -43,6 +48,62 @@ export interface SpawnOptions {
 type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
 
 const DEFAULT_CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'cli.js');
+
+/** The environment variable every client reads for the sidecar's command line (clients/python, go, rust too). */
+export const COMMAND_ENV = 'SESSION_SIDECAR_COMMAND';
+
+/**
+ * Splits a command line into words as a POSIX shell does without expansions (as the Go and
+ * Python clients do): `'…'` literally, `"…"` with `\"`, `\\`, `\$` and `` \` `` as escapes, a
+ * backslash outside quotes escaping the next character. Throws on an unclosed quote.
+ */
+export function splitCommandLine(line: string): string[] {
+  const words: string[] = [];
+  let cur = '';
+  let inWord = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i]!;
+    if (ch === "'") {
+      const end = line.indexOf("'", i + 1);
+      if (end < 0) throw new Error(`${COMMAND_ENV}: unclosed ' in ${JSON.stringify(line)}`);
+      cur += line.slice(i + 1, end);
+      inWord = true;
+      i = end;
+    } else if (ch === '"') {
+      inWord = true;
+      for (i++; ; i++) {
+        if (i >= line.length) throw new Error(`${COMMAND_ENV}: unclosed " in ${JSON.stringify(line)}`);
+        const c = line[i]!;
+        if (c === '"') break;
+        if (c === '\\' && i + 1 < line.length && '"\\$`\n'.includes(line[i + 1]!)) cur += line[++i];
+        else cur += c;
+      }
+    } else if (ch === '\\') {
+      if (i + 1 < line.length) cur += line[++i];
+      inWord = true;
+    } else if (/\s/.test(ch)) {
+      if (inWord) words.push(cur);
+      cur = '';
+      inWord = false;
+    } else {
+      cur += ch;
+      inWord = true;
+    }
+  }
+  if (inWord) words.push(cur);
+  return words;
+}
+
+/** The argv prefix to spawn: `command`, else `$SESSION_SIDECAR_COMMAND`, else this package's CLI under node. */
+function sidecarArgv(command: string | undefined, env: NodeJS.ProcessEnv): [string, ...string[]] {
+  if (command) return [command];
+  const line = env[COMMAND_ENV];
+  if (line !== undefined && line.trim() !== '') {
+    const [exe, ...rest] = splitCommandLine(line);
+    if (exe !== undefined) return [exe, ...rest];
+  }
+  return [process.execPath, DEFAULT_CLI];
+}
 
 /**
  * A client for the sidecar over a child process's stdin/stdout, in either framing. Keeps all of
@@ -64,8 +125,8 @@ export class SidecarClient {
 
   constructor(opts: SpawnOptions = {}) {
     this.framing = opts.framing ?? 'ndjson';
-    const command = opts.command ?? process.execPath;
-    const args = [...(opts.command ? [] : [DEFAULT_CLI]), ...(opts.args ?? []), ...(opts.store ? ['--store', opts.store] : [])];
+    const [command, ...lead] = sidecarArgv(opts.command, opts.env ?? process.env);
+    const args = [...lead, ...(opts.args ?? []), ...(opts.store ? ['--store', opts.store] : [])];
     this.child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env, cwd: opts.cwd });
     this.decoder = new FrameDecoder(this.framing, 1 << 30, {
       framing: () => {},
