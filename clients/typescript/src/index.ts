@@ -6,6 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { COMMAND_ENV, splitCommandLine } from './commandLine.js';
 import { Client, PROTOCOL_VERSION } from './generated/methods.js';
 import type { InitializeParams, InitializeResult } from './generated/types.js';
 import { NotificationStream } from './notifications.js';
@@ -14,6 +15,7 @@ import type { Framing } from './framing.js';
 
 export * from './generated/methods.js';
 export type * from './generated/types.js';
+export { COMMAND_ENV, splitCommandLine } from './commandLine.js';
 export { ConnectionError, isErrorOf, SidecarError } from './errors.js';
 export { type Framing, FrameReader, frame } from './framing.js';
 export { type Notification, NotificationStream } from './notifications.js';
@@ -94,15 +96,16 @@ export class SidecarClient extends Client {
 }
 
 /**
- * The server: `command` if given; else `$SESSION_SIDECAR_COMMAND` (split on blanks); else, when
+ * The server: `command` if given; else `$SESSION_SIDECAR_COMMAND` (split as a POSIX shell would,
+ * without expansions: commandLine.ts); else, when
  * this client is the one built into the session-sidecar package, that package's own binary;
  * else `session-sidecar` on PATH. Then `serve` and `args`.
  */
 function commandOf(opts: SpawnOptions): string[] {
   if (opts.command) return opts.command;
-  const env = process.env.SESSION_SIDECAR_COMMAND?.trim();
+  const line = process.env[COMMAND_ENV]?.trim();
   const own = fileURLToPath(new URL('../../../src/cli.js', import.meta.url));
-  const base = env ? env.split(/\s+/) : fs.existsSync(own) ? [process.execPath, own] : ['session-sidecar'];
+  const base = line ? splitCommandLine(line) : fs.existsSync(own) ? [process.execPath, own] : ['session-sidecar'];
   return [...base, 'serve', ...(opts.store !== undefined ? ['--store', opts.store] : []), ...(opts.args ?? [])];
 }
 
