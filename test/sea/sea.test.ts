@@ -6,7 +6,8 @@
  * commands on a store; the whole conformance suite in both framings (and one scenario on a
  * PostgreSQL store, so the bundled `pg` is exercised); nothing on stderr when serving; and every
  * client finds it — through SESSION_SIDECAR_COMMAND (the TS client, the Python unittest suite,
- * the Go tests) and on PATH (Python). 65 s alone on 2 busy cores, 87 s inside the whole `npm
+ * the Go tests, the Rust crate's cargo test) and on PATH (Python). 65 s alone on 2 busy cores (the
+ * Rust tests ~10 s more once the crate is built), 87 s inside the whole `npm
  * test` (the conformance suite ~40 s of it, the Go and Python suites ~10 s each, the build ~5 s
  * more when it runs); the tests run one after another in this file. No timing is asserted.
  */
@@ -183,4 +184,15 @@ describe('the single executable (dist/sea/session-sidecar)', () => {
     expect(r.code, explain(r)).toBe(0);
     expect(r.stdout).toMatch(/^ok\s+github\.com\/session-sidecar\/session-sidecar\/clients\/go\s/m);
   }, 300_000);
+
+  const cargo = spawnSync('cargo', ['--version']).status === 0;
+  it.skipIf(!cargo && !CI)('the Rust client: cargo test through SESSION_SIDECAR_COMMAND', async () => {
+    expect(cargo, 'CI=true: cargo must be installed').toBe(true);
+    const r = await run('cargo', ['test', '--manifest-path', path.join(ROOT, 'clients/rust/Cargo.toml')], {
+      cwd: ROOT, env: { ...process.env, SESSION_SIDECAR_COMMAND: JSON.stringify(exe) },
+    });
+    expect(r.code, explain(r)).toBe(0);
+    const passed = [...r.stdout.matchAll(/^test result: ok\. (\d+) passed; 0 failed/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    expect(passed, explain(r)).toBeGreaterThanOrEqual(30);
+  }, 600_000);
 });
