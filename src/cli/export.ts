@@ -3,13 +3,14 @@ import type { OpenedSession, StoredRecord } from '../domain/types.js';
 import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError } from './common.js';
 import { out } from './output.js';
 import { fullHistory } from './records.js';
+import { damagedText, salvaged } from './salvage.js';
 import { safeText } from './output.js';
 import { argsText, blobLabel, contentText } from './render.js';
 
 export const exportCommand: Command = {
   name: 'export',
   summary: summaryOf('export'),
-  usage: `Usage: session-sidecar export <session-id> --format jsonl|markdown [options]
+  usage: `Usage: session-sidecar export <session-id> --format jsonl|markdown [--salvage] [options]
 
 Writes a session's whole history to stdout: the records of its archived generations (from
 before compactions) and of its journal, each seq once, in order.
@@ -19,14 +20,27 @@ before compactions) and of its journal, each seq once, in order.
 
 Options:
   --format FORMAT          jsonl or markdown (required)
+  --salvage                (a damaged session of a directory store) its journal's records that
+                           still verify, each damaged span marked ({"damaged": ...} in jsonl)
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, { format: { type: 'string' } }, { min: 1, max: 1, names: 'session id' });
+    const p = parseCommand(this, argv, { format: { type: 'string' }, salvage: { type: 'boolean' } }, { min: 1, max: 1, names: 'session id' });
     if (!p) return out(this.usage), 0;
     const format = p.values.format;
     if (format === undefined) throw new UsageError('--format is required (jsonl or markdown)');
     if (format !== 'jsonl' && format !== 'markdown' && format !== 'md') throw new UsageError('--format must be jsonl or markdown');
+    if (p.values.salvage) {
+      // a damaged session: its active journal's records that verify, the damaged spans marked
+      const { id, salvage, session } = await salvaged(p.target, p.positionals[0] as string);
+      if (format === 'jsonl') for (const e of salvage.entries) out(`${JSON.stringify('record' in e ? e.record : { damaged: e.damaged })}\n`);
+      else {
+        const md = new MarkdownWriter(session);
+        out(safeText(md.head()));
+        for (const e of salvage.entries) out(safeText('record' in e ? md.record(e.record as unknown as StoredRecord, false) : `> **${damagedText(id, e.damaged)}**\n\n`));
+      }
+      return 0;
+    }
     const store = await openStore(p.target);
     const session = await openSession(store, p.positionals[0] as string);
     if (format === 'jsonl') {

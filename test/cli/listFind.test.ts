@@ -134,3 +134,24 @@ describe('show --salvage', () => {
     expect(fs.readFileSync(journal)).toEqual(before);
   });
 });
+
+describe('export --salvage', () => {
+  it('jsonl and markdown of a journal damaged in the middle: every intact record, the span marked', async () => {
+    const { root, ids } = await store();
+    const journal = path.join(root, 'sessions', ids.big, 'journal.jsonl');
+    const lines = fs.readFileSync(journal, 'utf8').split('\n');
+    lines[5] = lines[5]!.replace('line', 'LINE');
+    fs.writeFileSync(journal, lines.join('\n'));
+    expect((await runCli(['export', ids.big, '--format', 'jsonl', '--store', root])).code).toBe(1);
+    const jsonl = await runCli(['export', ids.big, '--format', 'jsonl', '--salvage', '--store', root]);
+    expect(jsonl.code, explain(jsonl)).toBe(0);
+    const rows = jsonl.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(rows.filter((r) => 'seq' in r)).toHaveLength(29);
+    expect(rows[4]).toMatchObject({ damaged: { firstLine: 6, lastLine: 6, reason: 'checksum mismatch' } });
+    const md = await runCli(['export', ids.big, '--format', 'markdown', '--salvage', '--store', root]);
+    expect(md.code, explain(md)).toBe(0);
+    expect(md.stdout).toContain('# Big one');
+    expect(md.stdout).toMatch(/> \*\*damaged: line 6 of sessions\/\S+\/journal\.jsonl/);
+    expect(md.stdout).toContain('line 29');
+  });
+});
