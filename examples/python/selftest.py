@@ -154,13 +154,15 @@ def run(store: str, framing: str) -> None:
             {"kind": "api", "direction": "request", "payload": {"model": "m"}},
             {"kind": "toolStart", "toolSeq": scratch["toolSeq"], "requestId": "req-1", "tool": "bash"},
             {"kind": "toolStream", "toolSeq": scratch["toolSeq"], "stream": "stdout", "dataBase64": base64.b64encode(b"\x00\xff").decode()},
+            # toolStream text is a BlobRef position (protocol §15.4): a large one is stored as a blob
+            {"kind": "toolStream", "toolSeq": scratch["toolSeq"], "stream": "stdout", "text": big},
             {"kind": "toolFinish", "toolSeq": scratch["toolSeq"], "requestId": "req-1", "success": True, "exitCode": 0},
-            {"kind": "api", "direction": "response", "payload": {"text": big}},
+            {"kind": "api", "direction": "response", "payload": {"text": "done"}},
         ])
         runtime = sc.read_all(rid, kinds=["api", "toolStream"])
         check([r.get("apiSeq") for r in runtime if r["kind"] == "api"] == [1, 1], "a response pairs with its request's apiSeq")
         check(base64.b64decode(runtime[1]["dataBase64"]) == b"\x00\xff", "binary tool output round-trips")
-        ref = runtime[2]["payload"]["text"]
+        ref = runtime[2]["text"]
         check(isinstance(ref, dict) and ref["bytes"] == len(big), "a 300 KB string is stored as a blob reference")
         check(sc.read_blob(rid, ref).decode() == big, "read_blob streams it back")
         sc.set_state(rid, "bashState", {"cwd": "/tmp"})
