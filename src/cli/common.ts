@@ -249,12 +249,22 @@ export async function openSession(store: SessionStore, idOrPrefix: string): Prom
     return await store.open(idOrPrefix, 'read');
   } catch (e) {
     if (!(e instanceof StoreError) || e.kind !== 'SessionNotFound') throw e;
-    const wanted = idOrPrefix.toUpperCase();
-    const listed = (await listAll(store)).map((s) => s.sessionId);
-    const matches = [...new Set([...listed, ...unlistedSessions.keys()])].filter((id) => id.toUpperCase().startsWith(wanted));
     // a damaged session named by its prefix opens by its id: the open's own error says what is wrong
-    if (matches.length === 1) return store.open(matches[0] as string, 'read');
-    if (matches.length > 1) throw new CliError(`${matches.length} sessions start with ${idOrPrefix}; give more of the id`);
-    throw e;
+    const id = await sessionIdByPrefix(store, idOrPrefix);
+    if (id === undefined) throw e;
+    return store.open(id, 'read');
   }
+}
+
+/**
+ * The one session whose id starts with `idOrPrefix` (case-insensitive), among the listed
+ * sessions and those the listing left out (unlistedSessions); undefined for none, a CliError
+ * when several match.
+ */
+export async function sessionIdByPrefix(store: SessionStore, idOrPrefix: string): Promise<string | undefined> {
+  const wanted = idOrPrefix.toUpperCase();
+  const listed = (await listAll(store)).map((s) => s.sessionId);
+  const matches = [...new Set([...listed, ...unlistedSessions.keys()])].filter((id) => id.toUpperCase().startsWith(wanted));
+  if (matches.length > 1) throw new CliError(`${matches.length} sessions start with ${idOrPrefix}; give more of the id`);
+  return matches[0];
 }

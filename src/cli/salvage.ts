@@ -4,7 +4,7 @@ import { attachKey } from '../backends/file/journal/cipher.js';
 import { type DamagedSpan, type Salvage, salvageJournal } from '../backends/file/journal/salvage.js';
 import { StoreLayout } from '../backends/file/layout.js';
 import type { OpenedSession } from '../domain/types.js';
-import { CliError, listAll, openStore, unlistedSessions } from './common.js';
+import { CliError, openStore, sessionIdByPrefix } from './common.js';
 import { out, stdoutStyle } from './output.js';
 import { readOnlyFs } from './readOnlyFs.js';
 import { TranscriptRenderer } from './render.js';
@@ -59,11 +59,9 @@ export async function showSalvaged(target: StoreTarget, idOrPrefix: string, o: {
 async function sessionIdOf(target: StoreTarget, idOrPrefix: string): Promise<string> {
   const store = await openStore(target);
   try {
-    const ids = [...new Set([...(await listAll(store)).map((x) => x.sessionId), ...unlistedSessions.keys()])];
-    if (ids.includes(idOrPrefix)) return idOrPrefix;
-    const matches = ids.filter((x) => x.toUpperCase().startsWith(idOrPrefix.toUpperCase()));
-    if (matches.length === 1) return matches[0] as string;
-    throw new CliError(matches.length > 1 ? `${matches.length} sessions start with ${idOrPrefix}; give more of the id` : `session ${idOrPrefix} not found`);
+    const id = await sessionIdByPrefix(store, idOrPrefix);
+    if (id === undefined) throw new CliError(`session ${idOrPrefix} not found`);
+    return id;
   } finally {
     await store.closeAll();
   }

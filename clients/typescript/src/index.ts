@@ -42,23 +42,22 @@ export interface SpawnOptions {
 /** A sidecar child process and the typed client connected to it. */
 export class SidecarClient extends Client {
   private tail = '';
+  /** The child's exit: its code, or the signal that ended it (both null if it never started). */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
   constructor(readonly child: ChildProcess, readonly transport: Transport, private readonly tailSize: number) {
     super(transport);
     child.stderr?.setEncoding('utf8').on('data', (s: string) => (this.tail = (this.tail + s).slice(-this.tailSize)));
+    this.exited = new Promise((resolve) => {
+      child.on('close', (code, signal) => resolve({ code, signal }));
+      child.on('error', () => resolve({ code: null, signal: null }));
+    });
   }
 
   /** The last characters the server wrote to stderr (its log). */
   get stderr(): string {
     return this.tail;
   }
-
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> = new Promise((resolve) => {
-    queueMicrotask(() => {
-      this.child.on('close', (code, signal) => resolve({ code, signal }));
-      this.child.on('error', () => resolve({ code: null, signal: null }));
-    });
-  });
 
   /** `initialize` with this client's protocol version, then `initialized`. */
   async start(params: Partial<InitializeParams> = {}): Promise<InitializeResult> {

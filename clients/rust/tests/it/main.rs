@@ -13,6 +13,7 @@ mod methods;
 mod notifications;
 mod paging;
 mod two_clients;
+mod vectors;
 
 #[cfg(feature = "tokio")]
 mod async_client;

@@ -1,9 +1,8 @@
 import type { FsLayer } from '../../../durable/fsLayer.js';
-import { StoreError } from '../../../domain/errors.js';
+import { openPrivate } from '../../../durable/durableFile.js';
 import { decodeLine } from './format.js';
 import { scanLines } from './lines.js';
 import { readHeader } from './scan.js';
-import fs from 'node:fs';
 
 /**
  * Salvage of a damaged journal: every record line that verifies on its own (its checksum,
@@ -30,13 +29,11 @@ export interface Salvage {
   entries: SalvageEntry[];
 }
 
-const READ_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
-
 export function salvageJournal(fsl: FsLayer, file: string): Salvage {
-  const fd = fsl.openSync(file, READ_FLAGS);
+  // as the store opens it: no symlink, no FIFO, a regular file of ours, mode 0600
+  const fd = openPrivate(fsl, file, false);
   try {
     const st = fsl.fstatSync(fd);
-    if (!st.isFile()) throw new StoreError('UnsafeStore', 'the journal is not a regular file', {});
     const head = readHeader(fsl, fd, st.size);
     const entries: SalvageEntry[] = [];
     let lineNo = 1;

@@ -13,22 +13,9 @@
 use serde_json::{Map, Value};
 use session_sidecar::{Builder, Client, Framing, Stderr};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repository root")
-}
-
-fn command() -> Vec<String> {
-    if let Ok(line) = std::env::var(session_sidecar::COMMAND_ENV) {
-        if !line.trim().is_empty() {
-            return session_sidecar::split_command_line(&line).expect("SESSION_SIDECAR_COMMAND");
-        }
-    }
-    let cli = repo_root().join("dist/src/cli.js");
-    assert!(cli.exists(), "{} is missing: run `npm run build` in the repository root first", cli.display());
-    vec!["node".into(), cli.to_string_lossy().into_owned()]
-}
+use crate::common::{command, repo_root, TempDir};
 
 /// The scenarios of protocol/vectors.json (`$SIDECAR_PROTOCOL_VECTORS` when set), in order.
 fn scenarios() -> Vec<(String, Vec<Value>)> {
@@ -159,12 +146,10 @@ fn answer(client: &Client, method: &str, params: Option<Value>) -> Value {
 /// Replays one scenario on a fresh store; the steps whose answer differs, described.
 fn replay(framing: Framing, name: &str, steps: &[Value]) -> Vec<String> {
     assert_eq!(steps.first().and_then(|s| s["method"].as_str()), Some("initialize"), "{name} begins with initialize");
-    let dir = std::env::temp_dir().join(format!("sidecar-rs-vectors-{}-{name}-{framing:?}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = TempDir::new();
     let client = Builder::new()
         .command(command())
-        .store(dir.join("store"))
+        .store(dir.store())
         .framing(framing)
         .stderr(Stderr::Capture)
         .spawn_uninitialized()
@@ -186,7 +171,6 @@ fn replay(framing: Framing, name: &str, steps: &[Value]) -> Vec<String> {
         }
     }
     let _ = client.kill();
-    let _ = std::fs::remove_dir_all(&dir);
     failures
 }
 
