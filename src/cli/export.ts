@@ -6,11 +6,12 @@ import { fullHistory } from './records.js';
 import { damagedText, salvaged } from './salvage.js';
 import { safeText } from './output.js';
 import { argsText, blobLabel, contentText } from './render.js';
+import { CHOICE_HELP, CHOICE_OPTIONS, choiceOf, chosenId, chosenIdIn } from './sessionChoice.js';
 
 export const exportCommand: Command = {
   name: 'export',
   summary: summaryOf('export'),
-  usage: `Usage: session-sidecar export <session-id> --format jsonl|markdown [--salvage] [options]
+  usage: `Usage: session-sidecar export <session-id> | --last | --cwd DIR --format jsonl|markdown [--salvage] [options]
 
 Writes a session's whole history to stdout: the records of its archived generations (from
 before compactions) and of its journal, each seq once, in order.
@@ -22,17 +23,19 @@ Options:
   --format FORMAT          jsonl or markdown (required)
   --salvage                (a damaged session of a directory store) its journal's records that
                            still verify, each damaged span marked ({"damaged": ...} in jsonl)
+${CHOICE_HELP}
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, { format: { type: 'string' }, salvage: { type: 'boolean' } }, { min: 1, max: 1, names: 'session id' });
+    const p = parseCommand(this, argv, { format: { type: 'string' }, salvage: { type: 'boolean' }, ...CHOICE_OPTIONS }, { min: 0, max: 1, names: 'session id' });
     if (!p) return out(this.usage), 0;
     const format = p.values.format;
     if (format === undefined) throw new UsageError('--format is required (jsonl or markdown)');
     if (format !== 'jsonl' && format !== 'markdown' && format !== 'md') throw new UsageError('--format must be jsonl or markdown');
+    const choice = choiceOf(p, this.name);
     if (p.values.salvage) {
       // a damaged session: its active journal's records that verify, the damaged spans marked
-      const { id, salvage, session } = await salvaged(p.target, p.positionals[0] as string);
+      const { id, salvage, session } = await salvaged(p.target, await chosenIdIn(p.target, choice));
       if (format === 'jsonl') for (const e of salvage.entries) out(`${JSON.stringify('record' in e ? e.record : { damaged: e.damaged })}\n`);
       else {
         const md = new MarkdownWriter(session);
@@ -42,7 +45,7 @@ ${STORE_HELP}
       return 0;
     }
     const store = await openStore(p.target);
-    const session = await openSession(store, p.positionals[0] as string);
+    const session = await openSession(store, await chosenId(store, choice));
     if (format === 'jsonl') {
       for await (const { record, superseded } of fullHistory(store, session.sessionId)) {
         if (!superseded) out(`${JSON.stringify(record)}\n`);

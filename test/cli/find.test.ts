@@ -1,0 +1,92 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FileSessionStore } from '../../src/stores/fileStore.js';
+import { tempDir } from '../helpers.js';
+import { explain, msg, runCli } from './helpers.js';
+
+/**
+ * Finding a session without its id (issue 31, findings 4 and 7): `--last` and `--cwd DIR` on
+ * show, tail and export, over the built binary.
+ */
+export async function cwdStore(): Promise<{ root: string; here: string; elsewhere: string; ids: { old: string; hereNew: string; other: string } }> {
+  const base = fs.realpathSync(tempDir('sidecar-find2-'));
+  const here = path.join(base, 'proj');
+  const elsewhere = path.join(base, 'other');
+  fs.mkdirSync(here);
+  fs.mkdirSync(elsewhere);
+  const root = path.join(base, 'store');
+  const s = new FileSessionStore(root, { leases: false });
+  const pause = () => new Promise((r) => setTimeout(r, 15));
+  const old = (await s.create({ title: 'Old here', cwd: here })).sessionId;
+  await s.append(old, [msg('user', 'first in proj')]);
+  await pause();
+  const hereNew = (await s.create({ title: 'New here', cwd: here })).sessionId;
+  await s.append(hereNew, [msg('user', 'second in proj')]);
+  await pause();
+  const other = (await s.create({ title: 'Elsewhere', cwd: elsewhere })).sessionId;
+  await s.append(other, [msg('user', 'in other')]);
+  await pause();
+  await s.append(old, [msg('assistant', 'updated last')]); // the oldest session is now the most recently updated
+  await s.closeAll();
+  return { root, here, elsewhere, ids: { old, hereNew, other } };
+}
+
+const firstLineId = (stdout: string) => /[0-9A-HJKMNP-TV-Z]{26}/.exec(stdout.split('\n')[0] ?? '')?.[0];
+
+describe('--last and --cwd instead of a session id', () => {
+  it('show/tail/export --last: the most recently updated session (not the last created)', async () => {
+    const { root, ids } = await cwdStore();
+    const show = await runCli(['show', '--last', '--store', root]);
+    expect(show.code, explain(show)).toBe(0);
+    expect(firstLineId(show.stdout)).toBe(ids.old);
+    expect(show.stdout).toContain('updated last');
+    const tail = await runCli(['tail', '--last', '-n', '1', '--raw', '--store', root]);
+    expect(tail.code, explain(tail)).toBe(0);
+    expect(JSON.parse(tail.stdout.trim())).toMatchObject({ message: { content: 'updated last' } });
+    const exp = await runCli(['export', '--last', '--format', 'jsonl', '--store', root]);
+    expect(exp.code, explain(exp)).toBe(0);
+    expect(exp.stdout).toContain('first in proj');
+    expect(exp.stdout).toContain('updated last');
+  });
+
+  it('--cwd DIR (relative: resolved; `.` works) alone or with --last: the most recent session of that cwd', async () => {
+    const { root, here, elsewhere, ids } = await cwdStore();
+    const dot = await runCli(['show', '--cwd', '.', '--store', root], { cwd: elsewhere });
+    expect(dot.code, explain(dot)).toBe(0);
+    expect(firstLineId(dot.stdout)).toBe(ids.other);
+    const rel = await runCli(['show', '--last', '--cwd', '../proj', '--store', root], { cwd: elsewhere });
+    expect(rel.code, explain(rel)).toBe(0);
+    expect(firstLineId(rel.stdout)).toBe(ids.old);
+    const tail = await runCli(['tail', '--cwd', elsewhere, '-n', '1', '--raw', '--store', root]);
+    expect(JSON.parse(tail.stdout.trim())).toMatchObject({ message: { content: 'in other' } });
+    const exp = await runCli(['export', '--cwd', here, '--format', 'markdown', '--store', root]);
+    expect(exp.code, explain(exp)).toBe(0);
+    expect(exp.stdout).toContain('# Old here');
+  });
+
+  it('a session id with --last or --cwd is a usage error (exit 2); nothing matching is exit 1; neither is a usage error', async () => {
+    const { root, ids } = await cwdStore();
+    for (const cmd of [['show'], ['tail'], ['export', '--format', 'jsonl']]) {
+      const both = await runCli([...cmd, ids.other, '--last', '--store', root]);
+      expect(both.code, explain(both)).toBe(2);
+      expect(both.stderr).toContain('not both');
+      expect(both.stdout).toBe('');
+      const bothCwd = await runCli([...cmd, ids.other, '--cwd', '.', '--store', root]);
+      expect(bothCwd.code, explain(bothCwd)).toBe(2);
+      const none = await runCli([...cmd, '--cwd', '/nowhere/at/all', '--store', root]);
+      expect(none.code, explain(none)).toBe(1);
+      expect(none.stderr).toContain('no session was created in /nowhere/at/all');
+      expect(none.stdout).toBe('');
+      const neither = await runCli([...cmd, '--store', root]);
+      expect(neither.code, explain(neither)).toBe(2);
+      expect(neither.stderr).toContain('missing session id');
+    }
+    const empty = path.join(tempDir(), 'empty');
+    await new FileSessionStore(empty, { leases: false }).closeAll();
+    fs.mkdirSync(path.join(empty, 'sessions'), { recursive: true });
+    const noneAtAll = await runCli(['show', '--last', '--store', empty]);
+    expect(noneAtAll.code, explain(noneAtAll)).toBe(1);
+    expect(noneAtAll.stderr).toContain('the store holds no session');
+  });
+});
