@@ -25,7 +25,7 @@ export function choiceOf(p: Parsed, command: string): Choice {
   if (given !== undefined && (last || cwd !== undefined)) throw new UsageError(`give a session id or ${last ? '--last' : '--cwd'}, not both`, command);
   if (given !== undefined) return { id: given };
   if (cwd === '') throw new UsageError('--cwd needs a directory', command);
-  if (!last && cwd === undefined) throw new UsageError('missing session id (or --last, --cwd DIR)', command);
+  if (!last && cwd === undefined) throw new UsageError('missing session id', command);
   return cwd === undefined ? { latest: true } : { latest: true, cwd: path.resolve(cwd) };
 }
 
