@@ -1,4 +1,5 @@
 import { summaryOf } from './commands.js';
+import { PAGER_HELP, PAGER_OPTIONS, usePager } from './pager.js';
 import type { OpenedSession, StoredRecord } from '../domain/types.js';
 import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError } from './common.js';
 import { out } from './output.js';
@@ -24,15 +25,17 @@ Options:
   --salvage                (a damaged session of a directory store) its journal's records that
                            still verify, each damaged span marked ({"damaged": ...} in jsonl)
 ${CHOICE_HELP}
+${PAGER_HELP}
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, { format: { type: 'string' }, salvage: { type: 'boolean' }, ...CHOICE_OPTIONS }, { min: 0, max: 1, names: 'session id' });
+    const p = parseCommand(this, argv, { format: { type: 'string' }, salvage: { type: 'boolean' }, ...CHOICE_OPTIONS, ...PAGER_OPTIONS }, { min: 0, max: 1, names: 'session id' });
     if (!p) return out(this.usage), 0;
     const format = p.values.format;
     if (format === undefined) throw new UsageError('--format is required (jsonl or markdown)');
     if (format !== 'jsonl' && format !== 'markdown' && format !== 'md') throw new UsageError('--format must be jsonl or markdown');
     const choice = choiceOf(p, this.name);
+    usePager(p.values);
     if (p.values.salvage) {
       // a damaged session: its active journal's records that verify, the damaged spans marked
       const { id, salvage, session } = await salvaged(p.target, await chosenIdIn(p.target, choice));

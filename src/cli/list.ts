@@ -1,4 +1,5 @@
 import { summaryOf } from './commands.js';
+import { PAGER_HELP, PAGER_OPTIONS, usePager } from './pager.js';
 import type { SessionSummary } from '../domain/types.js';
 import path from 'node:path';
 import type { ListFilter } from '../domain/types.js';
@@ -32,12 +33,13 @@ Options:
   --tag T                  only sessions tagged T (repeatable: all of them)
   --grep TEXT              only sessions whose title, a tag, or first/last message summary
                            holds TEXT (case-insensitive; 'search' looks at every message)
+${PAGER_HELP}
 ${STORE_HELP}
 `,
   async run(argv) {
     const p = parseCommand(this, argv, {
       json: { type: 'boolean' }, cwd: { type: 'string' }, tag: { type: 'string', multiple: true }, grep: { type: 'string' },
-      limit: { type: 'string', short: 'n' }, sort: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, all: { type: 'boolean' },
+      limit: { type: 'string', short: 'n' }, sort: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, all: { type: 'boolean' }, ...PAGER_OPTIONS,
     }, { min: 0, max: 0, names: '' });
     if (!p) return out(this.usage), 0;
     const v = p.values as Record<string, unknown>;
@@ -54,6 +56,7 @@ ${STORE_HELP}
     const since = v.since === undefined ? -Infinity : instantOf(v.since as string, '--since', now, this.name);
     const until = v.until === undefined ? Infinity : instantOf(v.until as string, '--until', now, this.name);
     const root = p.root;
+    usePager(p.values);
     const store = await openStore(p.target);
     let sessions: SessionSummary[];
     try {

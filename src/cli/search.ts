@@ -1,4 +1,5 @@
 import { summaryOf } from './commands.js';
+import { PAGER_HELP, PAGER_OPTIONS, usePager } from './pager.js';
 import type { SessionStore } from '../domain/types.js';
 import { type SearchHit, searchSessions } from '../core/services/search.js';
 import { MAX_SEARCH_LIMIT } from '../../protocol/methods/session.search.js';
@@ -20,14 +21,16 @@ Options:
   --session ID             search only this session (an id or a unique prefix; repeatable)
   --limit N                at most N hits (default 50)
   --json                   the hits as one JSON array of {sessionId, seq, snippet}
+${PAGER_HELP}
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, { json: { type: 'boolean' }, session: { type: 'string', multiple: true }, limit: { type: 'string' } }, { min: 1, max: 1, names: 'TEXT' });
+    const p = parseCommand(this, argv, { json: { type: 'boolean' }, session: { type: 'string', multiple: true }, limit: { type: 'string' }, ...PAGER_OPTIONS }, { min: 1, max: 1, names: 'TEXT' });
     if (!p) return out(this.usage), 0;
     const query = p.positionals[0] as string;
     if (query.trim() === '') throw new UsageError('TEXT is empty', this.name);
     const limit = positiveInt(p.values.limit as string | undefined, '--limit', 50);
+    usePager(p.values);
     const store = await openStore(p.target);
     let hits: SearchHit[];
     let more = false;

@@ -1,4 +1,5 @@
 import { summaryOf } from './commands.js';
+import { PAGER_HELP, PAGER_OPTIONS, usePager } from './pager.js';
 import type { StoredRecord, SessionStore } from '../domain/types.js';
 import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError } from './common.js';
 import { out, stdoutStyle } from './output.js';
@@ -26,15 +27,17 @@ Options:
   --salvage                (a damaged session of a directory store) every record that still
                            verifies, and where the damaged lines are; reads only
 ${CHOICE_HELP}
+${PAGER_HELP}
 ${STORE_HELP}
 `,
   async run(argv) {
     const p = parseCommand(this, argv, {
-      json: { type: 'boolean' }, raw: { type: 'boolean' }, all: { type: 'boolean' }, full: { type: 'boolean' }, salvage: { type: 'boolean' }, ...CHOICE_OPTIONS,
+      json: { type: 'boolean' }, raw: { type: 'boolean' }, all: { type: 'boolean' }, full: { type: 'boolean' }, salvage: { type: 'boolean' }, ...CHOICE_OPTIONS, ...PAGER_OPTIONS,
     }, { min: 0, max: 1, names: 'session id' });
     if (!p) return out(this.usage), 0;
     if (p.values.json && p.values.raw) throw new UsageError('--json and --raw exclude each other');
     const choice = choiceOf(p, this.name);
+    usePager(p.values);
     if (p.values.salvage) return showSalvaged(p.target, await chosenIdIn(p.target, choice), { json: p.values.json === true, raw: p.values.raw === true, full: p.values.full === true });
     const store = await openStore(p.target);
     const session = await openSession(store, await chosenId(store, choice));

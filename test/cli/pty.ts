@@ -10,11 +10,12 @@ export const cliLine = (args: string[]) => ['node', CLI, ...args].map(sh).join('
  * A shell command line run in a pseudo-terminal (util-linux `script -qfec LINE /dev/null`:
  * stdin, stdout and stderr of LINE are the terminal unless LINE redirects them). `keys` are
  * typed once `ready` shows in the terminal's output, one after another with a small pause;
- * resolves with everything the terminal showed and script's exit code (LINE's).
+ * resolves with everything the terminal showed and script's exit code (LINE's). No pager unless
+ * opts.env sets PAGER (PAGER=cat).
  */
 export function inPty(line: string, opts: { env?: NodeJS.ProcessEnv; ready?: string; keys?: string[] } = {}): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('script', ['-qfec', line, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', ...opts.env } });
+    const child = spawn('script', ['-qfec', line, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', PAGER: 'cat', ...opts.env } });
     let output = '';
     let typing = false;
     const type = async () => {
