@@ -1,4 +1,5 @@
 import { summaryOf } from './commands.js';
+import { LIST_FIELDS, selected, takeJsonFields } from './jsonFields.js';
 import { PAGER_HELP, PAGER_OPTIONS, usePager } from './pager.js';
 import type { SessionSummary } from '../domain/types.js';
 import path from 'node:path';
@@ -12,7 +13,7 @@ export const listCommand: Command = {
   name: 'list',
   summary: summaryOf('list'),
   usage: `Usage: session-sidecar list [-n N] [--sort updated|created|size] [--since WHEN] [--until WHEN] [--all]
-                            [--json] [--cwd DIR] [--tag T]... [--grep TEXT] [options]
+                            [--json [FIELDS]] [--cwd DIR] [--tag T]... [--grep TEXT] [options]
 
 Lists the store's sessions, most recently updated first: id, title (an untitled session by its
 first message), tags (when any), last update, records (the last seq: every record ever appended,
@@ -28,7 +29,8 @@ Options:
   --since WHEN             only sessions updated since WHEN: a duration back from now (7d, 12h,
                            P1W) or a date-time (2026-03-01, 2026-03-01T12:00+01:00)
   --until WHEN             only sessions updated before WHEN (same forms)
-  --json                   the sessions as one JSON array (the session/list summaries)
+  --json [FIELDS]          the sessions as one JSON array (the session/list summaries); with
+                           FIELDS (comma-separated) only those: ${LIST_FIELDS.join(', ')}
   --cwd DIR                only sessions created in DIR (resolved against the current directory)
   --tag T                  only sessions tagged T (repeatable: all of them)
   --grep TEXT              only sessions whose title, a tag, or first/last message summary
@@ -37,7 +39,8 @@ ${PAGER_HELP}
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, {
+    const j = takeJsonFields(argv, LIST_FIELDS, this.name);
+    const p = parseCommand(this, j.argv, {
       json: { type: 'boolean' }, cwd: { type: 'string' }, tag: { type: 'string', multiple: true }, grep: { type: 'string' },
       limit: { type: 'string', short: 'n' }, sort: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, all: { type: 'boolean' }, ...PAGER_OPTIONS,
     }, { min: 0, max: 0, names: '' });
@@ -69,7 +72,7 @@ ${STORE_HELP}
     if (limit !== undefined) sessions = sessions.slice(0, limit);
     const unreadable = v.all === true ? [...unlistedSessions].map(([sessionId, kind]) => ({ sessionId, unreadable: kind })) : [];
     if (v.json === true) {
-      out(`${JSON.stringify([...sessions, ...unreadable], null, 2)}\n`);
+      out(`${JSON.stringify(selected([...sessions, ...unreadable], j.fields), null, 2)}\n`);
       return 0;
     }
     if (sessions.length === 0 && unreadable.length === 0) {

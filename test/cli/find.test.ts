@@ -68,3 +68,38 @@ describe('--last and --cwd instead of a session id', () => {
     expect(noneAtAll.stderr).toContain('the store holds no session');
   });
 });
+
+describe('--json [FIELDS] on list, search and trash list', () => {
+  const parsed = (r: { stdout: string }) => JSON.parse(r.stdout) as Array<Record<string, unknown>>;
+
+  it('--json alone: whole objects; --json a,b (or --json=a,b): only those fields, absent ones null', async () => {
+    const { root, ids } = await cwdStore();
+    const whole = parsed(await runCli(['list', '--json', '--store', root]));
+    expect(whole[0]).toMatchObject({ sessionId: ids.old, title: 'Old here', lastSeq: 2 });
+    const some = await runCli(['list', '--json', 'sessionId,title', '--store', root]);
+    expect(some.code, explain(some)).toBe(0);
+    expect(parsed(some)).toEqual([{ sessionId: ids.old, title: 'Old here' }, { sessionId: ids.other, title: 'Elsewhere' }, { sessionId: ids.hereNew, title: 'New here' }]);
+    expect(parsed(await runCli(['list', '--json=tags,sessionId', '-n', '1', '--store', root]))).toEqual([{ tags: null, sessionId: ids.old }]);
+    const hits = await runCli(['search', 'proj', '--json', 'seq,sessionId', '--store', root]);
+    expect(hits.code, explain(hits)).toBe(0);
+    expect(parsed(hits).map((h) => Object.keys(h))).toEqual([['seq', 'sessionId'], ['seq', 'sessionId']]);
+    expect(parsed(await runCli(['search', '--json', 'proj', '--store', root]))[0]).toHaveProperty('snippet'); // TEXT after a bare --json
+    expect((await runCli(['prune', '--yes', '--older-than', '0s', '--store', root])).code).toBe(0);
+    const trash = await runCli(['trash', 'list', '--json', 'sessionId', '--store', root]);
+    expect(trash.code, explain(trash)).toBe(0);
+    expect(parsed(trash).map((e) => Object.keys(e))).toEqual([['sessionId'], ['sessionId'], ['sessionId']]);
+    expect(parsed(await runCli(['trash', 'list', '--json', '--store', root]))[0]).toHaveProperty('deletedAt');
+  });
+
+  it('an unknown field is a usage error listing the available ones (exit 2, nothing on stdout)', async () => {
+    const { root } = await cwdStore();
+    for (const args of [['list', '--json', 'sessionId,titel'], ['search', 'x', '--json=sessionId,bogus'], ['trash', 'list', '--json', 'nope']]) {
+      const r = await runCli([...args, '--store', root]);
+      expect(r.code, explain(r)).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/unknown --json field .*; available: sessionId, /);
+    }
+    const list = await runCli(['list', '--json', 'titel', '--store', root]);
+    expect(list.stderr).toContain('available: sessionId, title, createdAt, updatedAt');
+  });
+});
