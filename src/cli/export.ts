@@ -1,15 +1,19 @@
 import { summaryOf } from './commands.js';
 import type { OpenedSession, StoredRecord } from '../domain/types.js';
-import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError } from './common.js';
+import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { out } from './output.js';
 import { fullHistory } from './records.js';
 import { damagedText, salvaged } from './salvage.js';
 import { safeText } from './output.js';
 import { argsText, blobLabel, contentText } from './render.js';
 
+/** Every option export accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, format: { type: 'string' }, salvage: { type: 'boolean' } } as const satisfies CommandOptions;
+
 export const exportCommand: Command = {
   name: 'export',
   summary: summaryOf('export'),
+  options: OPTIONS,
   usage: `Usage: session-sidecar export <session-id> --format jsonl|markdown [--salvage] [options]
 
 Writes a session's whole history to stdout: the records of its archived generations (from
@@ -25,7 +29,7 @@ Options:
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, { format: { type: 'string' }, salvage: { type: 'boolean' } }, { min: 1, max: 1, names: 'session id' });
+    const p = parseCommand(this, argv, OPTIONS, { min: 1, max: 1, names: 'session id' });
     if (!p) return out(this.usage), 0;
     const format = p.values.format;
     if (format === undefined) throw new UsageError('--format is required (jsonl or markdown)');
