@@ -26,8 +26,11 @@ function listingLines(usage: string, name: string): string[] {
   let example = false;
   for (const line of lines) {
     const cmd = /^\s+(\S+)\s/.exec(line)?.[1];
-    if (example && /^\s+\S/.test(line) && !/^\s+-/.test(line)) continue;
-    example = false;
+    if (example) {
+      // the continuation of an example's line (it ended with a backslash)
+      example = /\\$/.test(line);
+      continue;
+    }
     if (cmd !== undefined && /^(node|session-sidecar|\.\/)/.test(cmd) && !line.includes(`session-sidecar ${name}`)) {
       example = /\\$/.test(line);
       continue;

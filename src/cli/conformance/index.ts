@@ -17,7 +17,7 @@ hex id of that store (a fresh name per store where the store is not a directory)
 message in both directions is checked against the protocol schema. Examples:
 
   session-sidecar conformance -- node dist/src/cli.js serve --store {store}
-  session-sidecar conformance -- node dist/src/cli.js serve --workspace {store} \
+  session-sidecar conformance -- node dist/src/cli.js serve --workspace {store} \\
       --store 'postgres:///db?host=/run/postgresql' --pg-schema s_{store-id}
 
 Options:
