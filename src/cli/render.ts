@@ -1,6 +1,8 @@
 import type { OpenedSession, StoredRecord } from '../domain/types.js';
 import { AGENTS_ITEM_TYPE, agentsItemAsMessage } from './agentsItem.js';
+import { langGraphView, MessageLedger } from './langgraphView.js';
 import { humanBytes, oneLine, safeText, type Style } from './output.js';
+import { langGraphBlock } from './renderLangGraph.js';
 
 /**
  * The human transcript of `show` and `tail`: one block per record, a header line
@@ -85,8 +87,14 @@ function timeOf(ts: unknown): string {
 export class TranscriptRenderer {
   /** Tool names by call id, to label tool results. */
   private readonly toolNames = new Map<string, string>();
+  /** The LangGraph messages shown so far (a checkpoint shows only the new ones). */
+  private readonly ledger = new MessageLedger();
 
   constructor(private readonly opts: RenderOptions) {}
+
+  get style(): Style {
+    return this.opts.style;
+  }
 
   header(session: OpenedSession, extra: string[] = []): string {
     const s = this.opts.style;
@@ -130,25 +138,36 @@ export class TranscriptRenderer {
   ]);
 
   /** A record's header line: `#seq  time  who  rest`. */
-  private head(rec: StoredRecord, who: string, rest = ''): string {
+  head(rec: StoredRecord, who: string, rest = ''): string {
     const s = this.opts.style;
     return `${s.dim(`#${rec.seq}`)} ${s.dim(timeOf(rec.ts))}  ${who}${rest ? `  ${rest}` : ''}\n`;
   }
 
   private message(rec: StoredRecord): string {
-    const s = this.opts.style;
     const m = isObj(rec.message) ? rec.message : {};
+    return this.head(rec, this.who(m)) + this.messageBody(m);
+  }
+
+  /** A message inside another record (a LangGraph checkpoint's or task's): its role line and body, indented. */
+  nestedMessage(m: Obj): string {
+    return `${this.who(m)}\n${this.messageBody(m)}`.replace(/\n$/, '').split('\n').map((l) => `${INDENT}${l}`.trimEnd()).join('\n') + '\n';
+  }
+
+  private who(m: Obj): string {
+    const s = this.opts.style;
     const role = str(m.role) ?? '?';
-    let who = this.role(role);
+    const who = this.role(role);
     if (role === 'tool') {
       const id = str(m.toolCallId);
       const name = str(m.name) ?? (id ? this.toolNames.get(id) : undefined);
-      who += s.dim(` ← ${safeText(name ?? 'result')}${id ? ` [${safeText(id)}]` : ''}`);
-    } else if (str(m.name)) who += s.dim(` (${safeText(m.name as string)})`);
-    let out = this.head(rec, who);
+      return who + s.dim(` ← ${safeText(name ?? 'result')}${id ? ` [${safeText(id)}]` : ''}`);
+    }
+    return str(m.name) ? who + s.dim(` (${safeText(m.name as string)})`) : who;
+  }
+
+  private messageBody(m: Obj): string {
     const text = contentText(m.content);
-    if (text !== '') out += this.body(text, role === 'tool');
-    return out + this.toolCalls(m.toolCalls);
+    return (text !== '' ? this.body(text, m.role === 'tool') : '') + this.toolCalls(m.toolCalls);
   }
 
   private interruption(rec: StoredRecord): string {
@@ -211,6 +230,8 @@ export class TranscriptRenderer {
   private event(rec: StoredRecord): string {
     const item = rec.type === AGENTS_ITEM_TYPE ? agentsItemAsMessage(rec.payload) : undefined;
     if (item) return this.message({ ...rec, message: item } as StoredRecord);
+    const graph = langGraphView(rec);
+    if (graph) return langGraphBlock(this, rec, graph, this.ledger);
     const s = this.opts.style;
     return this.head(rec, s.cyan('event'), `${safeText(String(rec.type ?? ''))}${rec.payload === null || rec.payload === undefined ? '' : `  ${s.dim(this.payload(rec.payload))}`}`);
   }
@@ -256,7 +277,8 @@ export class TranscriptRenderer {
     return `${INDENT}${s.yellow('→')} ${s.bold(safeText(name))}(${args})${id ? s.dim(` [${safeText(id)}]`) : ''}\n`;
   }
 
-  private payload(value: unknown): string {
+  /** A value in short JSON (in full with --full). */
+  payload(value: unknown): string {
     return shortJson(value, this.opts.full ? Number.MAX_SAFE_INTEGER : PAYLOAD_CHARS);
   }
 
