@@ -81,7 +81,7 @@ export function decodeValue(s: unknown): unknown {
     }
   }
   if (isObj(text) && typeof text.$blob === 'string') return `[${s.type}, stored as a blob of ${String(text.bytes ?? '?')} bytes]`;
-  const bytes = typeof text === 'string' ? Buffer.byteLength(text) : typeof s.base64 === 'string' ? Math.floor((s.base64.length * 3) / 4) : 0;
+  const bytes = typeof text === 'string' ? Buffer.byteLength(text) : typeof s.base64 === 'string' ? Buffer.from(s.base64, 'base64').length : 0;
   return `[${s.type}, ${bytes} bytes]`;
 }
 
