@@ -1,7 +1,7 @@
 import { COMMANDS } from './commands.js';
 import { type Command, STORE_OPTIONS } from './common.js';
-import { commandFlags, helpFlags } from './helpFlags.js';
-import { USAGE } from './serveUsage.js';
+import { commandFlags, optionFlags } from './helpFlags.js';
+import { SERVE_OPTIONS, USAGE } from './serveUsage.js';
 
 /**
  * What the shell completions offer, derived from the command registry when the script is
@@ -34,7 +34,7 @@ export interface CommandSpec {
 export interface CompletionSpec {
   program: string;
   commands: CommandSpec[];
-  /** `session-sidecar [serve] --...`: serve's options (its --help). */
+  /** `session-sidecar [serve] --...`: serve's options (SERVE_OPTIONS, as its --help lists them). */
   serveFlags: FlagSpec[];
   /** The flags whose value names the store: passed on to `completion ids`. */
   storeFlags: string[];
@@ -89,7 +89,7 @@ export async function completionSpec(): Promise<CompletionSpec> {
   return {
     program: 'session-sidecar',
     commands,
-    serveFlags: flagsOf(serve, helpFlags(USAGE, 'serve').values()),
+    serveFlags: flagsOf(serve, optionFlags(SERVE_OPTIONS).values()),
     storeFlags: Object.entries(STORE_OPTIONS).filter(([, o]) => o.type === 'string').map(([name]) => `--${name}`),
   };
 }

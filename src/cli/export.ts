@@ -5,7 +5,7 @@ import { out } from './output.js';
 import { fullHistory } from './records.js';
 import { damagedText, salvaged } from './salvage.js';
 import { safeText } from './output.js';
-import { argsText, blobLabel, contentText } from './render.js';
+import { argsText, blobLabel, contentText } from './renderText.js';
 import { AGENTS_ITEM_TYPE, agentsItemAsMessage } from './agentsItem.js';
 import { type LangGraphView, langGraphView, MessageLedger, stepText } from './langgraphView.js';
 

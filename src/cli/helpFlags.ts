@@ -13,7 +13,7 @@ export interface Flag {
 }
 
 const LONG = /(?<![\w-])--([a-z][a-z0-9-]*)(?:[ =]([A-Z][A-Z_|.]*|[a-z]+(?:\|[a-z]+)+)\b)?/g;
-const SHORT = /(?<![\w-])-([a-zA-Z])(?:,| |\]|$)(?:\s?([A-Z]+)\b)?/gm;
+const SHORT = /(?<![\w-])-([a-zA-Z])(?:,| |\]|\)|$)(?:\s?([A-Z]+)\b)?/gm;
 
 /**
  * The lines of a usage text that list flags: all of it but the example command lines of other
@@ -25,13 +25,14 @@ function listingLines(usage: string, name: string): string[] {
   const keep: string[] = [];
   let example = false;
   for (const line of lines) {
-    const cmd = /^\s+(\S+)\s/.exec(line)?.[1];
+    const [, cmd, sub] = /^\s+(\S+)\s+(\S+)?/.exec(line) ?? [];
     if (example) {
       // the continuation of an example's line (it ended with a backslash)
       example = /\\$/.test(line);
       continue;
     }
-    if (cmd !== undefined && /^(node|session-sidecar|\.\/)/.test(cmd) && !line.includes(`session-sidecar ${name}`)) {
+    const otherCommand = cmd === 'session-sidecar' && sub !== undefined && /^[a-z][a-z-]*$/.test(sub) && sub !== name;
+    if (cmd !== undefined && (/^(node|\.\/)/.test(cmd) || otherCommand)) {
       example = /\\$/.test(line);
       continue;
     }
@@ -55,6 +56,9 @@ export function helpFlags(usage: string, name: string): Map<string, Flag> {
   };
   for (const line of listingLines(usage, name)) {
     for (const m of line.matchAll(LONG)) add(`--${m[1]}`, m[2]);
+    // an option line `  --pg-pooler transaction   text`: the word after the flag is its value
+    const term = /^ {2}(--[a-z][a-z0-9-]*) ([a-z]\S*)(?: {2,}|$)/.exec(line);
+    if (term) add(term[1] as string, term[2]);
     if (/^(Usage:|\s+session-sidecar |\s+-[a-zA-Z],? )/.test(line) || /^\s*\[?-[a-zA-Z]/.test(line)) {
       for (const m of line.matchAll(SHORT)) add(`-${m[1]}`, m[2]);
     }

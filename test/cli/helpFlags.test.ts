@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { COMMANDS } from '../../src/cli/commands.js';
+import { commandList, COMMANDS } from '../../src/cli/commands.js';
 import { type Command, STORE_OPTIONS } from '../../src/cli/common.js';
 import { actionFlags, helpFlags, optionFlags } from '../../src/cli/helpFlags.js';
+import { SERVE_OPTIONS, USAGE } from '../../src/cli/serveUsage.js';
 import { tempDir } from '../helpers.js';
 import { explain, runCli } from './helpers.js';
 
@@ -31,6 +32,14 @@ describe('every command --help lists exactly the options it accepts', () => {
       expect([...synopsis].filter((f) => !own.includes(f.slice(2)) && !storeFlags.has(f.slice(2))), `${action}: in its synopsis but refused`).toEqual([]);
       expect(own.filter((f) => !synopsis.has(`--${f}`)), `${action}: taken but not in its synopsis`).toEqual([]);
     }
+  });
+
+  it('serve: session-sidecar --help lists exactly the options parseServe takes', () => {
+    const listed = helpFlags(USAGE.replace(commandList(), ''), 'serve'); // the commands' summaries name their own flags
+    const accepted = optionFlags(SERVE_OPTIONS);
+    expect([...listed.keys()].filter((f) => !accepted.has(f)), 'listed in --help but not accepted').toEqual([]);
+    expect([...accepted.keys()].filter((f) => !listed.has(f)), 'accepted but not in --help').toEqual([]);
+    for (const [flag, { takesValue }] of listed) expect(takesValue, flag).toBe(accepted.get(flag)?.takesValue);
   });
 
   it('the help parser sees a flag the text lists and the options do not (the check can fail)', () => {
