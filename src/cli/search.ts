@@ -2,12 +2,16 @@ import { summaryOf } from './commands.js';
 import type { SessionStore } from '../domain/types.js';
 import { type SearchHit, searchSessions } from '../core/services/search.js';
 import { MAX_SEARCH_LIMIT } from '../../protocol/methods/session.search.js';
-import { type Command, openSession, openStore, parseCommand, positiveInt, STORE_HELP, UsageError } from './common.js';
+import { type Command, openSession, openStore, parseCommand, positiveInt, STORE_HELP, UsageError, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { err, oneLine, out, safeText, stdoutStyle, table } from './output.js';
+
+/** Every option search accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, json: { type: 'boolean' }, session: { type: 'string', multiple: true }, limit: { type: 'string' } } as const satisfies CommandOptions;
 
 export const searchCommand: Command = {
   name: 'search',
   summary: summaryOf('search'),
+  options: OPTIONS,
   usage: `Usage: session-sidecar search TEXT [--session ID]... [--limit N] [--json] [options]
 
 Finds TEXT (case-insensitive) in the messages of the store's sessions, as session/search does:
@@ -23,7 +27,7 @@ Options:
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, { json: { type: 'boolean' }, session: { type: 'string', multiple: true }, limit: { type: 'string' } }, { min: 1, max: 1, names: 'TEXT' });
+    const p = parseCommand(this, argv, OPTIONS, { min: 1, max: 1, names: 'TEXT' });
     if (!p) return out(this.usage), 0;
     const query = p.positionals[0] as string;
     if (query.trim() === '') throw new UsageError('TEXT is empty', this.name);

@@ -1,15 +1,19 @@
 import { summaryOf } from './commands.js';
 import type { StoredRecord, SessionStore } from '../domain/types.js';
-import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError } from './common.js';
+import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { out, stdoutStyle } from './output.js';
 import { fullHistory, recordsOf } from './records.js';
 import { showSalvaged } from './salvage.js';
 import { TranscriptRenderer } from './render.js';
 import { usageLine } from './usageText.js';
 
+/** Every option show accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, json: { type: 'boolean' }, raw: { type: 'boolean' }, all: { type: 'boolean' }, full: { type: 'boolean' }, salvage: { type: 'boolean' } } as const satisfies CommandOptions;
+
 export const showCommand: Command = {
   name: 'show',
   summary: summaryOf('show'),
+  options: OPTIONS,
   usage: `Usage: session-sidecar show <session-id> [--json | --raw] [options]
 
 Prints a session as a readable transcript: messages by role (text content; other parts named),
@@ -27,9 +31,7 @@ Options:
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, {
-      json: { type: 'boolean' }, raw: { type: 'boolean' }, all: { type: 'boolean' }, full: { type: 'boolean' }, salvage: { type: 'boolean' },
-    }, { min: 1, max: 1, names: 'session id' });
+    const p = parseCommand(this, argv, OPTIONS, { min: 1, max: 1, names: 'session id' });
     if (!p) return out(this.usage), 0;
     if (p.values.json && p.values.raw) throw new UsageError('--json and --raw exclude each other');
     if (p.values.salvage) return showSalvaged(p.target, p.positionals[0] as string, { json: p.values.json === true, raw: p.values.raw === true, full: p.values.full === true });

@@ -1,13 +1,17 @@
 import { summaryOf } from './commands.js';
 import type { OpenedSession, StoredRecord, SessionStore } from '../domain/types.js';
-import { CliError, type Command, openSession, openStore, parseCommand, positiveInt, STORE_HELP } from './common.js';
+import { CliError, type Command, openSession, openStore, parseCommand, positiveInt, STORE_HELP, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { out, stdoutStyle } from './output.js';
 import { recordsOf } from './records.js';
 import { TranscriptRenderer } from './render.js';
 
+/** Every option tail accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, lines: { type: 'string', short: 'n' }, follow: { type: 'boolean', short: 'f' }, raw: { type: 'boolean' }, full: { type: 'boolean' } } as const satisfies CommandOptions;
+
 export const tailCommand: Command = {
   name: 'tail',
   summary: summaryOf('tail'),
+  options: OPTIONS,
   usage: `Usage: session-sidecar tail <session-id> [-n N] [-f] [options]
 
 Prints the last N records of a session in the transcript format of 'show'. With -f, then
@@ -22,9 +26,7 @@ Options:
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, {
-      lines: { type: 'string', short: 'n' }, follow: { type: 'boolean', short: 'f' }, raw: { type: 'boolean' }, full: { type: 'boolean' },
-    }, { min: 1, max: 1, names: 'session id' });
+    const p = parseCommand(this, argv, OPTIONS, { min: 1, max: 1, names: 'session id' });
     if (!p) return out(this.usage), 0;
     const n = positiveInt(p.values.lines as string | undefined, '-n', 20, 0);
     const store = await openStore(p.target);
