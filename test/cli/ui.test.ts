@@ -124,7 +124,12 @@ describe('session-sidecar ui (headless Chromium)', () => {
     const f = await makeStore();
     const setup = new FileSessionStore(f.root, { leases: false });
     const { sessionId: hostile } = await setup.create({ title: XSS_TITLE });
-    await setup.append(hostile, [{ kind: 'message', message: { role: 'user', content: '<script>window.pwned=2</script><b>bold?</b>' } }]);
+    await setup.append(hostile, [
+      { kind: 'message', message: { role: 'user', content: '<script>window.pwned=2</script><b>bold?</b>' } },
+      { kind: 'message', message: { role: 'user', content: 'my key: api_key=sk-live-0123456789abcdefghijklmnop' } },
+      { kind: 'api', direction: 'request', payload: { model: 'gpt-4o', messages: [] } },
+      { kind: 'api', direction: 'response', payload: { model: 'gpt-4o', usage: { prompt_tokens: 1200, completion_tokens: 80, total_tokens: 1280 } } },
+    ]);
     await setup.closeAll();
     const { url } = await startUi(f.root);
 
@@ -157,6 +162,16 @@ describe('session-sidecar ui (headless Chromium)', () => {
     expect(await page.locator('#transcript .entry[data-seq="1"] .body').textContent()).toBe('<script>window.pwned=2</script><b>bold?</b>');
     expect(await page.locator('#main img, #main script, #main b').count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { pwned?: unknown }).pwned)).toBeUndefined();
+    // the redaction is marked; the secret is in no element
+    expect(await page.locator('#transcript .entry[data-seq="2"] .body .redacted').allTextContents()).toEqual(['<redacted:generic-credential>']);
+    expect(await page.locator('#main').textContent()).not.toContain('sk-live-0123456789');
+    // an api record is folded: its payload is shown only when opened; the usage line counts it
+    const api = page.locator('#transcript details.entry[data-seq="4"]');
+    expect(await api.getAttribute('open')).toBeNull();
+    expect(await api.locator('.body').isVisible()).toBe(false);
+    await api.locator('summary').click();
+    expect(await api.locator('.body').textContent()).toContain('prompt_tokens');
+    expect(await page.locator('#header .usage').textContent()).toMatch(/^usage 1280 tokens/);
 
     await page.locator(`#sessions li.session[data-id="${f.chat}"]`).click();
     await page.locator('#header h1', { hasText: 'Fix the build' }).waitFor({ timeout: 20_000 });
