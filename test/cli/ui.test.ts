@@ -77,7 +77,7 @@ describe('session-sidecar ui (HTTP)', () => {
     expect(ui.errors()).toBe('');
   });
 
-  it('listens on 127.0.0.1 only; --port N is the port; SIGINT stops it while an event stream is open', async () => {
+  it('listens on 127.0.0.1 only; --port N is the port; a deleted session ends its stream; SIGINT stops it while an event stream is open', async () => {
     const f = await makeStore();
     const free = await new Promise<number>((resolve) => {
       const s = net.createServer().listen(0, '127.0.0.1', () => {
@@ -94,6 +94,16 @@ describe('session-sidecar ui (HTTP)', () => {
     expect(events.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const reader = events.body?.getReader();
     expect(new TextDecoder().decode((await reader?.read())?.value)).toBe(': connected\n\n');
+    // a session deleted (by a sidecar serving the store) while followed: an `end` event, the stream closed
+    const forkEvents = (await fetch(`${base}/api/session/${f.fork}/events?token=${token}`)).body?.getReader();
+    expect(new TextDecoder().decode((await forkEvents?.read())?.value)).toBe(': connected\n\n');
+    const sidecar = await SidecarClient.start({ store: f.root });
+    cleanup.push(() => sidecar.kill('SIGKILL'));
+    await sidecar.request('session/delete', { sessionId: f.fork });
+    let rest = '';
+    for (let c = await forkEvents?.read(); c && !c.done; c = await forkEvents?.read()) rest += new TextDecoder().decode(c.value);
+    expect(rest).toBe('event: end\ndata: {"reason":"the session can no longer be read"}\n\n');
+    expect((await sidecar.shutdown()).code).toBe(0);
     ui.child.kill('SIGINT');
     expect(await ui.exited, ui.errors()).toEqual({ code: 0, signal: null });
     expect((await reader?.read())?.done).toBe(true);

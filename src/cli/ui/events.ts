@@ -12,7 +12,7 @@ const PING_MS = 15_000;
  * viewer stops (`onDone` registers the stop with the server's shutdown).
  */
 export async function streamEvents(
-  store: SessionStore, id: string, after: number, req: http.IncomingMessage, res: http.ServerResponse, onDone: (stop: () => void) => () => void,
+  store: SessionStore, id: string, after: number, res: http.ServerResponse, onDone: (stop: () => void) => () => void,
 ): Promise<void> {
   res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
   res.write(': connected\n\n');
@@ -29,7 +29,7 @@ export async function streamEvents(
     res.end();
   };
   const unregister = onDone(stop);
-  req.on('close', stop);
+  res.on('close', stop); // the client went away (or the server closed the connection)
   const w = await store.watch(id, after, (records) => {
     if (closed) return false;
     for (const r of records) res.write(`id: ${r.seq}\nevent: record\ndata: ${JSON.stringify(model.entry(r))}\n\n`);

@@ -31,7 +31,7 @@ export interface SessionRow {
  * read-only JSON/SSE endpoints. Nothing here writes to the store.
  */
 export function routes(store: SessionStore, token: string, onDone: (stop: () => void) => () => void): Handler {
-  return async (req, res, url) => {
+  return async (_req, res, url) => {
     const p = url.pathname;
     if (p === '/') return sendText(res, 200, pageHtml(token), 'text/html; charset=utf-8');
     if (p === '/app.js') return sendText(res, 200, APP_JS, 'text/javascript; charset=utf-8');
@@ -49,7 +49,7 @@ export function routes(store: SessionStore, token: string, onDone: (stop: () => 
       const session = await openSession(store, id);
       if (!m[2]) return sendJson(res, 200, await sessionView(store, session));
       const after = Number(url.searchParams.get('after') ?? session.lastSeq);
-      return await streamEvents(store, session.sessionId, Number.isSafeInteger(after) && after >= 0 ? after : session.lastSeq, req, res, onDone);
+      return await streamEvents(store, session.sessionId, Number.isSafeInteger(after) && after >= 0 ? after : session.lastSeq, res, onDone);
     } catch (e) {
       if (e instanceof StoreError && e.kind === 'SessionNotFound') return sendJson(res, 404, { error: `no session ${safeText(id)}` });
       if (e instanceof CliError || e instanceof StoreError) return sendJson(res, 409, { error: safeText(e.message) });
