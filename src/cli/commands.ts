@@ -11,6 +11,7 @@ export const COMMANDS = [
   { name: 'show', summary: 'a session as a readable transcript (or its stored records: --json, --raw)', load: async () => (await import('./show.js')).showCommand },
   { name: 'search', summary: 'find text in the messages of the store\'s sessions (read-only)', load: async () => (await import('./search.js')).searchCommand },
   { name: 'tail', summary: 'the last records of a session; -f follows it live', load: async () => (await import('./tail.js')).tailCommand },
+  { name: 'ui', summary: 'a read-only web viewer of the store on 127.0.0.1: prints its URL with a one-time token', load: async () => (await import('./ui/command.js')).uiCommand },
   { name: 'verify', summary: 'check journals, archives, index entries and file modes; exit 1 on any problem', load: async () => (await import('./verify.js')).verifyCommand },
   { name: 'export', summary: 'a whole session (archived generations included) as JSON Lines or Markdown', load: async () => (await import('./export.js')).exportCommand },
   { name: 'stats', summary: 'sessions, records and bytes of the store; the largest sessions', load: async () => (await import('./stats.js')).statsCommand },
