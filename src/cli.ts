@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { printOut } from './cliOutput.js';
 import { type CommandEntry, findCommand, splitCommand } from './cli/commands.js';
-import { TTY_HINT, USAGE } from './cli/serveUsage.js';
+import { SERVE_OPTIONS, TTY_HINT, USAGE } from './cli/serveUsage.js';
 import { CliError, type Command, UsageError as CommandUsageError } from './cli/common.js';
 import { endOut, out, err as printErr } from './cli/output.js';
 import { createStderrLogger, type LogLevel, redirectConsoleToStderr } from './log.js';
@@ -45,14 +45,7 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: {
-      store: { type: 'string' }, 'store-env': { type: 'string' }, workspace: { type: 'string' }, framing: { type: 'string', default: 'auto' },
-      'max-message-bytes': { type: 'string', default: String(32 << 20) }, 'log-level': { type: 'string', default: 'warn' },
-      'lease-stale-ms': { type: 'string', default: '10000' }, 'pg-schema': { type: 'string' }, 'pg-pool-max': { type: 'string' },
-      'pg-pooler': { type: 'string' }, 'pg-listen-url': { type: 'string' }, 'pg-listen-url-env': { type: 'string' },
-      'encryption-key-env': { type: 'string' }, 'encryption-key-file': { type: 'string' },
-      help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' },
-    },
+    options: SERVE_OPTIONS,
   });
   if (values.help) return 'help';
   if (values.version) return 'version';

@@ -12,6 +12,7 @@ export const COMMANDS = [
   { name: 'search', summary: 'find text in the messages of the store\'s sessions (read-only)', load: async () => (await import('./search.js')).searchCommand },
   { name: 'pick', summary: 'choose a session interactively (type to filter); prints its id, or --show shows it', load: async () => (await import('./pick.js')).pickCommand },
   { name: 'tail', summary: 'the last records of a session; -f follows it live', load: async () => (await import('./tail.js')).tailCommand },
+  { name: 'ui', summary: 'a read-only web viewer of the store on 127.0.0.1: prints its URL with a one-time token', load: async () => (await import('./ui/command.js')).uiCommand },
   { name: 'verify', summary: 'check journals, archives, index entries and file modes; exit 1 on any problem', load: async () => (await import('./verify.js')).verifyCommand },
   { name: 'export', summary: 'a whole session (archived generations included) as JSON Lines or Markdown', load: async () => (await import('./export.js')).exportCommand },
   { name: 'stats', summary: 'sessions, records and bytes of the store; the largest sessions', load: async () => (await import('./stats.js')).statsCommand },
@@ -20,6 +21,7 @@ export const COMMANDS = [
   { name: 'migrate', summary: 'copy every session of a store into another (directory <-> PostgreSQL), verified', load: async () => (await import('./migrate.js')).migrateCommand },
   { name: 'pg', summary: 'PostgreSQL store administration: migrate the schema as its owner before a rollout; status', load: async () => (await import('./pg.js')).pgCommand },
   { name: 'rekey', summary: 'change the encryption key of a store, directory or PostgreSQL (or encrypt or decrypt it), crash-safely', load: async () => (await import('./rekey.js')).rekeyCommand },
+  { name: 'completion', summary: 'the completion script of bash, zsh or fish (commands, flags, session ids)', load: async () => (await import('./completion.js')).completionCommand },
   { name: 'conformance', summary: 'run the protocol conformance suite against a server command', load: async () => (await import('./conformance/index.js')).conformanceCommand },
 ] as const satisfies ReadonlyArray<{ name: string; summary: string; load: () => Promise<Command> }>;
 

@@ -1,17 +1,23 @@
 import { summaryOf } from './commands.js';
 import { PAGER_HELP, PAGER_OPTIONS, usePager } from './pager.js';
 import type { OpenedSession, StoredRecord } from '../domain/types.js';
-import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError } from './common.js';
+import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { out } from './output.js';
 import { fullHistory } from './records.js';
 import { damagedText, salvaged } from './salvage.js';
 import { safeText } from './output.js';
-import { argsText, blobLabel, contentText } from './render.js';
+import { argsText, blobLabel, contentText } from './renderText.js';
 import { CHOICE_HELP, CHOICE_OPTIONS, choiceOf, chosenId, chosenIdIn } from './sessionChoice.js';
+import { AGENTS_ITEM_TYPE, agentsItemAsMessage } from './agentsItem.js';
+import { type LangGraphView, langGraphView, MessageLedger, stepText } from './langgraphView.js';
+
+/** Every option export accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, format: { type: 'string' }, salvage: { type: 'boolean' }, ...CHOICE_OPTIONS, ...PAGER_OPTIONS } as const satisfies CommandOptions;
 
 export const exportCommand: Command = {
   name: 'export',
   summary: summaryOf('export'),
+  options: OPTIONS,
   usage: `Usage: session-sidecar export <session-id> | --last | --cwd DIR --format jsonl|markdown [--salvage] [options]
 
 Writes a session's whole history to stdout: the records of its archived generations (from
@@ -29,7 +35,7 @@ ${PAGER_HELP}
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, { format: { type: 'string' }, salvage: { type: 'boolean' }, ...CHOICE_OPTIONS, ...PAGER_OPTIONS }, { min: 0, max: 1, names: 'session id' });
+    const p = parseCommand(this, argv, OPTIONS, { min: 0, max: 1, names: 'session id' });
     if (!p) return out(this.usage), 0;
     const format = p.values.format;
     if (format === undefined) throw new UsageError('--format is required (jsonl or markdown)');
@@ -105,6 +111,8 @@ class MarkdownWriter {
   private turns = 0;
   private inTurn = false;
   private readonly toolNames = new Map<string, string>();
+  /** The LangGraph messages written so far (a checkpoint shows only the new ones). */
+  private readonly ledger = new MessageLedger();
 
   constructor(private readonly session: OpenedSession) {}
 
@@ -171,7 +179,25 @@ class MarkdownWriter {
   }
 
   private event(rec: StoredRecord, meta: string): string {
+    const item = rec.type === AGENTS_ITEM_TYPE ? agentsItemAsMessage(rec.payload) : undefined;
+    if (item) return this.message({ ...rec, message: item } as StoredRecord, meta);
+    const graph = langGraphView(rec);
+    if (graph) return this.langGraph(graph, meta);
     return `${this.heading(`Event ${code(String(rec.type ?? ''))}`)}${meta}\n\n${rec.payload === null || rec.payload === undefined ? '' : fence(JSON.stringify(rec.payload, null, 2), 'json')}\n`;
+  }
+
+  /** A LangGraph checkpoint or task: a quoted line, then the messages no earlier record showed, and other channels as JSON. */
+  private langGraph(v: LangGraphView, meta: string): string {
+    const thread = `thread ${code(v.threadId)}${v.ns !== '' ? `, namespace ${code(v.ns)}` : ''}`;
+    let text = v.kind === 'checkpoint'
+      ? `> **Graph checkpoint, ${inline(stepText(v))}** ${code(v.checkpointId)}${v.parentId ? ` (parent ${code(v.parentId)})` : ''} · ${thread} — ${meta}\n\n`
+      : `> **Graph task ${code(v.node ?? '?')}** wrote for checkpoint ${code(v.checkpointId)} · ${thread} — ${meta}\n\n`;
+    for (const c of v.values) {
+      if (c.messages) {
+        for (const m of this.ledger.fresh(c.messages, v.kind === 'writes')) text += this.messageText(m, meta);
+      } else text += `**Channel ${code(c.channel)}**\n\n${fence(typeof c.value === 'string' ? c.value : JSON.stringify(c.value, null, 2), 'json')}\n`;
+    }
+    return text;
   }
 
   private other(rec: StoredRecord, meta: string): string {
@@ -184,7 +210,10 @@ class MarkdownWriter {
   }
 
   private message(rec: StoredRecord, meta: string): string {
-    const m = isObj(rec.message) ? rec.message : {};
+    return this.messageText(isObj(rec.message) ? rec.message : {}, meta);
+  }
+
+  private messageText(m: Obj, meta: string): string {
     const role = typeof m.role === 'string' ? m.role : '?';
     let title = ROLE_TITLE[role] ?? inline(role.charAt(0).toUpperCase() + role.slice(1));
     if (role === 'tool') {
@@ -213,7 +242,7 @@ class MarkdownWriter {
       } catch {
         args = call.arguments;
       }
-    } else args = argsText(call.arguments, Number.MAX_SAFE_INTEGER);
+    } else args = typeof call.arguments === 'object' && call.arguments !== null ? JSON.stringify(call.arguments, null, 2) : argsText(call.arguments, Number.MAX_SAFE_INTEGER);
     return `**Tool call ${code(name)}**${typeof call.id === 'string' ? ` (${code(call.id)})` : ''}\n\n${fence(args, 'json')}\n`;
   }
 }

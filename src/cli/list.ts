@@ -5,13 +5,17 @@ import type { SessionSummary } from '../domain/types.js';
 import path from 'node:path';
 import type { ListFilter } from '../domain/types.js';
 import { MAX_TAG_CHARS, TAG_PATTERN } from '../domain/sessionUpdate.js';
-import { type Command, listAll, openStore, parseCommand, positiveInt, STORE_HELP, unlistedSessions, UsageError } from './common.js';
+import { type Command, listAll, openStore, parseCommand, positiveInt, STORE_HELP, unlistedSessions, UsageError, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { parseDuration } from '../domain/retention.js';
 import { fitColumn, humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
+
+/** Every option list accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, json: { type: 'boolean' }, cwd: { type: 'string' }, tag: { type: 'string', multiple: true }, grep: { type: 'string' }, limit: { type: 'string', short: 'n' }, sort: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, all: { type: 'boolean' }, ...PAGER_OPTIONS } as const satisfies CommandOptions;
 
 export const listCommand: Command = {
   name: 'list',
   summary: summaryOf('list'),
+  options: OPTIONS,
   usage: `Usage: session-sidecar list [-n N] [--sort updated|created|size] [--since WHEN] [--until WHEN] [--all]
                             [--json [FIELDS]] [--cwd DIR] [--tag T]... [--grep TEXT] [options]
 
@@ -40,10 +44,7 @@ ${STORE_HELP}
 `,
   async run(argv) {
     const j = takeJsonFields(argv, LIST_FIELDS, this.name);
-    const p = parseCommand(this, j.argv, {
-      json: { type: 'boolean' }, cwd: { type: 'string' }, tag: { type: 'string', multiple: true }, grep: { type: 'string' },
-      limit: { type: 'string', short: 'n' }, sort: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, all: { type: 'boolean' }, ...PAGER_OPTIONS,
-    }, { min: 0, max: 0, names: '' });
+    const p = parseCommand(this, j.argv, OPTIONS, { min: 0, max: 0, names: '' });
     if (!p) return out(this.usage), 0;
     const v = p.values as Record<string, unknown>;
     const filter: ListFilter = {

@@ -4,7 +4,7 @@ import { protocolVocabulary } from '../../protocol/vocabulary.js';
 import { nodeFs } from '../durable/fsLayer.js';
 import { fileEnd, pgEnd, type TransferEnd } from '../migrate/ends.js';
 import { migrateStores } from '../migrate/migrate.js';
-import { CliError, type Command, UsageError } from './common.js';
+import { CliError, type Command, type CommandOptions, UsageError } from './common.js';
 import { type Consent, consentOf, goAhead } from './consent.js';
 import { err, humanBytes, out } from './output.js';
 import { readOnlyFs } from './readOnlyFs.js';
@@ -14,9 +14,18 @@ import { storeOption, StoreEnvError } from './storeEnv.js';
 import fs from 'node:fs';
 import path from 'node:path';
 
+/** Every option migrate accepts (its usage lists each). */
+const OPTIONS = {
+  from: { type: 'string' }, to: { type: 'string' }, 'from-store-env': { type: 'string' }, 'to-store-env': { type: 'string' },
+  'pg-schema': { type: 'string' }, 'from-pg-schema': { type: 'string' },
+  'to-pg-schema': { type: 'string' }, help: { type: 'boolean', short: 'h' }, yes: { type: 'boolean' },
+  'from-key-env': { type: 'string' }, 'from-key-file': { type: 'string' }, 'to-key-env': { type: 'string' }, 'to-key-file': { type: 'string' },
+} as const satisfies CommandOptions;
+
 export const migrateCommand: Command = {
   name: 'migrate',
   summary: summaryOf('migrate'),
+  options: OPTIONS,
   usage: `Usage: session-sidecar migrate --from DIR|URL --to URL|DIR [options]
        (--from-store-env NAME / --to-store-env NAME instead of --from / --to)
 
@@ -69,12 +78,7 @@ Options:
     try {
       ({ values } = parseArgs({
         args: argv, allowPositionals: false, strict: true,
-        options: {
-          from: { type: 'string' }, to: { type: 'string' }, 'from-store-env': { type: 'string' }, 'to-store-env': { type: 'string' },
-          'pg-schema': { type: 'string' }, 'from-pg-schema': { type: 'string' },
-          'to-pg-schema': { type: 'string' }, help: { type: 'boolean', short: 'h' }, yes: { type: 'boolean' },
-          'from-key-env': { type: 'string' }, 'from-key-file': { type: 'string' }, 'to-key-env': { type: 'string' }, 'to-key-file': { type: 'string' },
-        },
+        options: OPTIONS,
       }));
     } catch (e) {
       throw new UsageError(String((e as Error).message).split(/\.\s|\n/)[0] ?? 'invalid arguments', 'migrate');

@@ -1,5 +1,7 @@
 import { summaryOf } from './commands.js';
-import { type Command, listAll, openStore, parseCommand, STORE_HELP, UsageError } from './common.js';
+import { type Command, type CommandOptions, listAll, openStore, parseCommand, STORE_HELP, STORE_OPTIONS, UsageError } from './common.js';
+
+const OPTIONS = { ...STORE_OPTIONS, show: { type: 'boolean' } } as const satisfies CommandOptions;
 import { err, out } from './output.js';
 import { pickSession } from './picker.js';
 import { showCommand } from './show.js';
@@ -7,6 +9,7 @@ import { showCommand } from './show.js';
 export const pickCommand: Command = {
   name: 'pick',
   summary: summaryOf('pick'),
+  options: OPTIONS,
   usage: `Usage: session-sidecar pick [--show] [options]
 
 Chooses a session interactively, most recently updated first: each row its title (or first
@@ -21,7 +24,7 @@ Options:
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, { show: { type: 'boolean' } }, { min: 0, max: 0, names: '' });
+    const p = parseCommand(this, argv, OPTIONS, { min: 0, max: 0, names: '' });
     if (!p) return out(this.usage), 0;
     // drawn on stderr, keys from stdin: stdout may be a pipe ($(session-sidecar pick))
     if (!process.stdin.isTTY || !process.stderr.isTTY) throw new UsageError("pick needs a terminal (stdin and stderr); 'session-sidecar list' lists the sessions", this.name);

@@ -1,13 +1,17 @@
 import { summaryOf } from './commands.js';
 import { pruneSessions } from '../core/services/prune.js';
-import { checkDuration, type Command, openWritableStore, parseCommand, positiveInt, STORE_HELP, UsageError } from './common.js';
+import { checkDuration, type Command, openWritableStore, parseCommand, positiveInt, STORE_HELP, UsageError, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { consentOf, goAhead } from './consent.js';
 import { humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
 import type { SessionPruneResult } from '../../protocol/index.js';
 
+/** Every option prune accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, 'older-than': { type: 'string' }, 'keep-last': { type: 'string' }, tag: { type: 'string', multiple: true }, 'dry-run': { type: 'boolean' }, yes: { type: 'boolean' }, json: { type: 'boolean' } } as const satisfies CommandOptions;
+
 export const pruneCommand: Command = {
   name: 'prune',
   summary: summaryOf('prune'),
+  options: OPTIONS,
   usage: `Usage: session-sidecar prune --older-than DURATION [--keep-last N] [--tag T]... [--dry-run] [--yes] [--json] [options]
 
 Moves the sessions last updated more than DURATION ago to the trash (session/delete: restorable
@@ -28,10 +32,7 @@ Options:
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, {
-      'older-than': { type: 'string' }, 'keep-last': { type: 'string' }, tag: { type: 'string', multiple: true },
-      'dry-run': { type: 'boolean' }, yes: { type: 'boolean' }, json: { type: 'boolean' },
-    }, { min: 0, max: 0, names: '' });
+    const p = parseCommand(this, argv, OPTIONS, { min: 0, max: 0, names: '' });
     if (!p) return out(this.usage), 0;
     const olderThan = p.values['older-than'] as string | undefined;
     if (olderThan === undefined) throw new UsageError('--older-than is required', this.name);

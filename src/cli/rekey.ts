@@ -4,16 +4,21 @@ import { summaryOf } from './commands.js';
 import { nodeFs } from '../durable/fsLayer.js';
 import { StoreLayout } from '../backends/file/layout.js';
 import { rekeyStore } from '../backends/file/rekey.js';
-import { CliError, type Command, parseCommand, STORE_HELP, UsageError } from './common.js';
+import { CliError, type Command, parseCommand, STORE_HELP, UsageError, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { consentOf, goAhead } from './consent.js';
 import { KeyOptionError, loadKey } from './encryptionKey.js';
 import { out } from './output.js';
 import type { StoreTarget } from './storeTarget.js';
 import type { StoreKey } from '../durable/storeKey.js';
 
+/** Every option rekey accepts (its usage lists each): the store's but --encryption-key-* (it takes --from-* and --to-*). */
+const { 'encryption-key-env': _env, 'encryption-key-file': _file, ...STORE_WITHOUT_KEY } = STORE_OPTIONS;
+const OPTIONS = { ...STORE_WITHOUT_KEY, 'from-env': { type: 'string' }, 'from-file': { type: 'string' }, 'to-env': { type: 'string' }, 'to-file': { type: 'string' }, decrypt: { type: 'boolean' }, yes: { type: 'boolean' } } as const satisfies CommandOptions;
+
 export const rekeyCommand: Command = {
   name: 'rekey',
   summary: summaryOf('rekey'),
+  options: OPTIONS,
   usage: `Usage: session-sidecar rekey --store DIR|URL [--from-env OLD | --from-file PATH] (--to-env NEW | --to-file PATH | --decrypt) [--yes]
 
 Rewrites every journal, archived generation, state value and blob of a file store from the
@@ -31,24 +36,18 @@ the same command is run again, and that run finishes the job. A sidecar serving 
 command changing it) refuses the rekey before anything is changed.
 
 Options:
-  --from-env NAME          the current key, base64 in $NAME (omit both --from options for a
-                           plaintext store: it is encrypted)
+  --from-env NAME          the current key, base64 in $NAME (without --from-env and
+                           --from-file the store is taken as plaintext, and encrypted)
   --from-file PATH         the current key read from PATH (mode 0600, owned by you)
   --to-env NAME            the new key, base64 in $NAME
   --to-file PATH           the new key read from PATH (mode 0600, owned by you)
   --decrypt                no new key: store every session in plaintext (only when asked so)
   --yes                    go ahead without asking (needed off a terminal)
-${STORE_HELP.split('\n').filter((l) => !/encryption-key|^\s{20,}the (same|key)/.test(l)).join('\n')}
+${STORE_HELP.replace(/ {2}--encryption-key-env[\s\S]*?(?= {2}-h, --help)/, '')}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, {
-      'from-env': { type: 'string' }, 'from-file': { type: 'string' }, 'to-env': { type: 'string' }, 'to-file': { type: 'string' },
-      decrypt: { type: 'boolean' }, yes: { type: 'boolean' },
-    }, { min: 0, max: 0, names: '' });
+    const p = parseCommand(this, argv, OPTIONS, { min: 0, max: 0, names: '' });
     if (!p) return out(this.usage), 0;
-    if (p.values['encryption-key-env'] !== undefined || p.values['encryption-key-file'] !== undefined) {
-      throw new UsageError('rekey takes --from-env/--from-file and --to-env/--to-file, not --encryption-key-*', this.name);
-    }
     let from;
     let to;
     try {

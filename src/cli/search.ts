@@ -4,12 +4,16 @@ import { PAGER_HELP, PAGER_OPTIONS, usePager } from './pager.js';
 import type { SessionStore } from '../domain/types.js';
 import { type SearchHit, searchSessions } from '../core/services/search.js';
 import { MAX_SEARCH_LIMIT } from '../../protocol/methods/session.search.js';
-import { type Command, openSession, openStore, parseCommand, positiveInt, STORE_HELP, UsageError } from './common.js';
+import { type Command, openSession, openStore, parseCommand, positiveInt, STORE_HELP, UsageError, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { err, oneLine, out, safeText, stdoutStyle, table } from './output.js';
+
+/** Every option search accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, json: { type: 'boolean' }, session: { type: 'string', multiple: true }, limit: { type: 'string' }, ...PAGER_OPTIONS } as const satisfies CommandOptions;
 
 export const searchCommand: Command = {
   name: 'search',
   summary: summaryOf('search'),
+  options: OPTIONS,
   usage: `Usage: session-sidecar search TEXT [--session ID]... [--limit N] [--json [FIELDS]] [options]
 
 Finds TEXT (case-insensitive) in the messages of the store's sessions, as session/search does:
@@ -29,7 +33,7 @@ ${STORE_HELP}
 `,
   async run(argv) {
     const j = takeJsonFields(argv, SEARCH_FIELDS, this.name, (w) => w.includes(',') || (SEARCH_FIELDS as readonly string[]).includes(w));
-    const p = parseCommand(this, j.argv, { json: { type: 'boolean' }, session: { type: 'string', multiple: true }, limit: { type: 'string' }, ...PAGER_OPTIONS }, { min: 1, max: 1, names: 'TEXT' });
+    const p = parseCommand(this, j.argv, OPTIONS, { min: 1, max: 1, names: 'TEXT' });
     if (!p) return out(this.usage), 0;
     const query = p.positionals[0] as string;
     if (query.trim() === '') throw new UsageError('TEXT is empty', this.name);

@@ -1,7 +1,7 @@
 import { summaryOf } from './commands.js';
 import { PAGER_HELP, PAGER_OPTIONS, usePager } from './pager.js';
 import type { StoredRecord, SessionStore } from '../domain/types.js';
-import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError } from './common.js';
+import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { out, stdoutStyle } from './output.js';
 import { fullHistory, recordsOf } from './records.js';
 import { showSalvaged } from './salvage.js';
@@ -9,9 +9,13 @@ import { TranscriptRenderer } from './render.js';
 import { usageLine } from './usageText.js';
 import { CHOICE_HELP, CHOICE_OPTIONS, choiceOf, chosenId, chosenIdIn } from './sessionChoice.js';
 
+/** Every option show accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, json: { type: 'boolean' }, raw: { type: 'boolean' }, all: { type: 'boolean' }, full: { type: 'boolean' }, salvage: { type: 'boolean' }, ...CHOICE_OPTIONS, ...PAGER_OPTIONS } as const satisfies CommandOptions;
+
 export const showCommand: Command = {
   name: 'show',
   summary: summaryOf('show'),
+  options: OPTIONS,
   usage: `Usage: session-sidecar show <session-id> | --last | --cwd DIR [--json | --raw] [options]
 
 Prints a session as a readable transcript: messages by role (text content; other parts named),
@@ -31,9 +35,7 @@ ${PAGER_HELP}
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, {
-      json: { type: 'boolean' }, raw: { type: 'boolean' }, all: { type: 'boolean' }, full: { type: 'boolean' }, salvage: { type: 'boolean' }, ...CHOICE_OPTIONS, ...PAGER_OPTIONS,
-    }, { min: 0, max: 1, names: 'session id' });
+    const p = parseCommand(this, argv, OPTIONS, { min: 0, max: 1, names: 'session id' });
     if (!p) return out(this.usage), 0;
     if (p.values.json && p.values.raw) throw new UsageError('--json and --raw exclude each other');
     const choice = choiceOf(p, this.name);

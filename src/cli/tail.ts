@@ -1,14 +1,18 @@
 import { summaryOf } from './commands.js';
 import type { OpenedSession, StoredRecord, SessionStore } from '../domain/types.js';
-import { CliError, type Command, openSession, openStore, parseCommand, positiveInt, STORE_HELP } from './common.js';
+import { CliError, type Command, openSession, openStore, parseCommand, positiveInt, STORE_HELP, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { out, stdoutStyle } from './output.js';
 import { recordsOf } from './records.js';
 import { TranscriptRenderer } from './render.js';
 import { CHOICE_HELP, CHOICE_OPTIONS, choiceOf, chosenId } from './sessionChoice.js';
 
+/** Every option tail accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, lines: { type: 'string', short: 'n' }, follow: { type: 'boolean', short: 'f' }, raw: { type: 'boolean' }, full: { type: 'boolean' }, ...CHOICE_OPTIONS } as const satisfies CommandOptions;
+
 export const tailCommand: Command = {
   name: 'tail',
   summary: summaryOf('tail'),
+  options: OPTIONS,
   usage: `Usage: session-sidecar tail <session-id> | --last | --cwd DIR [-n N] [-f] [options]
 
 Prints the last N records of a session in the transcript format of 'show'. With -f, then
@@ -24,9 +28,7 @@ ${CHOICE_HELP}
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, {
-      lines: { type: 'string', short: 'n' }, follow: { type: 'boolean', short: 'f' }, raw: { type: 'boolean' }, full: { type: 'boolean' }, ...CHOICE_OPTIONS,
-    }, { min: 0, max: 1, names: 'session id' });
+    const p = parseCommand(this, argv, OPTIONS, { min: 0, max: 1, names: 'session id' });
     if (!p) return out(this.usage), 0;
     const choice = choiceOf(p, this.name);
     const n = positiveInt(p.values.lines as string | undefined, '-n', 20, 0);

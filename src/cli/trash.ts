@@ -2,15 +2,20 @@ import { summaryOf } from './commands.js';
 import { selected, takeJsonFields, TRASH_FIELDS } from './jsonFields.js';
 import { type EmptyTrashResult, emptyTrash, trashOf } from '../core/services/trash.js';
 import type { TrashEntry } from '../domain/types.js';
-import { checkDuration, type Command, openStore, openWritableStore, parseCommand, STORE_HELP, UsageError } from './common.js';
+import { checkAction, checkDuration, type Command, type CommandOptions, openStore, openWritableStore, parseCommand, STORE_HELP, STORE_OPTIONS, UsageError } from './common.js';
 import { consentOf, goAhead } from './consent.js';
 import { humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
+
+/** Every option trash accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, 'older-than': { type: 'string' }, 'dry-run': { type: 'boolean' }, yes: { type: 'boolean' }, json: { type: 'boolean' } } as const satisfies CommandOptions;
 
 export const trashCommand: Command = {
   name: 'trash',
   summary: summaryOf('trash'),
+  options: OPTIONS,
+  actions: { list: ['older-than', 'json'], restore: ['yes'], empty: ['older-than', 'dry-run', 'yes', 'json'] },
   usage: `Usage: session-sidecar trash list [--older-than DURATION] [--json [FIELDS]] [options]
-       session-sidecar trash restore ID... [options]
+       session-sidecar trash restore ID... [--yes] [options]
        session-sidecar trash empty [--older-than DURATION] [--dry-run] [--yes] [--json] [options]
 
 The sessions deleted (session/delete, session/prune, 'session-sidecar prune') and kept in the
@@ -34,11 +39,10 @@ ${STORE_HELP}
 `,
   async run(argv) {
     const j = takeJsonFields(argv, TRASH_FIELDS, this.name, (w) => !['list', 'restore', 'empty'].includes(w));
-    const p = parseCommand(this, j.argv, {
-      'older-than': { type: 'string' }, 'dry-run': { type: 'boolean' }, yes: { type: 'boolean' }, json: { type: 'boolean' },
-    }, { min: 0, max: 1000, names: 'list, restore or empty' });
+    const p = parseCommand(this, j.argv, OPTIONS, { min: 0, max: 1000, names: 'list, restore or empty' });
     if (!p) return out(this.usage), 0;
     const [action, ...ids] = p.positionals;
+    if (action !== undefined) checkAction(this, action, p.values);
     const olderThan = p.values['older-than'] as string | undefined;
     if (olderThan !== undefined) checkDuration(olderThan, '--older-than', this.name);
     const json = p.values.json === true;

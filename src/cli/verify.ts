@@ -2,7 +2,7 @@ import { summaryOf } from './commands.js';
 import fs from 'node:fs';
 import tty from 'node:tty';
 import { type Finding, type SessionReport, type VerifyProgress, type VerifyReport, verifyStore } from '../backends/file/verify/index.js';
-import { CliError, type Command, parseCommand, STORE_HELP } from './common.js';
+import { CliError, type Command, parseCommand, STORE_HELP, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { humanBytes, out, stdoutStyle, type Style } from './output.js';
 import { readOnlyFs } from './readOnlyFs.js';
 import { verifyPostgres } from './verifyPg.js';
@@ -11,9 +11,13 @@ import { verifyPostgres } from './verifyPg.js';
 const LARGE_SESSIONS = 200;
 const LARGE_BYTES = 64 << 20;
 
+/** Every option verify accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, json: { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean', short: 'v' } } as const satisfies CommandOptions;
+
 export const verifyCommand: Command = {
   name: 'verify',
   summary: summaryOf('verify'),
+  options: OPTIONS,
   usage: `Usage: session-sidecar verify [<session-id>] [options]
 
 Checks every session of the store (or one): each journal's header, checksums, canonical lines,
@@ -43,9 +47,7 @@ Options:
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, {
-      json: { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean', short: 'v' },
-    }, { min: 0, max: 1, names: 'session id' });
+    const p = parseCommand(this, argv, OPTIONS, { min: 0, max: 1, names: 'session id' });
     if (!p) return out(this.usage), 0;
     if (p.target.kind === 'postgres') {
       const report = await verifyPostgres(p.target, p.positionals[0]);

@@ -18,7 +18,7 @@ export function verifyIndex(fc: FileChecks, id: string, file: string, journal: S
   const rel = fc.rel(file);
   const st = fc.fsl.lstatSync(file);
   if (!st) {
-    if (journal) out.push(unlessWriting({ severity: 'warning', check: 'index', message: 'no index entry (written by the next writable open, or run `session-sidecar reindex`)', file: rel }, writerLive(fc, id)));
+    if (journal) out.push(unlessWriting({ severity: 'warning', check: 'index', message: 'no index entry (written by the next writable open of the session)', file: rel }, writerLive(fc, id)));
     return false;
   }
   if (st.isSymbolicLink() || !st.isFile()) {
