@@ -6,7 +6,7 @@ import { printOut } from './cliOutput.js';
 import { type CommandEntry, findCommand, splitCommand } from './cli/commands.js';
 import { SERVE_OPTIONS, TTY_HINT, USAGE } from './cli/serveUsage.js';
 import { CliError, type Command, UsageError as CommandUsageError } from './cli/common.js';
-import { out, err as printErr } from './cli/output.js';
+import { endOut, out, err as printErr } from './cli/output.js';
 import { createStderrLogger, type LogLevel, redirectConsoleToStderr } from './log.js';
 import { protocolVocabulary } from '../protocol/vocabulary.js';
 import { startServer } from './server/server.js';
@@ -206,8 +206,11 @@ async function runCommand(entry: CommandEntry | 'help', argv: string[]): Promise
   }
   const command: Command = await entry.load();
   try {
-    return await command.run(argv);
+    const code = await command.run(argv);
+    await endOut();
+    return code;
   } catch (e) {
+    await endOut(); // a pager quits first: the error is the last thing on the terminal
     const name = command.name;
     if (e instanceof CommandUsageError) {
       printErr(`session-sidecar: ${name}: ${e.message} (see 'session-sidecar ${name} --help')`);

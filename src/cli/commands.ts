@@ -10,6 +10,7 @@ export const COMMANDS = [
   { name: 'list', summary: 'the sessions of the store, most recently updated first', load: async () => (await import('./list.js')).listCommand },
   { name: 'show', summary: 'a session as a readable transcript (or its stored records: --json, --raw)', load: async () => (await import('./show.js')).showCommand },
   { name: 'search', summary: 'find text in the messages of the store\'s sessions (read-only)', load: async () => (await import('./search.js')).searchCommand },
+  { name: 'pick', summary: 'choose a session interactively (type to filter); prints its id, or --show shows it', load: async () => (await import('./pick.js')).pickCommand },
   { name: 'tail', summary: 'the last records of a session; -f follows it live', load: async () => (await import('./tail.js')).tailCommand },
   { name: 'ui', summary: 'a read-only web viewer of the store on 127.0.0.1: prints its URL with a one-time token', load: async () => (await import('./ui/command.js')).uiCommand },
   { name: 'verify', summary: 'check journals, archives, index entries and file modes; exit 1 on any problem', load: async () => (await import('./verify.js')).verifyCommand },

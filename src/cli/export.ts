@@ -1,4 +1,5 @@
 import { summaryOf } from './commands.js';
+import { PAGER_HELP, PAGER_OPTIONS, usePager } from './pager.js';
 import type { OpenedSession, StoredRecord } from '../domain/types.js';
 import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { out } from './output.js';
@@ -6,17 +7,18 @@ import { fullHistory } from './records.js';
 import { damagedText, salvaged } from './salvage.js';
 import { safeText } from './output.js';
 import { argsText, blobLabel, contentText } from './renderText.js';
+import { CHOICE_HELP, CHOICE_OPTIONS, choiceOf, chosenId, chosenIdIn } from './sessionChoice.js';
 import { AGENTS_ITEM_TYPE, agentsItemAsMessage } from './agentsItem.js';
 import { type LangGraphView, langGraphView, MessageLedger, stepText } from './langgraphView.js';
 
 /** Every option export accepts (its usage lists each). */
-const OPTIONS = { ...STORE_OPTIONS, format: { type: 'string' }, salvage: { type: 'boolean' } } as const satisfies CommandOptions;
+const OPTIONS = { ...STORE_OPTIONS, format: { type: 'string' }, salvage: { type: 'boolean' }, ...CHOICE_OPTIONS, ...PAGER_OPTIONS } as const satisfies CommandOptions;
 
 export const exportCommand: Command = {
   name: 'export',
   summary: summaryOf('export'),
   options: OPTIONS,
-  usage: `Usage: session-sidecar export <session-id> --format jsonl|markdown [--salvage] [options]
+  usage: `Usage: session-sidecar export <session-id> | --last | --cwd DIR --format jsonl|markdown [--salvage] [options]
 
 Writes a session's whole history to stdout: the records of its archived generations (from
 before compactions) and of its journal, each seq once, in order.
@@ -28,17 +30,21 @@ Options:
   --format FORMAT          jsonl or markdown (required)
   --salvage                (a damaged session of a directory store) its journal's records that
                            still verify, each damaged span marked ({"damaged": ...} in jsonl)
+${CHOICE_HELP}
+${PAGER_HELP}
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, OPTIONS, { min: 1, max: 1, names: 'session id' });
+    const p = parseCommand(this, argv, OPTIONS, { min: 0, max: 1, names: 'session id' });
     if (!p) return out(this.usage), 0;
     const format = p.values.format;
     if (format === undefined) throw new UsageError('--format is required (jsonl or markdown)');
     if (format !== 'jsonl' && format !== 'markdown' && format !== 'md') throw new UsageError('--format must be jsonl or markdown');
+    const choice = choiceOf(p, this.name);
+    usePager(p.values);
     if (p.values.salvage) {
       // a damaged session: its active journal's records that verify, the damaged spans marked
-      const { id, salvage, session } = await salvaged(p.target, p.positionals[0] as string);
+      const { id, salvage, session } = await salvaged(p.target, await chosenIdIn(p.target, choice));
       if (format === 'jsonl') for (const e of salvage.entries) out(`${JSON.stringify('record' in e ? e.record : { damaged: e.damaged })}\n`);
       else {
         const md = new MarkdownWriter(session);
@@ -48,7 +54,7 @@ ${STORE_HELP}
       return 0;
     }
     const store = await openStore(p.target);
-    const session = await openSession(store, p.positionals[0] as string);
+    const session = await openSession(store, await chosenId(store, choice));
     if (format === 'jsonl') {
       for await (const { record, superseded } of fullHistory(store, session.sessionId)) {
         if (!superseded) out(`${JSON.stringify(record)}\n`);

@@ -9,9 +9,10 @@ import { printOut } from '../cliOutput.js';
  */
 export function out(text: string): void {
   if (text === '') return;
+  const fd = route ? route.fd() : 1;
   for (;;) {
     try {
-      printOut(text);
+      printOut(text, fd);
       return;
     } catch (err) {
       const code = (err as { code?: string }).code;
@@ -22,6 +23,29 @@ export function out(text: string): void {
       }
       throw err;
     }
+  }
+}
+
+/** Where out() writes instead of stdout (a pager, pager.ts): its descriptor, opened at the first write, and how to end it. */
+export interface OutRoute {
+  fd(): number;
+  end(): Promise<void>;
+}
+
+let route: OutRoute | undefined;
+
+export function routeOut(r: OutRoute): void {
+  route = r;
+}
+
+/** Ends the route of out() (the pager: EOF, then waits for it to exit); never throws. Stdout needs nothing. */
+export async function endOut(): Promise<void> {
+  const r = route;
+  route = undefined;
+  try {
+    await r?.end();
+  } catch {
+    // the pager is gone: nothing to wait for
   }
 }
 

@@ -1,4 +1,5 @@
 import { summaryOf } from './commands.js';
+import { selected, takeJsonFields, TRASH_FIELDS } from './jsonFields.js';
 import { type EmptyTrashResult, emptyTrash, trashOf } from '../core/services/trash.js';
 import type { TrashEntry } from '../domain/types.js';
 import { checkAction, checkDuration, type Command, type CommandOptions, openStore, openWritableStore, parseCommand, STORE_HELP, STORE_OPTIONS, UsageError } from './common.js';
@@ -13,7 +14,7 @@ export const trashCommand: Command = {
   summary: summaryOf('trash'),
   options: OPTIONS,
   actions: { list: ['older-than', 'json'], restore: ['yes'], empty: ['older-than', 'dry-run', 'yes', 'json'] },
-  usage: `Usage: session-sidecar trash list [--older-than DURATION] [--json] [options]
+  usage: `Usage: session-sidecar trash list [--older-than DURATION] [--json [FIELDS]] [options]
        session-sidecar trash restore ID... [--yes] [options]
        session-sidecar trash empty [--older-than DURATION] [--dry-run] [--yes] [--json] [options]
 
@@ -32,22 +33,25 @@ Options:
   --dry-run                (empty) list what would be removed; remove nothing, ask nothing
   --yes                    (empty, restore of several) go ahead without asking (needed off a
                            terminal)
-  --json                   the sessions as JSON
+  --json [FIELDS]          the sessions as JSON; for list, FIELDS (comma-separated) selects
+                           fields: ${TRASH_FIELDS.join(', ')}
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, OPTIONS, { min: 0, max: 1000, names: 'list, restore or empty' });
+    const j = takeJsonFields(argv, TRASH_FIELDS, this.name, (w) => !['list', 'restore', 'empty'].includes(w));
+    const p = parseCommand(this, j.argv, OPTIONS, { min: 0, max: 1000, names: 'list, restore or empty' });
     if (!p) return out(this.usage), 0;
     const [action, ...ids] = p.positionals;
     if (action !== undefined) checkAction(this, action, p.values);
     const olderThan = p.values['older-than'] as string | undefined;
     if (olderThan !== undefined) checkDuration(olderThan, '--older-than', this.name);
     const json = p.values.json === true;
+    if (j.fields && action !== 'list') throw new UsageError('--json FIELDS is for trash list', this.name);
     if (action === 'list') {
       if (ids.length > 0) throw new UsageError(`unexpected argument '${ids[0]}'`, this.name);
       const store = await openStore(p.target);
       try {
-        return show(await trashOf(store, olderThan), json, `nothing in the trash of ${p.root}`, '');
+        return show(await trashOf(store, olderThan), json, `nothing in the trash of ${p.root}`, '', j.fields);
       } finally {
         await store.closeAll();
       }
@@ -101,8 +105,8 @@ function report(r: EmptyTrashResult, json: boolean): void {
   for (const k of r.skipped) out(`skipped ${k.sessionId}: ${k.reason === 'open' ? 'in use by another process (being restored, or open for writing)' : 'a live session has this id (restored meanwhile)'}\n`);
 }
 
-function show(entries: TrashEntry[], json: boolean, none: string, verb: string): number {
-  if (json) return out(`${JSON.stringify(entries, null, 2)}\n`), 0;
+function show(entries: TrashEntry[], json: boolean, none: string, verb: string, fields?: string[]): number {
+  if (json) return out(`${JSON.stringify(selected(entries, fields), null, 2)}\n`), 0;
   if (entries.length === 0) return out(`${none}\n`), 0;
   const s = stdoutStyle();
   const now = Date.now();
