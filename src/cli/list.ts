@@ -1,4 +1,5 @@
 import { summaryOf } from './commands.js';
+import { JQ_HELP, JQ_OPTION, printJson } from './jq.js';
 import { LIST_FIELDS, selected, takeJsonFields } from './jsonFields.js';
 import { PAGER_HELP, PAGER_OPTIONS, usePager } from './pager.js';
 import type { SessionSummary } from '../domain/types.js';
@@ -10,14 +11,14 @@ import { parseDuration } from '../domain/retention.js';
 import { fitColumn, humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
 
 /** Every option list accepts (its usage lists each). */
-const OPTIONS = { ...STORE_OPTIONS, json: { type: 'boolean' }, cwd: { type: 'string' }, tag: { type: 'string', multiple: true }, grep: { type: 'string' }, limit: { type: 'string', short: 'n' }, sort: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, all: { type: 'boolean' }, ...PAGER_OPTIONS } as const satisfies CommandOptions;
+const OPTIONS = { ...STORE_OPTIONS, json: { type: 'boolean' }, cwd: { type: 'string' }, tag: { type: 'string', multiple: true }, grep: { type: 'string' }, limit: { type: 'string', short: 'n' }, sort: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, all: { type: 'boolean' }, ...PAGER_OPTIONS, ...JQ_OPTION } as const satisfies CommandOptions;
 
 export const listCommand: Command = {
   name: 'list',
   summary: summaryOf('list'),
   options: OPTIONS,
   usage: `Usage: session-sidecar list [-n N] [--sort updated|created|size] [--since WHEN] [--until WHEN] [--all]
-                            [--json [FIELDS]] [--cwd DIR] [--tag T]... [--grep TEXT] [options]
+                            [--json [FIELDS]] [--jq EXPR] [--cwd DIR] [--tag T]... [--grep TEXT] [options]
 
 Lists the store's sessions, most recently updated first: id, title (an untitled session by its
 first message), tags (when any), last update, records (the last seq: every record ever appended,
@@ -39,6 +40,7 @@ Options:
   --tag T                  only sessions tagged T (repeatable: all of them)
   --grep TEXT              only sessions whose title, a tag, or first/last message summary
                            holds TEXT (case-insensitive; 'search' looks at every message)
+${JQ_HELP}
 ${PAGER_HELP}
 ${STORE_HELP}
 `,
@@ -72,8 +74,8 @@ ${STORE_HELP}
     sessions.sort(SORTS[sort as keyof typeof SORTS]);
     if (limit !== undefined) sessions = sessions.slice(0, limit);
     const unreadable = v.all === true ? [...unlistedSessions].map(([sessionId, kind]) => ({ sessionId, unreadable: kind })) : [];
-    if (v.json === true) {
-      out(`${JSON.stringify(selected([...sessions, ...unreadable], j.fields), null, 2)}\n`);
+    if (v.json === true || v.jq !== undefined) {
+      await printJson(selected([...sessions, ...unreadable], j.fields), v.jq as string | undefined, this.name);
       return 0;
     }
     if (sessions.length === 0 && unreadable.length === 0) {

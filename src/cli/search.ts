@@ -1,4 +1,5 @@
 import { summaryOf } from './commands.js';
+import { JQ_HELP, JQ_OPTION, printJson } from './jq.js';
 import { SEARCH_FIELDS, selected, takeJsonFields } from './jsonFields.js';
 import { PAGER_HELP, PAGER_OPTIONS, usePager } from './pager.js';
 import type { SessionStore } from '../domain/types.js';
@@ -8,13 +9,13 @@ import { type Command, openSession, openStore, parseCommand, positiveInt, STORE_
 import { err, oneLine, out, safeText, stdoutStyle, table } from './output.js';
 
 /** Every option search accepts (its usage lists each). */
-const OPTIONS = { ...STORE_OPTIONS, json: { type: 'boolean' }, session: { type: 'string', multiple: true }, limit: { type: 'string' }, ...PAGER_OPTIONS } as const satisfies CommandOptions;
+const OPTIONS = { ...STORE_OPTIONS, json: { type: 'boolean' }, session: { type: 'string', multiple: true }, limit: { type: 'string' }, ...PAGER_OPTIONS, ...JQ_OPTION } as const satisfies CommandOptions;
 
 export const searchCommand: Command = {
   name: 'search',
   summary: summaryOf('search'),
   options: OPTIONS,
-  usage: `Usage: session-sidecar search TEXT [--session ID]... [--limit N] [--json [FIELDS]] [options]
+  usage: `Usage: session-sidecar search TEXT [--session ID]... [--limit N] [--json [FIELDS]] [--jq EXPR] [options]
 
 Finds TEXT (case-insensitive) in the messages of the store's sessions, as session/search does:
 one line per matching message record — session, seq and a snippet — in (session, seq) order.
@@ -28,6 +29,7 @@ Options:
   --json [FIELDS]          the hits as one JSON array of {sessionId, seq, snippet}; with FIELDS
                            (comma-separated, e.g. sessionId,seq) only those; TEXT goes first
                            when it could be a field name
+${JQ_HELP}
 ${PAGER_HELP}
 ${STORE_HELP}
 `,
@@ -49,8 +51,9 @@ ${STORE_HELP}
     } finally {
       await store.closeAll();
     }
-    if (p.values.json === true) {
-      out(`${JSON.stringify(selected(hits, j.fields), null, 2)}\n`);
+    if (p.values.json === true || p.values.jq !== undefined) {
+      await printJson(selected(hits, j.fields), p.values.jq as string | undefined, this.name);
+      if (more) err(`${hits.length} shown, more exist — use --limit to see more`);
       return 0;
     }
     if (hits.length === 0) {

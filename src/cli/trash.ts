@@ -1,4 +1,5 @@
 import { summaryOf } from './commands.js';
+import { JQ_OPTION, printJson } from './jq.js';
 import { selected, takeJsonFields, TRASH_FIELDS } from './jsonFields.js';
 import { type EmptyTrashResult, emptyTrash, trashOf } from '../core/services/trash.js';
 import type { TrashEntry } from '../domain/types.js';
@@ -7,14 +8,14 @@ import { consentOf, goAhead } from './consent.js';
 import { humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
 
 /** Every option trash accepts (its usage lists each). */
-const OPTIONS = { ...STORE_OPTIONS, 'older-than': { type: 'string' }, 'dry-run': { type: 'boolean' }, yes: { type: 'boolean' }, json: { type: 'boolean' } } as const satisfies CommandOptions;
+const OPTIONS = { ...STORE_OPTIONS, 'older-than': { type: 'string' }, 'dry-run': { type: 'boolean' }, yes: { type: 'boolean' }, json: { type: 'boolean' }, ...JQ_OPTION } as const satisfies CommandOptions;
 
 export const trashCommand: Command = {
   name: 'trash',
   summary: summaryOf('trash'),
   options: OPTIONS,
-  actions: { list: ['older-than', 'json'], restore: ['yes'], empty: ['older-than', 'dry-run', 'yes', 'json'] },
-  usage: `Usage: session-sidecar trash list [--older-than DURATION] [--json [FIELDS]] [options]
+  actions: { list: ['older-than', 'json', 'jq'], restore: ['yes'], empty: ['older-than', 'dry-run', 'yes', 'json'] },
+  usage: `Usage: session-sidecar trash list [--older-than DURATION] [--json [FIELDS]] [--jq EXPR] [options]
        session-sidecar trash restore ID... [--yes] [options]
        session-sidecar trash empty [--older-than DURATION] [--dry-run] [--yes] [--json] [options]
 
@@ -35,6 +36,8 @@ Options:
                            terminal)
   --json [FIELDS]          the sessions as JSON; for list, FIELDS (comma-separated) selects
                            fields: ${TRASH_FIELDS.join(', ')}
+  --jq EXPR                (list) filter the JSON with jq EXPR (jq 1.8, built in; implies --json;
+                           strings print raw, as gh and jq -r do)
 ${STORE_HELP}
 `,
   async run(argv) {
@@ -51,7 +54,9 @@ ${STORE_HELP}
       if (ids.length > 0) throw new UsageError(`unexpected argument '${ids[0]}'`, this.name);
       const store = await openStore(p.target);
       try {
-        return show(await trashOf(store, olderThan), json, `nothing in the trash of ${p.root}`, '', j.fields);
+        const entries = await trashOf(store, olderThan);
+        if (p.values.jq !== undefined) return await printJson(selected(entries, j.fields), p.values.jq as string, this.name), 0;
+        return show(entries, json, `nothing in the trash of ${p.root}`, '', j.fields);
       } finally {
         await store.closeAll();
       }
