@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { printOut } from './cliOutput.js';
-import { type CommandEntry, findCommand, splitCommand } from './cli/commands.js';
+import { type CommandEntry, findCommand, loadCommand, splitCommand } from './cli/commands.js';
 import { SERVE_OPTIONS, TTY_HINT, USAGE } from './cli/serveUsage.js';
 import { CliError, type Command, UsageError as CommandUsageError } from './cli/common.js';
 import { endOut, out, err as printErr } from './cli/output.js';
@@ -201,10 +201,10 @@ async function runCommand(entry: CommandEntry | 'help', argv: string[]): Promise
       printErr(`session-sidecar: help: unknown command '${name}'`);
       return 2;
     }
-    out(wanted ? (await wanted.load()).usage : USAGE);
+    out(wanted ? (await loadCommand(wanted)).usage : USAGE);
     return 0;
   }
-  const command: Command = await entry.load();
+  const command: Command = await loadCommand(entry);
   try {
     const code = await command.run(argv);
     await endOut();

@@ -32,6 +32,12 @@ export function summaryOf(name: CommandEntry['name']): string {
   return (COMMANDS.find((c) => c.name === name) as CommandEntry).summary;
 }
 
+/** The command of an entry, its --help ending in its exit status (exitStatus.ts). */
+export async function loadCommand(entry: CommandEntry): Promise<Command> {
+  const { withExitStatus } = await import('./exitStatus.js');
+  return withExitStatus(await entry.load());
+}
+
 export function findCommand(name: string): CommandEntry | undefined {
   return COMMANDS.find((c) => c.name === name);
 }

@@ -1,4 +1,4 @@
-import { COMMANDS } from './commands.js';
+import { COMMANDS, loadCommand } from './commands.js';
 import { type Command, STORE_OPTIONS } from './common.js';
 import { commandFlags, optionFlags } from './helpFlags.js';
 import { SERVE_OPTIONS, USAGE } from './serveUsage.js';
@@ -84,7 +84,7 @@ function specOf(command: Command): CommandSpec {
 
 /** The completion spec of every command in the registry (each command's module loaded). */
 export async function completionSpec(): Promise<CompletionSpec> {
-  const commands = await Promise.all(COMMANDS.map(async (c) => specOf(await c.load())));
+  const commands = await Promise.all(COMMANDS.map(async (c) => specOf(await loadCommand(c))));
   const serve = { name: 'serve', usage: USAGE };
   return {
     program: 'session-sidecar',

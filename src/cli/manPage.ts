@@ -1,4 +1,4 @@
-import { COMMANDS } from './commands.js';
+import { COMMANDS, loadCommand } from './commands.js';
 import { filled, roffText, usageRoff } from './manRoff.js';
 import { USAGE } from './serveUsage.js';
 
@@ -29,10 +29,13 @@ const FILES: Array<[string, string]> = [
   ['<store>/encryption.json', 'The key check of an encrypted store.'],
 ];
 
+/** The codes all commands share; each command's own are in its subsection (its --help, exitStatus.ts). */
 const EXIT_STATUS: Array<[string, string]> = [
   ['0', 'Success: serve ended on shutdown/exit or end of input; a command did what it was asked (verify: no problem found).'],
   ['1', 'A failure: the store could not be opened or served, a session was refused or failed, verify found problems, or a change was not confirmed (no --yes off a terminal).'],
   ['2', 'A usage error: an unknown command or option, a missing or malformed argument. Nothing was changed.'],
+  ['5', 'A --jq filter failed on the data (list, search, trash list), as jq exits.'],
+  ['130', 'Stopped by Ctrl-C (SIGINT) at a safe point (long commands: what was done stays done, a rerun goes on), or nothing picked (pick).'],
 ];
 
 const tagged = (entries: Array<[string, string]>, bold: boolean) =>
@@ -74,7 +77,7 @@ export async function manPage(version: string, date: string): Promise<string> {
     '.SH COMMANDS',
   ];
   for (const entry of COMMANDS) {
-    const command = await entry.load();
+    const command = await loadCommand(entry);
     lines.push(`.SS ${roffText(command.name)}`, filled(`${command.summary.charAt(0).toUpperCase()}${command.summary.slice(1)}.`), ...usageRoff(command.usage));
   }
   lines.push(

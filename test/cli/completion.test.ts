@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { COMMANDS } from '../../src/cli/commands.js';
+import { COMMANDS, loadCommand } from '../../src/cli/commands.js';
 import type { Command } from '../../src/cli/common.js';
 import { optionFlags } from '../../src/cli/helpFlags.js';
 import { FileSessionStore } from '../../src/stores/fileStore.js';
@@ -22,7 +22,7 @@ const hasZsh = has('zsh') || strictCi;
 if (!hasFish) console.warn('skipping the fish completion tests: fish is not on PATH');
 if (!hasZsh) console.warn('skipping the zsh completion tests: zsh is not on PATH');
 
-const commands: Command[] = await Promise.all(COMMANDS.map((c) => c.load()));
+const commands: Command[] = await Promise.all(COMMANDS.map((c) => loadCommand(c)));
 
 let bin: string;
 let store: string;

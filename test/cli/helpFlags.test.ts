@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commandList, COMMANDS } from '../../src/cli/commands.js';
+import { commandList, COMMANDS, loadCommand } from '../../src/cli/commands.js';
 import { type Command, STORE_OPTIONS } from '../../src/cli/common.js';
 import { actionFlags, helpFlags, optionFlags } from '../../src/cli/helpFlags.js';
 import { SERVE_OPTIONS, USAGE } from '../../src/cli/serveUsage.js';
@@ -12,7 +12,7 @@ import { explain, runCli } from './helpers.js';
  * its parseArgs call is given are one set, with the same arity; an action (trash list|restore|
  * empty, pg migrate|status) takes the flags its synopsis line lists and refuses the others.
  */
-const commands: Command[] = await Promise.all(COMMANDS.map((c) => c.load()));
+const commands: Command[] = await Promise.all(COMMANDS.map((c) => loadCommand(c)));
 const storeFlags = new Set(Object.keys(STORE_OPTIONS));
 
 describe('every command --help lists exactly the options it accepts', () => {

@@ -29,8 +29,6 @@ Options:
   --json FILE              write the structured results to FILE
   --timeout-ms N           how long to wait for any one answer (default 10000)
   -h, --help               this help
-
-Exit code: 0 when every check passed (expected failures aside), 1 otherwise, 2 for usage errors.
 `;
 
 /** Every option conformance accepts (its usage lists each). */
@@ -58,7 +56,7 @@ export const conformanceCommand: Command = {
     } catch (e) {
       throw new UsageError((e as Error).message);
     }
-    if (values.help) return out(USAGE), 0;
+    if (values.help) return out(this.usage), 0;
     if (values.list) {
       const width = Math.max(...SCENARIOS.map((s) => s.name.length));
       out(SCENARIOS.map((s) => `${s.name.padEnd(width)}  ${s.summary}\n`).join(''));
