@@ -5,7 +5,7 @@ import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageEr
 import { out } from './output.js';
 import { fullHistory } from './records.js';
 import { damagedText, salvaged } from './salvage.js';
-import { safeText } from './output.js';
+import { localTime, safeText } from './output.js';
 import { argsText, blobLabel, contentText } from './renderText.js';
 import { CHOICE_HELP, CHOICE_OPTIONS, choiceOf, chosenId, chosenIdIn } from './sessionChoice.js';
 import { AGENTS_ITEM_TYPE, agentsItemAsMessage } from './agentsItem.js';
@@ -92,8 +92,9 @@ function code(text: string): string {
   return longest > 0 ? `${f} ${t} ${f}` : `${f}${t}${f}`;
 }
 
+/** A time in the Markdown export: local, with its offset (the document may be read elsewhere). */
 function when(ts: unknown): string {
-  return typeof ts === 'string' ? ts.replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : '';
+  return typeof ts === 'string' ? localTime(ts, true) : '';
 }
 
 const ROLE_TITLE: Record<string, string> = { user: 'User', assistant: 'Assistant', tool: 'Tool result', system: 'System' };

@@ -1,7 +1,7 @@
 import type { OpenedSession, StoredRecord } from '../domain/types.js';
 import { AGENTS_ITEM_TYPE, agentsItemAsMessage } from './agentsItem.js';
 import { langGraphView, MessageLedger } from './langgraphView.js';
-import { humanBytes, oneLine, safeText, type Style } from './output.js';
+import { humanBytes, localTime, oneLine, safeText, type Style } from './output.js';
 import { argsText, blobLabel, contentText, shortJson } from './renderText.js';
 import { langGraphBlock } from './renderLangGraph.js';
 
@@ -29,8 +29,9 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
+/** A record's time, local (the header line gives the zone's offset). */
 function timeOf(ts: unknown): string {
-  return typeof ts === 'string' ? ts.replace('T', ' ').replace(/\.\d+Z$/, '').replace(/Z$/, '') : '';
+  return typeof ts === 'string' ? localTime(ts) : '';
 }
 
 export class TranscriptRenderer {
@@ -48,7 +49,7 @@ export class TranscriptRenderer {
   header(session: OpenedSession, extra: string[] = []): string {
     const s = this.opts.style;
     const lines = [`${s.bold(safeText(session.title ?? '(untitled)'))}  ${s.dim(session.sessionId)}`];
-    const facts: string[] = [`created ${session.createdAt}`, `${session.lastSeq} records`];
+    const facts: string[] = [`created ${localTime(session.createdAt, true)}`, `${session.lastSeq} records`];
     if (session.cwd) facts.push(`cwd ${safeText(session.cwd)}`);
     const llm = [session.llm?.provider, session.llm?.model].filter(Boolean).join('/');
     if (llm) facts.push(`model ${safeText(llm)}`);

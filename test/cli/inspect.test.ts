@@ -191,7 +191,7 @@ describe('session-sidecar export', () => {
     const r = await runCli(['export', f.chat, '--format', 'markdown', '--store', f.root]);
     expect(r.code, explain(r)).toBe(0);
     const md = r.stdout;
-    expect(md).toMatch(/^# Fix the build\n\n- \*\*Session:\*\* `\w+`\n- \*\*Created:\*\* [\d-]+ [\d:]+ UTC\n- \*\*Records:\*\* 8\n/);
+    expect(md).toMatch(/^# Fix the build\n\n- \*\*Session:\*\* `\w+`\n- \*\*Created:\*\* [\d-]+ [\d:]+ [+-]\d\d:\d\d\n- \*\*Records:\*\* 8\n/);
     expect(md).toContain('- **Working directory:** `/home/me/project`');
     expect(md).toContain('- **Model:** openai / gpt-test');
     expect(md).toContain('## System prompt\n\n```text\nYou are a careful engineer.\n```\n');
