@@ -7,7 +7,12 @@ import { rekeyStore } from '../backends/file/rekey.js';
 import { CliError, type Command, parseCommand, STORE_HELP, UsageError, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { consentOf, goAhead } from './consent.js';
 import { KeyOptionError, loadKey } from './encryptionKey.js';
-import { out } from './output.js';
+import { err, out } from './output.js';
+import { longWork } from './longWork.js';
+import { FileSessionStore } from '../stores/fileStore.js';
+import { reindexSessions } from '../core/services/reindex.js';
+import { WorkInterrupted } from '../domain/work.js';
+import { isSessionId } from '../domain/ids.js';
 import type { StoreTarget } from './storeTarget.js';
 import type { StoreKey } from '../durable/storeKey.js';
 
@@ -69,17 +74,35 @@ ${STORE_HELP.replace(/ {2}--encryption-key-env[\s\S]*?(?= {2}-h, --help)/, '')}
       else out(`${what} ${p.root}: ${report.sessions} session(s), ${report.rewritten} value(s) rewritten, ${report.skipped} already done\n`);
       return 0;
     }
-    const report = await rekeyStore(new StoreLayout(p.target.root), { fs: { ...nodeFs }, ...(from ? { from } : {}), ...(to ? { to } : {}) });
-    if (report.rewritten === 0 && report.skipped === 0) {
-      out(`${p.root} is already ${to ? 'under the new key' : 'plaintext'}: nothing to do\n`);
+    const root = p.target.root;
+    return longWork('rekey', `run the same command again (with the same keys) to finish: the store is refused by sidecars until then`, async (job) => {
+      const report = await rekeyStore(new StoreLayout(root), { fs: { ...nodeFs }, ...(from ? { from } : {}), ...(to ? { to } : {}), work: job.work });
+      if (report.rewritten === 0 && report.skipped === 0) {
+        job.progress.above(() => out(`${p.root} is already ${to ? 'under the new key' : 'plaintext'}: nothing to do\n`));
+        return 0;
+      }
+      job.progress.above(() => out(`${what} ${p.root}: ${report.sessions} session(s), ${report.rewritten} file(s) rewritten, ${report.skipped} already done\n`));
+      // Index entries were removed with the old bytes: written anew from the new journals, so
+      // list stays as fast as before. Interrupted here, the store is served (entries are a cache).
+      const store = new FileSessionStore(root, to ? { encryptionKey: to } : {});
+      try {
+        const ids = fs.readdirSync(new StoreLayout(root).sessionsDir).filter(isSessionId).sort();
+        const r = await reindexSessions(store, ids, job.work).catch((e: unknown) => {
+          if (e instanceof WorkInterrupted) return undefined;
+          throw e;
+        });
+        if (!r) return 130;
+        for (const f of r.failed) job.progress.above(() => err(`session-sidecar rekey: ${f.sessionId}: no index entry written: ${f.message}`));
+      } finally {
+        await store.closeAll();
+      }
+      const evidence = filesIn(path.join(root, 'recovery'));
+      if (evidence > 0) {
+        job.progress.above(() => out(`note: recovery/ keeps ${evidence} file(s) of torn tails as they were written (not rewritten): remove them once inspected\n`));
+      }
+      job.progress.finish(`${report.sessions} session(s) ${what}`);
       return 0;
-    }
-    out(`${what} ${p.root}: ${report.sessions} session(s), ${report.rewritten} file(s) rewritten, ${report.skipped} already done\n`);
-    const evidence = filesIn(path.join(p.target.root, 'recovery'));
-    if (evidence > 0) {
-      out(`note: recovery/ keeps ${evidence} file(s) of torn tails as they were written (not rewritten): remove them once inspected\n`);
-    }
-    return 0;
+    });
   },
 };
 
