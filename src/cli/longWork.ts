@@ -36,7 +36,7 @@ export async function longWork(command: string, resume: string, body: (job: Job)
       code = 130;
     }
     if (!latch.requested) return code;
-    const what = progress.total > 0 || progress.label ? `while ${progress.label}: ${progress.done} of ${progress.total} ${progress.unit} done` : 'before any work';
+    const what = !progress.label ? 'before any work' : `while ${progress.label}: ${progress.total > 0 ? `${progress.done} of ${progress.total} ${progress.unit} done` : `${progress.done} ${progress.unit}`}`;
     progress.finish(`interrupted ${what}`, resume);
     return 130;
   } finally {

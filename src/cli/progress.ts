@@ -97,13 +97,14 @@ export class ProgressLine {
     const left = Math.max(0, this.total - this.done);
     const eta = rate > 0 ? duration(left / rate) : '--';
     const rateText = rate > 0 ? `${rate >= 10 ? Math.round(rate) : rate.toFixed(1)}/s` : '-/s';
+    if (this.total === 0) return `${this.command}: ${this.label} ${this.done} ${this.unit}, ${rateText}`; // a total not known yet
     return `${this.command}: ${this.label} ${this.done} of ${this.total} ${this.unit}${pct}, ${rateText}, ETA ${eta}`;
   }
 
   private draw(force: boolean): void {
     if (!this.tty) return;
     const t = this.now();
-    if (!force && t - this.drawnAt < this.interval && this.done < this.total) return;
+    if (!force && t - this.drawnAt < this.interval && (this.done < this.total || this.total === 0)) return;
     this.drawnAt = t;
     const columns = this.stream.columns || 80;
     const text = this.line();

@@ -2,6 +2,8 @@ import { summaryOf } from './commands.js';
 import { JQ_OPTION, printJson } from './jq.js';
 import { selected, takeJsonFields, TRASH_FIELDS } from './jsonFields.js';
 import { type EmptyTrashResult, emptyTrash, trashOf } from '../core/services/trash.js';
+import { longWork } from './longWork.js';
+import { WorkInterrupted } from '../domain/work.js';
 import type { TrashEntry } from '../domain/types.js';
 import { checkAction, checkDuration, type Command, type CommandOptions, openStore, openWritableStore, parseCommand, STORE_HELP, STORE_OPTIONS, UsageError } from './common.js';
 import { consentOf, goAhead } from './consent.js';
@@ -87,18 +89,25 @@ ${STORE_HELP}
       const consent = explicitDry ? 'refused' : consentOf(p.values);
       const opts = olderThan !== undefined ? { olderThan } : {};
       const store = await openWritableStore(p.target);
-      try {
-        let r = await emptyTrash(store, { ...opts, dryRun: consent !== 'given' }, Date.now());
-        if (r.dryRun && !explicitDry && r.sessions.length > 0) {
-          report(r, json);
-          if (!(await goAhead(consent, `Remove ${r.sessions.length} session(s) for good?`, 'session-sidecar trash empty: nothing was removed'))) return 1;
-          r = await emptyTrash(store, { ...opts, dryRun: false }, Date.now());
+      return longWork('trash empty', 'run the same command again to remove the rest', async (job) => {
+        const run = (dryRun: boolean) => emptyTrash(store, { ...opts, dryRun, work: job.work }, Date.now()).catch((e: unknown) => {
+          const partial = (e as { result?: EmptyTrashResult }).result;
+          if (e instanceof WorkInterrupted && partial && !partial.dryRun) job.progress.above(() => report(partial, json));
+          throw e;
+        });
+        try {
+          let r = await run(consent !== 'given');
+          if (r.dryRun && !explicitDry && r.sessions.length > 0) {
+            job.progress.above(() => report(r, json));
+            if (!(await goAhead(consent, `Remove ${r.sessions.length} session(s) for good?`, 'session-sidecar trash empty: nothing was removed'))) return 1;
+            r = await run(false);
+          }
+          job.progress.above(() => report(r, json));
+          return 0;
+        } finally {
+          await store.closeAll();
         }
-        report(r, json);
-        return 0;
-      } finally {
-        await store.closeAll();
-      }
+      });
     }
     throw new UsageError(action === undefined ? 'missing list, restore or empty' : `unknown action '${action}' (list, restore or empty)`, this.name);
   },
