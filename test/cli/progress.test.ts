@@ -54,4 +54,25 @@ describe('progress and Ctrl-C of a long command (the built binary, in a pty)', (
     expect(v.code, explain(v)).toBe(0);
     expect(v.stdout).not.toMatch(/no index entry/);
   }, 180_000);
+
+  it('verify draws N of M; prune --yes, interrupted, shows what it moved and exits 130; its rerun moves the rest', async () => {
+    const root = await storeOf(SESSIONS);
+    const v = await inPty(cliLine(['verify', '--store', root]));
+    expect(v.code, v.output).toBe(0);
+    expect(v.output.replace(/\r/g, '\n')).toMatch(new RegExp(`verify: verifying \\d+ of ${SESSIONS} sessions`));
+    await new Promise((r) => setTimeout(r, 1100));
+    const r = await inPty(cliLine(['prune', '--store', root, '--older-than', '1s', '--yes']), { ready: 'sessions looked at', keys: ['\u0003'] });
+    const shown = r.output.replace(/\r/g, '\n');
+    expect(r.code, r.output).toBe(130);
+    const moved = Number(/moved (\d+) session\(s\) to the trash/.exec(shown)?.[1]);
+    expect(moved, r.output).toBeGreaterThan(0);
+    expect(moved).toBeLessThan(SESSIONS);
+    expect(shown).toMatch(/session-sidecar prune: interrupted while moving: \d+ sessions looked at \(.*\); run the same command again to move the rest/);
+    expect(leaseDirs(root)).toEqual([]);
+    expect(fs.readdirSync(path.join(root, 'trash')).length).toBe(moved);
+    const again = await runCli(['prune', '--store', root, '--older-than', '1s', '--yes', '--json']);
+    expect(again.code, explain(again)).toBe(0);
+    expect((JSON.parse(again.stdout) as { sessions: unknown[] }).sessions.length).toBe(SESSIONS - moved);
+    expect(fs.readdirSync(path.join(root, 'sessions')).length).toBe(0);
+  }, 180_000);
 });
