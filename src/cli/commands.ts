@@ -20,6 +20,7 @@ export const COMMANDS = [
   { name: 'trash', summary: 'the deleted sessions: list, restore, or empty (the only way bytes leave the store)', load: async () => (await import('./trash.js')).trashCommand },
   { name: 'backup', summary: 'a consistent, verified copy of a live directory store (--to DIR)', load: async () => (await import('./backup.js')).backupCommand },
   { name: 'reindex', summary: 'rebuild every index entry of a directory store from its journals', load: async () => (await import('./reindex.js')).reindexCommand },
+  { name: 'repair', summary: 'rewrite a damaged session of its intact records, keeping the damaged journal as evidence (--yes)', load: async () => (await import('./repair.js')).repairCommand },
   { name: 'migrate', summary: 'copy every session of a store into another (directory <-> PostgreSQL), verified', load: async () => (await import('./migrate.js')).migrateCommand },
   { name: 'pg', summary: 'PostgreSQL store administration: migrate the schema as its owner before a rollout; status', load: async () => (await import('./pg.js')).pgCommand },
   { name: 'rekey', summary: 'change the encryption key of a store, directory or PostgreSQL (or encrypt or decrypt it), crash-safely', load: async () => (await import('./rekey.js')).rekeyCommand },
