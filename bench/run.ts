@@ -44,6 +44,7 @@ import { compaction } from './compact.js';
 import { compactionBeside } from './compactBeside.js';
 import { secretBeside } from './secretBeside.js';
 import { listAll } from './list.js';
+import { listCopy } from './listCopy.js';
 import { openTimes } from './open.js';
 import { replay } from './replay.js';
 import { secretGateBench } from './secretGate.js';
@@ -125,6 +126,7 @@ try {
   await step('replay', () => replay(work, replayMB));
   await step('open', () => openTimes(work, openSizes));
   await step('list', () => listAll(work, listSessions));
+  await step('list copy', () => listCopy(work, 2_000)); // issue 31: always 2,000 (the reported store), --quick too
   await step('compact', () => compaction(work, compactMB));
   await step('compact beside', () => compactionBeside(work, compactMB));
   if (process.env.BENCH_COMPACT_500 !== '0' && !quick) await step('compact beside 500', () => compactionBeside(work, 500));

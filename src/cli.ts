@@ -3,10 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { printOut } from './cliOutput.js';
-import { type CommandEntry, findCommand, splitCommand } from './cli/commands.js';
-import { TTY_HINT, USAGE } from './cli/serveUsage.js';
+import { type CommandEntry, findCommand, loadCommand, splitCommand } from './cli/commands.js';
+import { SERVE_OPTIONS, TTY_HINT, USAGE } from './cli/serveUsage.js';
 import { CliError, type Command, UsageError as CommandUsageError } from './cli/common.js';
-import { out, err as printErr } from './cli/output.js';
+import { endOut, out, err as printErr } from './cli/output.js';
 import { createStderrLogger, type LogLevel, redirectConsoleToStderr } from './log.js';
 import { protocolVocabulary } from '../protocol/vocabulary.js';
 import { startServer } from './server/server.js';
@@ -47,14 +47,7 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: {
-      store: { type: 'string' }, 'store-env': { type: 'string' }, workspace: { type: 'string' }, framing: { type: 'string', default: 'auto' },
-      'max-message-bytes': { type: 'string', default: String(32 << 20) }, 'log-level': { type: 'string' },
-      'lease-stale-ms': { type: 'string', default: '10000' }, 'pg-schema': { type: 'string' }, 'pg-pool-max': { type: 'string' },
-      'pg-pooler': { type: 'string' }, 'pg-listen-url': { type: 'string' }, 'pg-listen-url-env': { type: 'string' },
-      'encryption-key-env': { type: 'string' }, 'encryption-key-file': { type: 'string' },
-      help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' },
-    },
+    options: SERVE_OPTIONS,
   });
   if (values.help) return 'help';
   if (values.version) return 'version';
@@ -210,13 +203,16 @@ async function runCommand(entry: CommandEntry | 'help', argv: string[]): Promise
       printErr(`session-sidecar: help: unknown command '${name}'`);
       return 2;
     }
-    out(wanted ? (await wanted.load()).usage : USAGE);
+    out(wanted ? (await loadCommand(wanted)).usage : USAGE);
     return 0;
   }
-  const command: Command = await entry.load();
+  const command: Command = await loadCommand(entry);
   try {
-    return await command.run(argv);
+    const code = await command.run(argv);
+    await endOut();
+    return code;
   } catch (e) {
+    await endOut(); // a pager quits first: the error is the last thing on the terminal
     const name = command.name;
     if (e instanceof CommandUsageError) {
       printErr(`session-sidecar: ${name}: ${e.message} (see 'session-sidecar ${name} --help')`);

@@ -10,15 +10,21 @@ export const COMMANDS = [
   { name: 'list', summary: 'the sessions of the store, most recently updated first', load: async () => (await import('./list.js')).listCommand },
   { name: 'show', summary: 'a session as a readable transcript (or its stored records: --json, --raw)', load: async () => (await import('./show.js')).showCommand },
   { name: 'search', summary: 'find text in the messages of the store\'s sessions (read-only)', load: async () => (await import('./search.js')).searchCommand },
+  { name: 'pick', summary: 'choose a session interactively (type to filter); prints its id, or --show shows it', load: async () => (await import('./pick.js')).pickCommand },
   { name: 'tail', summary: 'the last records of a session; -f follows it live', load: async () => (await import('./tail.js')).tailCommand },
+  { name: 'ui', summary: 'a read-only web viewer of the store on 127.0.0.1: prints its URL with a one-time token', load: async () => (await import('./ui/command.js')).uiCommand },
   { name: 'verify', summary: 'check journals, archives, index entries and file modes; exit 1 on any problem', load: async () => (await import('./verify.js')).verifyCommand },
   { name: 'export', summary: 'a whole session (archived generations included) as JSON Lines or Markdown', load: async () => (await import('./export.js')).exportCommand },
   { name: 'stats', summary: 'sessions, records and bytes of the store; the largest sessions', load: async () => (await import('./stats.js')).statsCommand },
   { name: 'prune', summary: 'move the sessions not updated for a while to the trash (--older-than 30d); --dry-run on a terminal', load: async () => (await import('./prune.js')).pruneCommand },
   { name: 'trash', summary: 'the deleted sessions: list, restore, or empty (the only way bytes leave the store)', load: async () => (await import('./trash.js')).trashCommand },
+  { name: 'backup', summary: 'a consistent, verified copy of a live directory store (--to DIR)', load: async () => (await import('./backup.js')).backupCommand },
+  { name: 'reindex', summary: 'rebuild every index entry of a directory store from its journals', load: async () => (await import('./reindex.js')).reindexCommand },
+  { name: 'repair', summary: 'rewrite a damaged session of its intact records, keeping the damaged journal as evidence (--yes)', load: async () => (await import('./repair.js')).repairCommand },
   { name: 'migrate', summary: 'copy every session of a store into another (directory <-> PostgreSQL), verified', load: async () => (await import('./migrate.js')).migrateCommand },
   { name: 'pg', summary: 'PostgreSQL store administration: migrate the schema as its owner before a rollout; status', load: async () => (await import('./pg.js')).pgCommand },
   { name: 'rekey', summary: 'change the encryption key of a store, directory or PostgreSQL (or encrypt or decrypt it), crash-safely', load: async () => (await import('./rekey.js')).rekeyCommand },
+  { name: 'completion', summary: 'the completion script of bash, zsh or fish (commands, flags, session ids)', load: async () => (await import('./completion.js')).completionCommand },
   { name: 'conformance', summary: 'run the protocol conformance suite against a server command', load: async () => (await import('./conformance/index.js')).conformanceCommand },
 ] as const satisfies ReadonlyArray<{ name: string; summary: string; load: () => Promise<Command> }>;
 
@@ -27,6 +33,12 @@ export type CommandEntry = (typeof COMMANDS)[number];
 /** A command's summary, for its own module (one text, shown by the top-level help and by the command). */
 export function summaryOf(name: CommandEntry['name']): string {
   return (COMMANDS.find((c) => c.name === name) as CommandEntry).summary;
+}
+
+/** The command of an entry, its --help ending in its exit status (exitStatus.ts). */
+export async function loadCommand(entry: CommandEntry): Promise<Command> {
+  const { withExitStatus } = await import('./exitStatus.js');
+  return withExitStatus(await entry.load());
 }
 
 export function findCommand(name: string): CommandEntry | undefined {

@@ -39,12 +39,33 @@ export class CliError extends Error {
   }
 }
 
+/** The options of a parseArgs call. */
+export type CommandOptions = NonNullable<ParseArgsConfig['options']>;
+
 /** A subcommand: its one-line summary (for the top-level help), its usage text and its body. */
 export interface Command {
   name: string;
   summary: string;
   usage: string;
+  /**
+   * Every option it accepts: the very object its parseArgs call is given (store options
+   * included). The flags its usage lists and these are the same set (test/cli/helpFlags.test.ts),
+   * and `completion` offers them.
+   */
+  options?: CommandOptions;
+  /** A command of actions (trash list|restore|empty): the options beyond the store's each action takes; others are refused (checkAction). */
+  actions?: Readonly<Record<string, readonly string[]>>;
   run(argv: string[]): Promise<number>;
+}
+
+/** Refuses an option given to an action that does not take it (`trash list --dry-run`): a usage error naming both. */
+export function checkAction(command: Command, action: string, values: Record<string, unknown>): void {
+  const own = command.actions?.[action];
+  if (!own || !command.options) return;
+  for (const [name, value] of Object.entries(values)) {
+    if (value === undefined || name in STORE_OPTIONS || own.includes(name) || !(name in command.options)) continue;
+    throw new UsageError(`--${name} does not go with '${command.name} ${action}'`, command.name);
+  }
 }
 
 /** Options every inspection command takes, with the same meaning and resolution as `serve`'s. */
@@ -118,12 +139,17 @@ export interface Parsed {
   settings: Settings;
 }
 
+/**
+ * A command that declares its options (Command.options) is parsed with exactly those: its whole
+ * set, store options included or left out; `options` then is that same object. One that does
+ * not gets the store options added to `options`.
+ */
 export function parseCommand(
-  command: Command, argv: string[], options: NonNullable<ParseArgsConfig['options']>, positionals: { min: number; max: number; names: string },
+  command: Command, argv: string[], options: CommandOptions, positionals: { min: number; max: number; names: string },
 ): Parsed | undefined {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: { ...STORE_OPTIONS, ...options }, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: argv, options: command.options ?? { ...STORE_OPTIONS, ...options }, allowPositionals: true, strict: true });
   } catch (e) {
     throw new UsageError(parseErrorMessage(e), command.name);
   }
@@ -243,14 +269,15 @@ export interface Listing {
   json: boolean;
   store: SessionStore;
   sessions: SessionSummary[];
+  values: Parsed['values'];
 }
 
-/** Parses a command that takes only --json and the store options, then lists the store; undefined after --help. */
-export async function listingOf(command: Command, argv: string[]): Promise<Listing | undefined> {
-  const p = parseCommand(command, argv, { json: { type: 'boolean' } }, { min: 0, max: 0, names: '' });
+/** Parses a command that takes no positionals (its options: --json, the store's, others), then lists the store; undefined after --help. */
+export async function listingOf(command: Command, argv: string[], options: CommandOptions): Promise<Listing | undefined> {
+  const p = parseCommand(command, argv, options, { min: 0, max: 0, names: '' });
   if (!p) return undefined;
   const store = await openStore(p.target);
-  return { root: p.root, json: p.values.json === true, store, sessions: await listAll(store) };
+  return { root: p.root, json: p.values.json === true, store, sessions: await listAll(store), values: p.values };
 }
 
 /**

@@ -1,16 +1,24 @@
 import { summaryOf } from './commands.js';
+import { PAGER_HELP, PAGER_OPTIONS, usePager } from './pager.js';
 import type { OpenedSession, StoredRecord } from '../domain/types.js';
-import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError } from './common.js';
+import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { out } from './output.js';
 import { fullHistory } from './records.js';
 import { damagedText, salvaged } from './salvage.js';
-import { safeText } from './output.js';
-import { argsText, blobLabel, contentText } from './render.js';
+import { localTime, safeText } from './output.js';
+import { argsText, blobLabel, contentText } from './renderText.js';
+import { CHOICE_HELP, CHOICE_OPTIONS, choiceOf, chosenId, chosenIdIn } from './sessionChoice.js';
+import { AGENTS_ITEM_TYPE, agentsItemAsMessage } from './agentsItem.js';
+import { type LangGraphView, langGraphView, MessageLedger, stepText } from './langgraphView.js';
+
+/** Every option export accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, format: { type: 'string' }, salvage: { type: 'boolean' }, ...CHOICE_OPTIONS, ...PAGER_OPTIONS } as const satisfies CommandOptions;
 
 export const exportCommand: Command = {
   name: 'export',
   summary: summaryOf('export'),
-  usage: `Usage: session-sidecar export <session-id> --format jsonl|markdown [--salvage] [options]
+  options: OPTIONS,
+  usage: `Usage: session-sidecar export <session-id> | --last | --cwd DIR --format jsonl|markdown [--salvage] [options]
 
 Writes a session's whole history to stdout: the records of its archived generations (from
 before compactions) and of its journal, each seq once, in order.
@@ -22,17 +30,21 @@ Options:
   --format FORMAT          jsonl or markdown (required)
   --salvage                (a damaged session of a directory store) its journal's records that
                            still verify, each damaged span marked ({"damaged": ...} in jsonl)
+${CHOICE_HELP}
+${PAGER_HELP}
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, { format: { type: 'string' }, salvage: { type: 'boolean' } }, { min: 1, max: 1, names: 'session id' });
+    const p = parseCommand(this, argv, OPTIONS, { min: 0, max: 1, names: 'session id' });
     if (!p) return out(this.usage), 0;
     const format = p.values.format;
     if (format === undefined) throw new UsageError('--format is required (jsonl or markdown)');
     if (format !== 'jsonl' && format !== 'markdown' && format !== 'md') throw new UsageError('--format must be jsonl or markdown');
+    const choice = choiceOf(p, this.name);
+    usePager(p.values);
     if (p.values.salvage) {
       // a damaged session: its active journal's records that verify, the damaged spans marked
-      const { id, salvage, session } = await salvaged(p.target, p.positionals[0] as string);
+      const { id, salvage, session } = await salvaged(p.target, await chosenIdIn(p.target, choice));
       if (format === 'jsonl') for (const e of salvage.entries) out(`${JSON.stringify('record' in e ? e.record : { damaged: e.damaged })}\n`);
       else {
         const md = new MarkdownWriter(session);
@@ -42,7 +54,7 @@ ${STORE_HELP}
       return 0;
     }
     const store = await openStore(p.target);
-    const session = await openSession(store, p.positionals[0] as string);
+    const session = await openSession(store, await chosenId(store, choice));
     if (format === 'jsonl') {
       for await (const { record, superseded } of fullHistory(store, session.sessionId)) {
         if (!superseded) out(`${JSON.stringify(record)}\n`);
@@ -80,8 +92,9 @@ function code(text: string): string {
   return longest > 0 ? `${f} ${t} ${f}` : `${f}${t}${f}`;
 }
 
+/** A time in the Markdown export: local, with its offset (the document may be read elsewhere). */
 function when(ts: unknown): string {
-  return typeof ts === 'string' ? ts.replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : '';
+  return typeof ts === 'string' ? localTime(ts, true) : '';
 }
 
 const ROLE_TITLE: Record<string, string> = { user: 'User', assistant: 'Assistant', tool: 'Tool result', system: 'System' };
@@ -99,6 +112,8 @@ class MarkdownWriter {
   private turns = 0;
   private inTurn = false;
   private readonly toolNames = new Map<string, string>();
+  /** The LangGraph messages written so far (a checkpoint shows only the new ones). */
+  private readonly ledger = new MessageLedger();
 
   constructor(private readonly session: OpenedSession) {}
 
@@ -165,7 +180,25 @@ class MarkdownWriter {
   }
 
   private event(rec: StoredRecord, meta: string): string {
+    const item = rec.type === AGENTS_ITEM_TYPE ? agentsItemAsMessage(rec.payload) : undefined;
+    if (item) return this.message({ ...rec, message: item } as StoredRecord, meta);
+    const graph = langGraphView(rec);
+    if (graph) return this.langGraph(graph, meta);
     return `${this.heading(`Event ${code(String(rec.type ?? ''))}`)}${meta}\n\n${rec.payload === null || rec.payload === undefined ? '' : fence(JSON.stringify(rec.payload, null, 2), 'json')}\n`;
+  }
+
+  /** A LangGraph checkpoint or task: a quoted line, then the messages no earlier record showed, and other channels as JSON. */
+  private langGraph(v: LangGraphView, meta: string): string {
+    const thread = `thread ${code(v.threadId)}${v.ns !== '' ? `, namespace ${code(v.ns)}` : ''}`;
+    let text = v.kind === 'checkpoint'
+      ? `> **Graph checkpoint, ${inline(stepText(v))}** ${code(v.checkpointId)}${v.parentId ? ` (parent ${code(v.parentId)})` : ''} · ${thread} — ${meta}\n\n`
+      : `> **Graph task ${code(v.node ?? '?')}** wrote for checkpoint ${code(v.checkpointId)} · ${thread} — ${meta}\n\n`;
+    for (const c of v.values) {
+      if (c.messages) {
+        for (const m of this.ledger.fresh(c.messages, v.kind === 'writes')) text += this.messageText(m, meta);
+      } else text += `**Channel ${code(c.channel)}**\n\n${fence(typeof c.value === 'string' ? c.value : JSON.stringify(c.value, null, 2), 'json')}\n`;
+    }
+    return text;
   }
 
   private other(rec: StoredRecord, meta: string): string {
@@ -178,7 +211,10 @@ class MarkdownWriter {
   }
 
   private message(rec: StoredRecord, meta: string): string {
-    const m = isObj(rec.message) ? rec.message : {};
+    return this.messageText(isObj(rec.message) ? rec.message : {}, meta);
+  }
+
+  private messageText(m: Obj, meta: string): string {
     const role = typeof m.role === 'string' ? m.role : '?';
     let title = ROLE_TITLE[role] ?? inline(role.charAt(0).toUpperCase() + role.slice(1));
     if (role === 'tool') {
@@ -207,7 +243,7 @@ class MarkdownWriter {
       } catch {
         args = call.arguments;
       }
-    } else args = argsText(call.arguments, Number.MAX_SAFE_INTEGER);
+    } else args = typeof call.arguments === 'object' && call.arguments !== null ? JSON.stringify(call.arguments, null, 2) : argsText(call.arguments, Number.MAX_SAFE_INTEGER);
     return `**Tool call ${code(name)}**${typeof call.id === 'string' ? ` (${code(call.id)})` : ''}\n\n${fence(args, 'json')}\n`;
   }
 }

@@ -1,17 +1,24 @@
 import { summaryOf } from './commands.js';
+import { JQ_HELP, JQ_OPTION, printJson } from './jq.js';
+import { LIST_FIELDS, selected, takeJsonFields } from './jsonFields.js';
+import { PAGER_HELP, PAGER_OPTIONS, usePager } from './pager.js';
 import type { SessionSummary } from '../domain/types.js';
 import path from 'node:path';
 import type { ListFilter } from '../domain/types.js';
 import { MAX_TAG_CHARS, TAG_PATTERN } from '../domain/sessionUpdate.js';
-import { type Command, listAll, openStore, parseCommand, positiveInt, STORE_HELP, unlistedSessions, UsageError } from './common.js';
+import { type Command, listAll, openStore, parseCommand, positiveInt, STORE_HELP, unlistedSessions, UsageError, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { parseDuration } from '../domain/retention.js';
 import { fitColumn, humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
+
+/** Every option list accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, json: { type: 'boolean' }, cwd: { type: 'string' }, tag: { type: 'string', multiple: true }, grep: { type: 'string' }, limit: { type: 'string', short: 'n' }, sort: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, all: { type: 'boolean' }, ...PAGER_OPTIONS, ...JQ_OPTION } as const satisfies CommandOptions;
 
 export const listCommand: Command = {
   name: 'list',
   summary: summaryOf('list'),
+  options: OPTIONS,
   usage: `Usage: session-sidecar list [-n N] [--sort updated|created|size] [--since WHEN] [--until WHEN] [--all]
-                            [--json] [--cwd DIR] [--tag T]... [--grep TEXT] [options]
+                            [--json [FIELDS]] [--jq EXPR] [--cwd DIR] [--tag T]... [--grep TEXT] [options]
 
 Lists the store's sessions, most recently updated first: id, title (an untitled session by its
 first message), tags (when any), last update, records (the last seq: every record ever appended,
@@ -27,18 +34,19 @@ Options:
   --since WHEN             only sessions updated since WHEN: a duration back from now (7d, 12h,
                            P1W) or a date-time (2026-03-01, 2026-03-01T12:00+01:00)
   --until WHEN             only sessions updated before WHEN (same forms)
-  --json                   the sessions as one JSON array (the session/list summaries)
+  --json [FIELDS]          the sessions as one JSON array (the session/list summaries); with
+                           FIELDS (comma-separated) only those: ${LIST_FIELDS.join(', ')}
   --cwd DIR                only sessions created in DIR (resolved against the current directory)
   --tag T                  only sessions tagged T (repeatable: all of them)
   --grep TEXT              only sessions whose title, a tag, or first/last message summary
                            holds TEXT (case-insensitive; 'search' looks at every message)
+${JQ_HELP}
+${PAGER_HELP}
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, {
-      json: { type: 'boolean' }, cwd: { type: 'string' }, tag: { type: 'string', multiple: true }, grep: { type: 'string' },
-      limit: { type: 'string', short: 'n' }, sort: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, all: { type: 'boolean' },
-    }, { min: 0, max: 0, names: '' });
+    const j = takeJsonFields(argv, LIST_FIELDS, this.name);
+    const p = parseCommand(this, j.argv, OPTIONS, { min: 0, max: 0, names: '' });
     if (!p) return out(this.usage), 0;
     const v = p.values as Record<string, unknown>;
     const filter: ListFilter = {
@@ -54,6 +62,7 @@ ${STORE_HELP}
     const since = v.since === undefined ? -Infinity : instantOf(v.since as string, '--since', now, this.name);
     const until = v.until === undefined ? Infinity : instantOf(v.until as string, '--until', now, this.name);
     const root = p.root;
+    usePager(p.values);
     const store = await openStore(p.target);
     let sessions: SessionSummary[];
     try {
@@ -65,8 +74,8 @@ ${STORE_HELP}
     sessions.sort(SORTS[sort as keyof typeof SORTS]);
     if (limit !== undefined) sessions = sessions.slice(0, limit);
     const unreadable = v.all === true ? [...unlistedSessions].map(([sessionId, kind]) => ({ sessionId, unreadable: kind })) : [];
-    if (v.json === true) {
-      out(`${JSON.stringify([...sessions, ...unreadable], null, 2)}\n`);
+    if (v.json === true || v.jq !== undefined) {
+      await printJson(selected([...sessions, ...unreadable], j.fields), v.jq as string | undefined, this.name);
       return 0;
     }
     if (sessions.length === 0 && unreadable.length === 0) {

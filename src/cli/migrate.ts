@@ -4,7 +4,7 @@ import { protocolVocabulary } from '../../protocol/vocabulary.js';
 import { nodeFs } from '../durable/fsLayer.js';
 import { fileEnd, pgEnd, type TransferEnd } from '../migrate/ends.js';
 import { migrateStores } from '../migrate/migrate.js';
-import { CliError, type Command, UsageError } from './common.js';
+import { CliError, type Command, type CommandOptions, UsageError } from './common.js';
 import { type Consent, consentOf, goAhead } from './consent.js';
 import { err, humanBytes, out } from './output.js';
 import { readOnlyFs } from './readOnlyFs.js';
@@ -13,10 +13,25 @@ import { KeyOptionError, loadKey } from './encryptionKey.js';
 import { storeOption, StoreEnvError } from './storeEnv.js';
 import fs from 'node:fs';
 import path from 'node:path';
+import { type Job, longWork } from './longWork.js';
+import { FileSessionStore } from '../stores/fileStore.js';
+import { reindexSessions } from '../core/services/reindex.js';
+import { WorkInterrupted } from '../domain/work.js';
+import { isSessionId } from '../domain/ids.js';
+import type { StoreKey } from '../durable/storeKey.js';
+
+/** Every option migrate accepts (its usage lists each). */
+const OPTIONS = {
+  from: { type: 'string' }, to: { type: 'string' }, 'from-store-env': { type: 'string' }, 'to-store-env': { type: 'string' },
+  'pg-schema': { type: 'string' }, 'from-pg-schema': { type: 'string' },
+  'to-pg-schema': { type: 'string' }, help: { type: 'boolean', short: 'h' }, yes: { type: 'boolean' },
+  'from-key-env': { type: 'string' }, 'from-key-file': { type: 'string' }, 'to-key-env': { type: 'string' }, 'to-key-file': { type: 'string' },
+} as const satisfies CommandOptions;
 
 export const migrateCommand: Command = {
   name: 'migrate',
   summary: summaryOf('migrate'),
+  options: OPTIONS,
   usage: `Usage: session-sidecar migrate --from DIR|URL --to URL|DIR [options]
        (--from-store-env NAME / --to-store-env NAME instead of --from / --to)
 
@@ -69,12 +84,7 @@ Options:
     try {
       ({ values } = parseArgs({
         args: argv, allowPositionals: false, strict: true,
-        options: {
-          from: { type: 'string' }, to: { type: 'string' }, 'from-store-env': { type: 'string' }, 'to-store-env': { type: 'string' },
-          'pg-schema': { type: 'string' }, 'from-pg-schema': { type: 'string' },
-          'to-pg-schema': { type: 'string' }, help: { type: 'boolean', short: 'h' }, yes: { type: 'boolean' },
-          'from-key-env': { type: 'string' }, 'from-key-file': { type: 'string' }, 'to-key-env': { type: 'string' }, 'to-key-file': { type: 'string' },
-        },
+        options: OPTIONS,
       }));
     } catch (e) {
       throw new UsageError(String((e as Error).message).split(/\.\s|\n/)[0] ?? 'invalid arguments', 'migrate');
@@ -137,15 +147,41 @@ async function migrate(fromT: StoreTarget, toT: StoreTarget, consent: Consent): 
     const there = (await to.ids()).length;
     if (there > 0 && !(await goAhead(consent, `${to.display} already holds ${there} session(s); copy into it?`, `session-sidecar migrate: nothing was copied into ${to.display} (it holds ${there} session(s))`))) return 1;
     out(`migrating ${from.display} -> ${to.display}\n`);
-    const s = await migrateStores(from, to, {
-      env: process.env, vocabulary: protocolVocabulary(), progress: (line) => out(`${line}\n`), refuse: (line) => err(`session-sidecar: migrate: ${line}`),
-      processSecrets: await databasePasswordsOf([fromT, toT]),
+    const into = to;
+    const processSecrets = await databasePasswordsOf([fromT, toT]);
+    return await longWork('migrate', 'run the same command again (with --yes): the sessions already copied are skipped', async (job) => {
+      const s = await migrateStores(from, into, {
+        env: process.env, vocabulary: protocolVocabulary(), processSecrets, work: job.work,
+        progress: (line) => job.progress.above(() => out(`${line}\n`)), refuse: (line) => job.progress.above(() => err(`session-sidecar: migrate: ${line}`)),
+      });
+      job.progress.above(() => out(`\n${s.sessions} session${s.sessions === 1 ? '' : 's'} copied (${s.records} records, ${humanBytes(s.bytes)} of record text, `
+        + `${s.blobs} blob${s.blobs === 1 ? '' : 's'} ${humanBytes(s.blobBytes)}), ${s.alreadyThere} already there, ${s.refused} refused\n`));
+      if (toT.kind === 'file') {
+        await into.close();
+        to = undefined;
+        // The copies' index entries, written from their journals: the new store lists as fast as one a sidecar wrote.
+        if (!(await reindexInto(toT.root, toT.key, job))) return 130;
+      }
+      job.progress.finish(`${s.sessions} of ${s.sessions + s.alreadyThere + s.refused} session(s) copied`);
+      return s.refused > 0 ? 1 : 0;
     });
-    out(`\n${s.sessions} session${s.sessions === 1 ? '' : 's'} copied (${s.records} records, ${humanBytes(s.bytes)} of record text, `
-      + `${s.blobs} blob${s.blobs === 1 ? '' : 's'} ${humanBytes(s.blobBytes)}), ${s.alreadyThere} already there, ${s.refused} refused\n`);
-    return s.refused > 0 ? 1 : 0;
   } finally {
     await to?.close();
     await from.close();
+  }
+}
+
+/** reindex of a migrate's directory destination; false when a signal stopped it (entries are a cache: the store is whole). */
+async function reindexInto(root: string, key: StoreKey | undefined, job: Job): Promise<boolean> {
+  const store = new FileSessionStore(root, key ? { encryptionKey: key } : {});
+  try {
+    const ids = fs.readdirSync(path.join(root, 'sessions')).filter(isSessionId).sort();
+    await reindexSessions(store, ids, job.work);
+    return true;
+  } catch (e) {
+    if (e instanceof WorkInterrupted) return false;
+    throw e;
+  } finally {
+    await store.closeAll();
   }
 }

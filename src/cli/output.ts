@@ -9,9 +9,10 @@ import { printOut } from '../cliOutput.js';
  */
 export function out(text: string): void {
   if (text === '') return;
+  const fd = route ? route.fd() : 1;
   for (;;) {
     try {
-      printOut(text);
+      printOut(text, fd);
       return;
     } catch (err) {
       const code = (err as { code?: string }).code;
@@ -22,6 +23,29 @@ export function out(text: string): void {
       }
       throw err;
     }
+  }
+}
+
+/** Where out() writes instead of stdout (a pager, pager.ts): its descriptor, opened at the first write, and how to end it. */
+export interface OutRoute {
+  fd(): number;
+  end(): Promise<void>;
+}
+
+let route: OutRoute | undefined;
+
+export function routeOut(r: OutRoute): void {
+  route = r;
+}
+
+/** Ends the route of out() (the pager: EOF, then waits for it to exit); never throws. Stdout needs nothing. */
+export async function endOut(): Promise<void> {
+  const r = route;
+  route = undefined;
+  try {
+    await r?.end();
+  } catch {
+    // the pager is gone: nothing to wait for
   }
 }
 
@@ -82,18 +106,38 @@ export function oneLine(s: string, max: number): string {
   return chars.length <= max ? chars.join('') : `${chars.slice(0, Math.max(0, max - 1)).join('')}…`;
 }
 
-/** "3m ago", "2h ago", "5d ago"; older than 60 days (or in the future): the date. */
+/**
+ * A stored instant (ISO 8601, UTC) as the reader's local time: "2026-11-29 18:24:41", with
+ * `zone` its offset too ("2026-11-29 18:24:41 +09:00"). The stored text is never changed
+ * (--json, --raw and jsonl print it as it is); an unparseable one is shown as it is.
+ */
+export function localTime(iso: string, zone = false): string {
+  const t = new Date(iso);
+  if (Number.isNaN(t.getTime())) return iso;
+  const two = (n: number) => String(n).padStart(2, '0');
+  const text = `${t.getFullYear()}-${two(t.getMonth() + 1)}-${two(t.getDate())} ${two(t.getHours())}:${two(t.getMinutes())}:${two(t.getSeconds())}`;
+  return zone ? `${text} ${offsetOf(t)}` : text;
+}
+
+/** The local zone's offset at `t`: "+09:00", "-05:00", "+00:00". */
+export function offsetOf(t: Date): string {
+  const minutes = -t.getTimezoneOffset();
+  const a = Math.abs(minutes);
+  return `${minutes < 0 ? '-' : '+'}${String(Math.floor(a / 60)).padStart(2, '0')}:${String(a % 60).padStart(2, '0')}`;
+}
+
+/** "3m ago", "2h ago", "5d ago"; older than 60 days (or in the future): the (local) date. */
 export function relativeTime(iso: string, now = Date.now()): string {
   const t = Date.parse(iso);
   if (Number.isNaN(t)) return '?';
   const s = Math.floor((now - t) / 1000);
-  if (s < -60) return iso.slice(0, 10);
+  if (s < -60) return localTime(iso).slice(0, 10);
   if (s < 10) return 'just now';
   if (s < 60) return `${s}s ago`;
   if (s < 3600) return `${Math.floor(s / 60)}m ago`;
   if (s < 86_400) return `${Math.floor(s / 3600)}h ago`;
   if (s < 60 * 86_400) return `${Math.floor(s / 86_400)}d ago`;
-  return iso.slice(0, 10);
+  return localTime(iso).slice(0, 10);
 }
 
 /** 512 B, 1.5 KiB, 12 MiB, 3.2 GiB. */

@@ -1,13 +1,19 @@
 import { summaryOf } from './commands.js';
-import { type Command, parseCommand, UsageError } from './common.js';
+import { checkAction, type Command, parseCommand, UsageError, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { out } from './output.js';
 import type { StoreTarget } from './storeTarget.js';
 
 type PgTargetOf = Extract<StoreTarget, { kind: 'postgres' }>;
 
+const { store, 'store-env': storeEnv, 'pg-schema': pgSchema, help } = STORE_OPTIONS;
+/** Every option pg accepts (its usage lists each): a PostgreSQL store's, no workspace, no key (migrations read no sealed value). */
+const OPTIONS = { store, 'store-env': storeEnv, 'pg-schema': pgSchema, help, status: { type: 'boolean' }, json: { type: 'boolean' } } as const satisfies CommandOptions;
+
 export const pgCommand: Command = {
   name: 'pg',
   summary: summaryOf('pg'),
+  options: OPTIONS,
+  actions: { migrate: ['status', 'json'], status: ['json'] },
   usage: `Usage: session-sidecar pg migrate --store URL|--store-env NAME [--pg-schema NAME] [--json]
        session-sidecar pg migrate --status --store URL [--pg-schema NAME] [--json]
        session-sidecar pg status --store URL [--pg-schema NAME] [--json]
@@ -47,11 +53,11 @@ Options:
   -h, --help               this help
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, { status: { type: 'boolean' }, json: { type: 'boolean' } }, { min: 1, max: 1, names: 'migrate or status' });
+    const p = parseCommand(this, argv, OPTIONS, { min: 1, max: 1, names: 'migrate or status' });
     if (!p) return out(this.usage), 0;
     const action = p.positionals[0];
     if (action !== 'migrate' && action !== 'status') throw new UsageError(`unknown action '${action}' (migrate or status)`, this.name);
-    if (p.values.status === true && action !== 'migrate') throw new UsageError('--status goes with migrate', this.name);
+    checkAction(this, action, p.values);
     if (p.target.kind !== 'postgres') throw new UsageError('pg needs a PostgreSQL store (--store postgres://...)', this.name);
     const json = p.values.json === true;
     return action === 'status' || p.values.status === true ? status(p.target, json) : migrateSchema(p.target, json);

@@ -1,13 +1,19 @@
 import { summaryOf } from './commands.js';
 import { pruneSessions } from '../core/services/prune.js';
-import { checkDuration, type Command, openWritableStore, parseCommand, positiveInt, STORE_HELP, UsageError } from './common.js';
+import { checkDuration, type Command, openWritableStore, parseCommand, positiveInt, STORE_HELP, UsageError, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { consentOf, goAhead } from './consent.js';
+import { longWork } from './longWork.js';
+import { WorkInterrupted } from '../domain/work.js';
 import { humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
 import type { SessionPruneResult } from '../../protocol/index.js';
+
+/** Every option prune accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, 'older-than': { type: 'string' }, 'keep-last': { type: 'string' }, tag: { type: 'string', multiple: true }, 'dry-run': { type: 'boolean' }, yes: { type: 'boolean' }, json: { type: 'boolean' } } as const satisfies CommandOptions;
 
 export const pruneCommand: Command = {
   name: 'prune',
   summary: summaryOf('prune'),
+  options: OPTIONS,
   usage: `Usage: session-sidecar prune --older-than DURATION [--keep-last N] [--tag T]... [--dry-run] [--yes] [--json] [options]
 
 Moves the sessions last updated more than DURATION ago to the trash (session/delete: restorable
@@ -28,10 +34,7 @@ Options:
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, {
-      'older-than': { type: 'string' }, 'keep-last': { type: 'string' }, tag: { type: 'string', multiple: true },
-      'dry-run': { type: 'boolean' }, yes: { type: 'boolean' }, json: { type: 'boolean' },
-    }, { min: 0, max: 0, names: '' });
+    const p = parseCommand(this, argv, OPTIONS, { min: 0, max: 0, names: '' });
     if (!p) return out(this.usage), 0;
     const olderThan = p.values['older-than'] as string | undefined;
     if (olderThan === undefined) throw new UsageError('--older-than is required', this.name);
@@ -42,18 +45,27 @@ ${STORE_HELP}
     const consent = explicitDry ? 'refused' : consentOf(p.values);
     const opts = { olderThan, ...(keepLast !== undefined ? { keepLast } : {}), ...(tags ? { tags } : {}) };
     const store = await openWritableStore(p.target);
-    try {
-      let result = await pruneSessions(store, { ...opts, dryRun: consent !== 'given' }, Date.now());
-      if (result.dryRun && !explicitDry && result.sessions.length > 0) {
-        show(result, p.values.json === true, p.root);
-        if (!(await goAhead(consent, `Move ${result.sessions.length} session(s) to the trash?`, 'session-sidecar prune: nothing was moved'))) return 1;
-        result = await pruneSessions(store, { ...opts, dryRun: false }, Date.now());
+    const json = p.values.json === true;
+    return longWork('prune', 'run the same command again to move the rest', async (job) => {
+      // Interrupted: what was moved so far is shown as a finished prune's would be.
+      const run = (dryRun: boolean) => pruneSessions(store, { ...opts, dryRun }, Date.now(), undefined, { work: job.work }).catch((e: unknown) => {
+        const partial = (e as { result?: SessionPruneResult }).result;
+        if (e instanceof WorkInterrupted && partial && !partial.dryRun) job.progress.above(() => show(partial, json, p.root));
+        throw e;
+      });
+      try {
+        let result = await run(consent !== 'given');
+        if (result.dryRun && !explicitDry && result.sessions.length > 0) {
+          job.progress.above(() => show(result, json, p.root));
+          if (!(await goAhead(consent, `Move ${result.sessions.length} session(s) to the trash?`, 'session-sidecar prune: nothing was moved'))) return 1;
+          result = await run(false);
+        }
+        job.progress.above(() => show(result, json, p.root));
+        return 0;
+      } finally {
+        await store.closeAll();
       }
-      show(result, p.values.json === true, p.root);
-      return 0;
-    } finally {
-      await store.closeAll();
-    }
+    });
   },
 };
 

@@ -4,16 +4,26 @@ import { summaryOf } from './commands.js';
 import { nodeFs } from '../durable/fsLayer.js';
 import { StoreLayout } from '../backends/file/layout.js';
 import { rekeyStore } from '../backends/file/rekey.js';
-import { CliError, type Command, parseCommand, STORE_HELP, UsageError } from './common.js';
+import { CliError, type Command, parseCommand, STORE_HELP, UsageError, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { consentOf, goAhead } from './consent.js';
 import { KeyOptionError, loadKey } from './encryptionKey.js';
-import { out } from './output.js';
+import { err, out } from './output.js';
+import { longWork } from './longWork.js';
+import { FileSessionStore } from '../stores/fileStore.js';
+import { reindexSessions } from '../core/services/reindex.js';
+import { WorkInterrupted } from '../domain/work.js';
+import { isSessionId } from '../domain/ids.js';
 import type { StoreTarget } from './storeTarget.js';
 import type { StoreKey } from '../durable/storeKey.js';
+
+/** Every option rekey accepts (its usage lists each): the store's but --encryption-key-* (it takes --from-* and --to-*). */
+const { 'encryption-key-env': _env, 'encryption-key-file': _file, ...STORE_WITHOUT_KEY } = STORE_OPTIONS;
+const OPTIONS = { ...STORE_WITHOUT_KEY, 'from-env': { type: 'string' }, 'from-file': { type: 'string' }, 'to-env': { type: 'string' }, 'to-file': { type: 'string' }, decrypt: { type: 'boolean' }, yes: { type: 'boolean' } } as const satisfies CommandOptions;
 
 export const rekeyCommand: Command = {
   name: 'rekey',
   summary: summaryOf('rekey'),
+  options: OPTIONS,
   usage: `Usage: session-sidecar rekey --store DIR|URL [--from-env OLD | --from-file PATH] (--to-env NEW | --to-file PATH | --decrypt) [--yes]
 
 Rewrites every journal, archived generation, state value and blob of a file store from the
@@ -31,24 +41,18 @@ the same command is run again, and that run finishes the job. A sidecar serving 
 command changing it) refuses the rekey before anything is changed.
 
 Options:
-  --from-env NAME          the current key, base64 in $NAME (omit both --from options for a
-                           plaintext store: it is encrypted)
+  --from-env NAME          the current key, base64 in $NAME (without --from-env and
+                           --from-file the store is taken as plaintext, and encrypted)
   --from-file PATH         the current key read from PATH (mode 0600, owned by you)
   --to-env NAME            the new key, base64 in $NAME
   --to-file PATH           the new key read from PATH (mode 0600, owned by you)
   --decrypt                no new key: store every session in plaintext (only when asked so)
   --yes                    go ahead without asking (needed off a terminal)
-${STORE_HELP.split('\n').filter((l) => !/encryption-key|^\s{20,}the (same|key)/.test(l)).join('\n')}
+${STORE_HELP.replace(/ {2}--encryption-key-env[\s\S]*?(?= {2}-h, --help)/, '')}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, {
-      'from-env': { type: 'string' }, 'from-file': { type: 'string' }, 'to-env': { type: 'string' }, 'to-file': { type: 'string' },
-      decrypt: { type: 'boolean' }, yes: { type: 'boolean' },
-    }, { min: 0, max: 0, names: '' });
+    const p = parseCommand(this, argv, OPTIONS, { min: 0, max: 0, names: '' });
     if (!p) return out(this.usage), 0;
-    if (p.values['encryption-key-env'] !== undefined || p.values['encryption-key-file'] !== undefined) {
-      throw new UsageError('rekey takes --from-env/--from-file and --to-env/--to-file, not --encryption-key-*', this.name);
-    }
     let from;
     let to;
     try {
@@ -70,17 +74,35 @@ ${STORE_HELP.split('\n').filter((l) => !/encryption-key|^\s{20,}the (same|key)/.
       else out(`${what} ${p.root}: ${report.sessions} session(s), ${report.rewritten} value(s) rewritten, ${report.skipped} already done\n`);
       return 0;
     }
-    const report = await rekeyStore(new StoreLayout(p.target.root), { fs: { ...nodeFs }, ...(from ? { from } : {}), ...(to ? { to } : {}) });
-    if (report.rewritten === 0 && report.skipped === 0) {
-      out(`${p.root} is already ${to ? 'under the new key' : 'plaintext'}: nothing to do\n`);
+    const root = p.target.root;
+    return longWork('rekey', `run the same command again (with the same keys) to finish: the store is refused by sidecars until then`, async (job) => {
+      const report = await rekeyStore(new StoreLayout(root), { fs: { ...nodeFs }, ...(from ? { from } : {}), ...(to ? { to } : {}), work: job.work });
+      if (report.rewritten === 0 && report.skipped === 0) {
+        job.progress.above(() => out(`${p.root} is already ${to ? 'under the new key' : 'plaintext'}: nothing to do\n`));
+        return 0;
+      }
+      job.progress.above(() => out(`${what} ${p.root}: ${report.sessions} session(s), ${report.rewritten} file(s) rewritten, ${report.skipped} already done\n`));
+      // Index entries were removed with the old bytes: written anew from the new journals, so
+      // list stays as fast as before. Interrupted here, the store is served (entries are a cache).
+      const store = new FileSessionStore(root, to ? { encryptionKey: to } : {});
+      try {
+        const ids = fs.readdirSync(new StoreLayout(root).sessionsDir).filter(isSessionId).sort();
+        const r = await reindexSessions(store, ids, job.work).catch((e: unknown) => {
+          if (e instanceof WorkInterrupted) return undefined;
+          throw e;
+        });
+        if (!r) return 130;
+        for (const f of r.failed) job.progress.above(() => err(`session-sidecar rekey: ${f.sessionId}: no index entry written: ${f.message}`));
+      } finally {
+        await store.closeAll();
+      }
+      const evidence = filesIn(path.join(root, 'recovery'));
+      if (evidence > 0) {
+        job.progress.above(() => out(`note: recovery/ keeps ${evidence} file(s) of torn tails as they were written (not rewritten): remove them once inspected\n`));
+      }
+      job.progress.finish(`${report.sessions} session(s) ${what}`);
       return 0;
-    }
-    out(`${what} ${p.root}: ${report.sessions} session(s), ${report.rewritten} file(s) rewritten, ${report.skipped} already done\n`);
-    const evidence = filesIn(path.join(p.target.root, 'recovery'));
-    if (evidence > 0) {
-      out(`note: recovery/ keeps ${evidence} file(s) of torn tails as they were written (not rewritten): remove them once inspected\n`);
-    }
-    return 0;
+    });
   },
 };
 

@@ -1,6 +1,9 @@
 import type { OpenedSession, StoredRecord } from '../domain/types.js';
 import { AGENTS_ITEM_TYPE, agentsItemAsMessage } from './agentsItem.js';
-import { humanBytes, oneLine, safeText, type Style } from './output.js';
+import { langGraphView, MessageLedger } from './langgraphView.js';
+import { humanBytes, localTime, oneLine, safeText, type Style } from './output.js';
+import { argsText, blobLabel, contentText, shortJson } from './renderText.js';
+import { langGraphBlock } from './renderLangGraph.js';
 
 /**
  * The human transcript of `show` and `tail`: one block per record, a header line
@@ -17,6 +20,7 @@ export interface RenderOptions {
 const INDENT = '    ';
 const ARGS_CHARS = 160;
 const PAYLOAD_CHARS = 200;
+
 const OUTPUT_LINES = 12;
 const OUTPUT_CHARS = 1500;
 
@@ -25,73 +29,27 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
-/** Short JSON text of any value (strings as they are). */
-export function shortJson(value: unknown, max: number): string {
-  if (typeof value === 'string') return oneLine(safeText(value), max);
-  let text: string;
-  try {
-    text = JSON.stringify(value) ?? String(value);
-  } catch {
-    text = String(value);
-  }
-  return oneLine(safeText(text), max);
-}
-
-/** A reference to a string stored as a blob: {"$blob": "sha256:<hex>", "bytes": N}. */
-export function blobLabel(v: unknown): string | undefined {
-  if (!isObj(v) || typeof v.$blob !== 'string') return undefined;
-  const size = typeof v.bytes === 'number' ? `${humanBytes(v.bytes)}, ` : '';
-  return `[blob: ${size}${v.$blob.slice(0, 15)}…]`;
-}
-
-/** The readable text of a message's content: a string, or the text of its parts (others named). */
-export function contentText(content: unknown): string {
-  if (content === null || content === undefined) return '';
-  if (typeof content === 'string') return content;
-  const blob = blobLabel(content);
-  if (blob) return blob;
-  if (Array.isArray(content)) {
-    return content.map((part) => {
-      if (typeof part === 'string') return part;
-      if (blobLabel(part)) return blobLabel(part) as string;
-      if (isObj(part)) {
-        if (blobLabel(part.text)) return blobLabel(part.text) as string;
-        if (typeof part.text === 'string') return part.text;
-        if (typeof part.type === 'string') return `[${part.type}]`;
-      }
-      return `[${shortJson(part, 60)}]`;
-    }).join('\n');
-  }
-  if (isObj(content) && typeof content.text === 'string') return content.text;
-  return shortJson(content, PAYLOAD_CHARS);
-}
-
-/** Tool call arguments (JSON text from the provider) on one line: parsed and re-printed when possible. */
-export function argsText(args: unknown, max = ARGS_CHARS): string {
-  if (typeof args === 'string') {
-    try {
-      return shortJson(JSON.parse(args), max);
-    } catch {
-      return oneLine(safeText(args), max);
-    }
-  }
-  return shortJson(args, max);
-}
-
+/** A record's time, local (the header line gives the zone's offset). */
 function timeOf(ts: unknown): string {
-  return typeof ts === 'string' ? ts.replace('T', ' ').replace(/\.\d+Z$/, '').replace(/Z$/, '') : '';
+  return typeof ts === 'string' ? localTime(ts) : '';
 }
 
 export class TranscriptRenderer {
   /** Tool names by call id, to label tool results. */
   private readonly toolNames = new Map<string, string>();
+  /** The LangGraph messages shown so far (a checkpoint shows only the new ones). */
+  private readonly ledger = new MessageLedger();
 
   constructor(private readonly opts: RenderOptions) {}
+
+  get style(): Style {
+    return this.opts.style;
+  }
 
   header(session: OpenedSession, extra: string[] = []): string {
     const s = this.opts.style;
     const lines = [`${s.bold(safeText(session.title ?? '(untitled)'))}  ${s.dim(session.sessionId)}`];
-    const facts: string[] = [`created ${session.createdAt}`, `${session.lastSeq} records`];
+    const facts: string[] = [`created ${localTime(session.createdAt, true)}`, `${session.lastSeq} records`];
     if (session.cwd) facts.push(`cwd ${safeText(session.cwd)}`);
     const llm = [session.llm?.provider, session.llm?.model].filter(Boolean).join('/');
     if (llm) facts.push(`model ${safeText(llm)}`);
@@ -130,25 +88,36 @@ export class TranscriptRenderer {
   ]);
 
   /** A record's header line: `#seq  time  who  rest`. */
-  private head(rec: StoredRecord, who: string, rest = ''): string {
+  head(rec: StoredRecord, who: string, rest = ''): string {
     const s = this.opts.style;
     return `${s.dim(`#${rec.seq}`)} ${s.dim(timeOf(rec.ts))}  ${who}${rest ? `  ${rest}` : ''}\n`;
   }
 
   private message(rec: StoredRecord): string {
-    const s = this.opts.style;
     const m = isObj(rec.message) ? rec.message : {};
+    return this.head(rec, this.who(m)) + this.messageBody(m);
+  }
+
+  /** A message inside another record (a LangGraph checkpoint's or task's): its role line and body, indented. */
+  nestedMessage(m: Obj): string {
+    return `${this.who(m)}\n${this.messageBody(m)}`.replace(/\n$/, '').split('\n').map((l) => `${INDENT}${l}`.trimEnd()).join('\n') + '\n';
+  }
+
+  private who(m: Obj): string {
+    const s = this.opts.style;
     const role = str(m.role) ?? '?';
-    let who = this.role(role);
+    const who = this.role(role);
     if (role === 'tool') {
       const id = str(m.toolCallId);
       const name = str(m.name) ?? (id ? this.toolNames.get(id) : undefined);
-      who += s.dim(` ← ${safeText(name ?? 'result')}${id ? ` [${safeText(id)}]` : ''}`);
-    } else if (str(m.name)) who += s.dim(` (${safeText(m.name as string)})`);
-    let out = this.head(rec, who);
+      return who + s.dim(` ← ${safeText(name ?? 'result')}${id ? ` [${safeText(id)}]` : ''}`);
+    }
+    return str(m.name) ? who + s.dim(` (${safeText(m.name as string)})`) : who;
+  }
+
+  private messageBody(m: Obj): string {
     const text = contentText(m.content);
-    if (text !== '') out += this.body(text, role === 'tool');
-    return out + this.toolCalls(m.toolCalls);
+    return (text !== '' ? this.body(text, m.role === 'tool') : '') + this.toolCalls(m.toolCalls);
   }
 
   private interruption(rec: StoredRecord): string {
@@ -211,6 +180,8 @@ export class TranscriptRenderer {
   private event(rec: StoredRecord): string {
     const item = rec.type === AGENTS_ITEM_TYPE ? agentsItemAsMessage(rec.payload) : undefined;
     if (item) return this.message({ ...rec, message: item } as StoredRecord);
+    const graph = langGraphView(rec);
+    if (graph) return langGraphBlock(this, rec, graph, this.ledger);
     const s = this.opts.style;
     return this.head(rec, s.cyan('event'), `${safeText(String(rec.type ?? ''))}${rec.payload === null || rec.payload === undefined ? '' : `  ${s.dim(this.payload(rec.payload))}`}`);
   }
@@ -256,7 +227,8 @@ export class TranscriptRenderer {
     return `${INDENT}${s.yellow('→')} ${s.bold(safeText(name))}(${args})${id ? s.dim(` [${safeText(id)}]`) : ''}\n`;
   }
 
-  private payload(value: unknown): string {
+  /** A value in short JSON (in full with --full). */
+  payload(value: unknown): string {
     return shortJson(value, this.opts.full ? Number.MAX_SAFE_INTEGER : PAYLOAD_CHARS);
   }
 

@@ -1,14 +1,21 @@
 import { summaryOf } from './commands.js';
+import { JQ_HELP, JQ_OPTION, printJson } from './jq.js';
+import { SEARCH_FIELDS, selected, takeJsonFields } from './jsonFields.js';
+import { PAGER_HELP, PAGER_OPTIONS, usePager } from './pager.js';
 import type { SessionStore } from '../domain/types.js';
 import { type SearchHit, searchSessions } from '../core/services/search.js';
 import { MAX_SEARCH_LIMIT } from '../../protocol/methods/session.search.js';
-import { type Command, openSession, openStore, parseCommand, positiveInt, STORE_HELP, UsageError } from './common.js';
+import { type Command, openSession, openStore, parseCommand, positiveInt, STORE_HELP, UsageError, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { err, oneLine, out, safeText, stdoutStyle, table } from './output.js';
+
+/** Every option search accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, json: { type: 'boolean' }, session: { type: 'string', multiple: true }, limit: { type: 'string' }, ...PAGER_OPTIONS, ...JQ_OPTION } as const satisfies CommandOptions;
 
 export const searchCommand: Command = {
   name: 'search',
   summary: summaryOf('search'),
-  usage: `Usage: session-sidecar search TEXT [--session ID]... [--limit N] [--json] [options]
+  options: OPTIONS,
+  usage: `Usage: session-sidecar search TEXT [--session ID]... [--limit N] [--json [FIELDS]] [--jq EXPR] [options]
 
 Finds TEXT (case-insensitive) in the messages of the store's sessions, as session/search does:
 one line per matching message record — session, seq and a snippet — in (session, seq) order.
@@ -19,15 +26,21 @@ search index (pg migrate's migration 7); the hits are the same as reading every 
 Options:
   --session ID             search only this session (an id or a unique prefix; repeatable)
   --limit N                at most N hits (default 50)
-  --json                   the hits as one JSON array of {sessionId, seq, snippet}
+  --json [FIELDS]          the hits as one JSON array of {sessionId, seq, snippet}; with FIELDS
+                           (comma-separated, e.g. sessionId,seq) only those; TEXT goes first
+                           when it could be a field name
+${JQ_HELP}
+${PAGER_HELP}
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, { json: { type: 'boolean' }, session: { type: 'string', multiple: true }, limit: { type: 'string' } }, { min: 1, max: 1, names: 'TEXT' });
+    const j = takeJsonFields(argv, SEARCH_FIELDS, this.name, (w) => w.includes(',') || (SEARCH_FIELDS as readonly string[]).includes(w));
+    const p = parseCommand(this, j.argv, OPTIONS, { min: 1, max: 1, names: 'TEXT' });
     if (!p) return out(this.usage), 0;
     const query = p.positionals[0] as string;
     if (query.trim() === '') throw new UsageError('TEXT is empty', this.name);
     const limit = positiveInt(p.values.limit as string | undefined, '--limit', 50);
+    usePager(p.values);
     const store = await openStore(p.target);
     let hits: SearchHit[];
     let more = false;
@@ -38,8 +51,9 @@ ${STORE_HELP}
     } finally {
       await store.closeAll();
     }
-    if (p.values.json === true) {
-      out(`${JSON.stringify(hits, null, 2)}\n`);
+    if (p.values.json === true || p.values.jq !== undefined) {
+      await printJson(selected(hits, j.fields), p.values.jq as string | undefined, this.name);
+      if (more) err(`${hits.length} shown, more exist — use --limit to see more`);
       return 0;
     }
     if (hits.length === 0) {

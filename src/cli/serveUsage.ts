@@ -1,5 +1,15 @@
 import { commandList } from './commands.js';
 
+/** Every option of serve (src/cli.ts parseServe): its usage (USAGE) lists each (test/cli/helpFlags.test.ts). */
+export const SERVE_OPTIONS = {
+  store: { type: 'string' }, 'store-env': { type: 'string' }, workspace: { type: 'string' }, framing: { type: 'string', default: 'auto' },
+  'max-message-bytes': { type: 'string', default: String(32 << 20) }, 'log-level': { type: 'string' },
+  'lease-stale-ms': { type: 'string', default: '10000' }, 'pg-schema': { type: 'string' }, 'pg-pool-max': { type: 'string' },
+  'pg-pooler': { type: 'string' }, 'pg-listen-url': { type: 'string' }, 'pg-listen-url-env': { type: 'string' },
+  'encryption-key-env': { type: 'string' }, 'encryption-key-file': { type: 'string' },
+  help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' },
+} as const;
+
 /** `session-sidecar --help`: the commands and serve's options (src/cli.ts parseServe). */
 export const USAGE = `session-sidecar — durable, secret-safe session storage for AI agents, over stdio JSON-RPC 2.0
 
@@ -8,7 +18,7 @@ Usage:
   session-sidecar <command> [args]    inspect or manage a store (the inspection commands are
                                       read-only and safe while it is served; prune, trash
                                       restore/empty, rekey and migrate write)
-  session-sidecar --help | --version
+  session-sidecar --help (-h) | --version (-v)
 
 Commands (each takes --store DIR|URL / --store-env NAME / --workspace DIR; see
 'session-sidecar <command> --help'):

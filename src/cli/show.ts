@@ -1,16 +1,22 @@
 import { summaryOf } from './commands.js';
+import { PAGER_HELP, PAGER_OPTIONS, usePager } from './pager.js';
 import type { StoredRecord, SessionStore } from '../domain/types.js';
-import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError } from './common.js';
+import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { out, stdoutStyle } from './output.js';
 import { fullHistory, recordsOf } from './records.js';
 import { showSalvaged } from './salvage.js';
 import { TranscriptRenderer } from './render.js';
 import { usageLine } from './usageText.js';
+import { CHOICE_HELP, CHOICE_OPTIONS, choiceOf, chosenId, chosenIdIn } from './sessionChoice.js';
+
+/** Every option show accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, json: { type: 'boolean' }, raw: { type: 'boolean' }, all: { type: 'boolean' }, full: { type: 'boolean' }, salvage: { type: 'boolean' }, ...CHOICE_OPTIONS, ...PAGER_OPTIONS } as const satisfies CommandOptions;
 
 export const showCommand: Command = {
   name: 'show',
   summary: summaryOf('show'),
-  usage: `Usage: session-sidecar show <session-id> [--json | --raw] [options]
+  options: OPTIONS,
+  usage: `Usage: session-sidecar show <session-id> | --last | --cwd DIR [--json | --raw] [options]
 
 Prints a session as a readable transcript: messages by role (text content; other parts named),
 tool calls (name and abbreviated arguments), tool results, interruptions, turn records,
@@ -24,17 +30,19 @@ Options:
   --full                   do not abbreviate tool outputs, arguments and payloads
   --salvage                (a damaged session of a directory store) every record that still
                            verifies, and where the damaged lines are; reads only
+${CHOICE_HELP}
+${PAGER_HELP}
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, {
-      json: { type: 'boolean' }, raw: { type: 'boolean' }, all: { type: 'boolean' }, full: { type: 'boolean' }, salvage: { type: 'boolean' },
-    }, { min: 1, max: 1, names: 'session id' });
+    const p = parseCommand(this, argv, OPTIONS, { min: 0, max: 1, names: 'session id' });
     if (!p) return out(this.usage), 0;
     if (p.values.json && p.values.raw) throw new UsageError('--json and --raw exclude each other');
-    if (p.values.salvage) return showSalvaged(p.target, p.positionals[0] as string, { json: p.values.json === true, raw: p.values.raw === true, full: p.values.full === true });
+    const choice = choiceOf(p, this.name);
+    usePager(p.values);
+    if (p.values.salvage) return showSalvaged(p.target, await chosenIdIn(p.target, choice), { json: p.values.json === true, raw: p.values.raw === true, full: p.values.full === true });
     const store = await openStore(p.target);
-    const session = await openSession(store, p.positionals[0] as string);
+    const session = await openSession(store, await chosenId(store, choice));
     const id = session.sessionId;
     const renderer = new TranscriptRenderer({ style: stdoutStyle(), full: p.values.full === true });
     const marks = new Map<StoredRecord, string>();

@@ -3,14 +3,18 @@ import type { SessionSummary, SessionStore, UsageReport } from '../domain/types.
 import { sumUsage, usageLine } from './usageText.js';
 
 const NO_USAGE: Omit<UsageReport, 'lastSeq'> = { records: 0, total: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0, requests: 0 }, byModel: {} };
-import { type Command, listingOf, STORE_HELP } from './common.js';
+import { type Command, type CommandOptions, listingOf, STORE_HELP, STORE_OPTIONS } from './common.js';
 import { humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
 
 const TOP = 10;
 
+/** Every option stats accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, json: { type: 'boolean' }, all: { type: 'boolean' } } as const satisfies CommandOptions;
+
 export const statsCommand: Command = {
   name: 'stats',
   summary: summaryOf('stats'),
+  options: OPTIONS,
   usage: `Usage: session-sidecar stats [--all] [--json] [options]
 
 Counts the store's sessions, their records (last seqs: compacted records included) and bytes,
@@ -25,9 +29,9 @@ Options:
 ${STORE_HELP}
 `,
   async run(argv) {
-    const all = argv.includes('--all');
-    const listing = await listingOf(this, argv.filter((a) => a !== '--all'));
+    const listing = await listingOf(this, argv, OPTIONS);
     if (!listing) return out(this.usage), 0;
+    const all = listing.values.all === true;
     const rows = await withArchives(listing.store, listing.sessions);
     const usage = sumUsage(rows.map((r) => r.usage));
     await listing.store.closeAll();

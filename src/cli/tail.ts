@@ -1,14 +1,19 @@
 import { summaryOf } from './commands.js';
 import type { OpenedSession, StoredRecord, SessionStore } from '../domain/types.js';
-import { CliError, type Command, openSession, openStore, parseCommand, positiveInt, STORE_HELP } from './common.js';
+import { CliError, type Command, openSession, openStore, parseCommand, positiveInt, STORE_HELP, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { out, stdoutStyle } from './output.js';
 import { recordsOf } from './records.js';
 import { TranscriptRenderer } from './render.js';
+import { CHOICE_HELP, CHOICE_OPTIONS, choiceOf, chosenId } from './sessionChoice.js';
+
+/** Every option tail accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, lines: { type: 'string', short: 'n' }, follow: { type: 'boolean', short: 'f' }, raw: { type: 'boolean' }, full: { type: 'boolean' }, ...CHOICE_OPTIONS } as const satisfies CommandOptions;
 
 export const tailCommand: Command = {
   name: 'tail',
   summary: summaryOf('tail'),
-  usage: `Usage: session-sidecar tail <session-id> [-n N] [-f] [options]
+  options: OPTIONS,
+  usage: `Usage: session-sidecar tail <session-id> | --last | --cwd DIR [-n N] [-f] [options]
 
 Prints the last N records of a session in the transcript format of 'show'. With -f, then
 prints every record appended later — by any process, such as a running sidecar — until
@@ -19,16 +24,16 @@ Options:
   -f, --follow             keep printing records as they are appended
   --raw                    the records as JSON Lines instead of the transcript
   --full                   do not abbreviate tool outputs, arguments and payloads
+${CHOICE_HELP}
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, {
-      lines: { type: 'string', short: 'n' }, follow: { type: 'boolean', short: 'f' }, raw: { type: 'boolean' }, full: { type: 'boolean' },
-    }, { min: 1, max: 1, names: 'session id' });
+    const p = parseCommand(this, argv, OPTIONS, { min: 0, max: 1, names: 'session id' });
     if (!p) return out(this.usage), 0;
+    const choice = choiceOf(p, this.name);
     const n = positiveInt(p.values.lines as string | undefined, '-n', 20, 0);
     const store = await openStore(p.target);
-    const session = await openSession(store, p.positionals[0] as string);
+    const session = await openSession(store, await chosenId(store, choice));
     const renderer = new TranscriptRenderer({ style: stdoutStyle(), full: p.values.full === true });
     const print = (r: StoredRecord) => out(p.values.raw ? `${JSON.stringify(r)}\n` : renderer.record(r));
     const cursor = await printLast(store, session, n, print);

@@ -1,15 +1,24 @@
 import { summaryOf } from './commands.js';
+import { JQ_OPTION, printJson } from './jq.js';
+import { selected, takeJsonFields, TRASH_FIELDS } from './jsonFields.js';
 import { type EmptyTrashResult, emptyTrash, trashOf } from '../core/services/trash.js';
+import { longWork } from './longWork.js';
+import { WorkInterrupted } from '../domain/work.js';
 import type { TrashEntry } from '../domain/types.js';
-import { checkDuration, type Command, openStore, openWritableStore, parseCommand, STORE_HELP, UsageError } from './common.js';
+import { checkAction, checkDuration, type Command, type CommandOptions, openStore, openWritableStore, parseCommand, STORE_HELP, STORE_OPTIONS, UsageError } from './common.js';
 import { consentOf, goAhead } from './consent.js';
 import { humanBytes, oneLine, out, relativeTime, safeText, stdoutStyle, table } from './output.js';
+
+/** Every option trash accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, 'older-than': { type: 'string' }, 'dry-run': { type: 'boolean' }, yes: { type: 'boolean' }, json: { type: 'boolean' }, ...JQ_OPTION } as const satisfies CommandOptions;
 
 export const trashCommand: Command = {
   name: 'trash',
   summary: summaryOf('trash'),
-  usage: `Usage: session-sidecar trash list [--older-than DURATION] [--json] [options]
-       session-sidecar trash restore ID... [options]
+  options: OPTIONS,
+  actions: { list: ['older-than', 'json', 'jq'], restore: ['yes'], empty: ['older-than', 'dry-run', 'yes', 'json'] },
+  usage: `Usage: session-sidecar trash list [--older-than DURATION] [--json [FIELDS]] [--jq EXPR] [options]
+       session-sidecar trash restore ID... [--yes] [options]
        session-sidecar trash empty [--older-than DURATION] [--dry-run] [--yes] [--json] [options]
 
 The sessions deleted (session/delete, session/prune, 'session-sidecar prune') and kept in the
@@ -27,23 +36,29 @@ Options:
   --dry-run                (empty) list what would be removed; remove nothing, ask nothing
   --yes                    (empty, restore of several) go ahead without asking (needed off a
                            terminal)
-  --json                   the sessions as JSON
+  --json [FIELDS]          the sessions as JSON; for list, FIELDS (comma-separated) selects
+                           fields: ${TRASH_FIELDS.join(', ')}
+  --jq EXPR                (list) filter the JSON with jq EXPR (jq 1.8, built in; implies --json;
+                           strings print raw, as gh and jq -r do)
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, {
-      'older-than': { type: 'string' }, 'dry-run': { type: 'boolean' }, yes: { type: 'boolean' }, json: { type: 'boolean' },
-    }, { min: 0, max: 1000, names: 'list, restore or empty' });
+    const j = takeJsonFields(argv, TRASH_FIELDS, this.name, (w) => !['list', 'restore', 'empty'].includes(w));
+    const p = parseCommand(this, j.argv, OPTIONS, { min: 0, max: 1000, names: 'list, restore or empty' });
     if (!p) return out(this.usage), 0;
     const [action, ...ids] = p.positionals;
+    if (action !== undefined) checkAction(this, action, p.values);
     const olderThan = p.values['older-than'] as string | undefined;
     if (olderThan !== undefined) checkDuration(olderThan, '--older-than', this.name);
     const json = p.values.json === true;
+    if (j.fields && action !== 'list') throw new UsageError('--json FIELDS is for trash list', this.name);
     if (action === 'list') {
       if (ids.length > 0) throw new UsageError(`unexpected argument '${ids[0]}'`, this.name);
       const store = await openStore(p.target);
       try {
-        return show(await trashOf(store, olderThan), json, `nothing in the trash of ${p.root}`, '');
+        const entries = await trashOf(store, olderThan);
+        if (p.values.jq !== undefined) return await printJson(selected(entries, j.fields), p.values.jq as string, this.name), 0;
+        return show(entries, json, `nothing in the trash of ${p.root}`, '', j.fields);
       } finally {
         await store.closeAll();
       }
@@ -74,18 +89,25 @@ ${STORE_HELP}
       const consent = explicitDry ? 'refused' : consentOf(p.values);
       const opts = olderThan !== undefined ? { olderThan } : {};
       const store = await openWritableStore(p.target);
-      try {
-        let r = await emptyTrash(store, { ...opts, dryRun: consent !== 'given' }, Date.now());
-        if (r.dryRun && !explicitDry && r.sessions.length > 0) {
-          report(r, json);
-          if (!(await goAhead(consent, `Remove ${r.sessions.length} session(s) for good?`, 'session-sidecar trash empty: nothing was removed'))) return 1;
-          r = await emptyTrash(store, { ...opts, dryRun: false }, Date.now());
+      return longWork('trash empty', 'run the same command again to remove the rest', async (job) => {
+        const run = (dryRun: boolean) => emptyTrash(store, { ...opts, dryRun, work: job.work }, Date.now()).catch((e: unknown) => {
+          const partial = (e as { result?: EmptyTrashResult }).result;
+          if (e instanceof WorkInterrupted && partial && !partial.dryRun) job.progress.above(() => report(partial, json));
+          throw e;
+        });
+        try {
+          let r = await run(consent !== 'given');
+          if (r.dryRun && !explicitDry && r.sessions.length > 0) {
+            job.progress.above(() => report(r, json));
+            if (!(await goAhead(consent, `Remove ${r.sessions.length} session(s) for good?`, 'session-sidecar trash empty: nothing was removed'))) return 1;
+            r = await run(false);
+          }
+          job.progress.above(() => report(r, json));
+          return 0;
+        } finally {
+          await store.closeAll();
         }
-        report(r, json);
-        return 0;
-      } finally {
-        await store.closeAll();
-      }
+      });
     }
     throw new UsageError(action === undefined ? 'missing list, restore or empty' : `unknown action '${action}' (list, restore or empty)`, this.name);
   },
@@ -97,8 +119,8 @@ function report(r: EmptyTrashResult, json: boolean): void {
   for (const k of r.skipped) out(`skipped ${k.sessionId}: ${k.reason === 'open' ? 'in use by another process (being restored, or open for writing)' : 'a live session has this id (restored meanwhile)'}\n`);
 }
 
-function show(entries: TrashEntry[], json: boolean, none: string, verb: string): number {
-  if (json) return out(`${JSON.stringify(entries, null, 2)}\n`), 0;
+function show(entries: TrashEntry[], json: boolean, none: string, verb: string, fields?: string[]): number {
+  if (json) return out(`${JSON.stringify(selected(entries, fields), null, 2)}\n`), 0;
   if (entries.length === 0) return out(`${none}\n`), 0;
   const s = stdoutStyle();
   const now = Date.now();

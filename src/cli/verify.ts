@@ -1,19 +1,20 @@
 import { summaryOf } from './commands.js';
 import fs from 'node:fs';
-import tty from 'node:tty';
-import { type Finding, type SessionReport, type VerifyProgress, type VerifyReport, verifyStore } from '../backends/file/verify/index.js';
-import { CliError, type Command, parseCommand, STORE_HELP } from './common.js';
+import { type Finding, type SessionReport, type VerifyReport, verifyStore } from '../backends/file/verify/index.js';
+import { CliError, type Command, parseCommand, STORE_HELP, type CommandOptions, STORE_OPTIONS } from './common.js';
 import { humanBytes, out, stdoutStyle, type Style } from './output.js';
 import { readOnlyFs } from './readOnlyFs.js';
+import { longWork } from './longWork.js';
 import { verifyPostgres } from './verifyPg.js';
 
-/** A progress bar is drawn (on a terminal stderr) only for stores at least this large. */
-const LARGE_SESSIONS = 200;
-const LARGE_BYTES = 64 << 20;
+
+/** Every option verify accepts (its usage lists each). */
+const OPTIONS = { ...STORE_OPTIONS, json: { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean', short: 'v' } } as const satisfies CommandOptions;
 
 export const verifyCommand: Command = {
   name: 'verify',
   summary: summaryOf('verify'),
+  options: OPTIONS,
   usage: `Usage: session-sidecar verify [<session-id>] [options]
 
 Checks every session of the store (or one): each journal's header, checksums, canonical lines,
@@ -43,23 +44,19 @@ Options:
 ${STORE_HELP}
 `,
   async run(argv) {
-    const p = parseCommand(this, argv, {
-      json: { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean', short: 'v' },
-    }, { min: 0, max: 1, names: 'session id' });
+    const p = parseCommand(this, argv, OPTIONS, { min: 0, max: 1, names: 'session id' });
     if (!p) return out(this.usage), 0;
     if (p.target.kind === 'postgres') {
       const report = await verifyPostgres(p.target, p.positionals[0]);
       return finish(report, p.values);
     }
     if (!fs.lstatSync(p.root, { throwIfNoEntry: false })?.isDirectory()) throw new CliError(`no session store at ${p.root} (use --store DIR or --workspace DIR)`);
-    const bar = progressBar();
-    let report: VerifyReport;
-    try {
-      report = await verifyStore(p.root, { fs: readOnlyFs(), sessionId: p.positionals[0], onProgress: bar.update, ...(p.target.key ? { encryptionKey: p.target.key } : {}) });
-    } finally {
-      bar.clear();
-    }
-    return finish(report, p.values);
+    const key = p.target.key;
+    return longWork('verify', "nothing was reported; run 'session-sidecar verify' again", async (job) => {
+      const report = await verifyStore(p.root, { fs: readOnlyFs(), sessionId: p.positionals[0], work: job.work, ...(key ? { encryptionKey: key } : {}) });
+      job.progress.clear();
+      return finish(report, p.values);
+    });
   },
 };
 
@@ -116,24 +113,3 @@ function summary(r: SessionReport): string {
 }
 
 /** A progress bar on stderr, only when stderr is a terminal and the store is large. */
-function progressBar(): { update(p: VerifyProgress): void; clear(): void } {
-  const enabled = tty.isatty(2);
-  let drawn = false;
-  let last = 0;
-  return {
-    update(p) {
-      if (!enabled || (p.total < LARGE_SESSIONS && p.bytesTotal < LARGE_BYTES)) return;
-      const now = Date.now();
-      if (now - last < 100 && p.done < p.total) return;
-      last = now;
-      const width = 30;
-      const frac = p.bytesTotal > 0 ? p.bytesDone / p.bytesTotal : p.total > 0 ? p.done / p.total : 1;
-      const fill = Math.round(frac * width);
-      process.stderr.write(`\r\u001b[2Kverifying [${'#'.repeat(fill)}${'.'.repeat(width - fill)}] ${p.done}/${p.total} sessions, ${humanBytes(p.bytesDone)}/${humanBytes(p.bytesTotal)}`);
-      drawn = true;
-    },
-    clear() {
-      if (drawn) process.stderr.write('\r\u001b[2K');
-    },
-  };
-}

@@ -29,6 +29,7 @@ import { resolveSecrets } from '../domain/secrets/sessionSecrets.js';
 import { redactTokens } from '../domain/secrets/tokenRules.js';
 import type { SessionHeader } from '../domain/types.js';
 import type { TransferEnd } from './ends.js';
+import { type Work, WorkInterrupted } from '../domain/work.js';
 
 export interface MigrateSummary {
   sessions: number;
@@ -53,13 +54,19 @@ export interface MigrateOptions {
    * not land in the database it opens).
    */
   processSecrets?: readonly string[];
+  /** Progress, and a stop asked between sessions (domain/work.ts): each session is copied whole or not at all, a rerun skips those already there. */
+  work?: Work;
 }
 
 const BLOB_REF = /\{"\$blob":"sha256:([0-9a-f]{64})","bytes":(\d+)/g;
 
 export async function migrateStores(from: TransferEnd, to: TransferEnd, o: MigrateOptions): Promise<MigrateSummary> {
   const sum: MigrateSummary = { sessions: 0, alreadyThere: 0, refused: 0, records: 0, bytes: 0, blobs: 0, blobBytes: 0 };
-  for (const id of await from.ids()) {
+  const ids = await from.ids();
+  o.work?.phase?.('copying', ids.length, 'sessions');
+  for (const id of ids) {
+    if (await o.work?.shouldStop?.()) throw Object.assign(new WorkInterrupted(`${sum.sessions} session(s) copied`), { summary: sum });
+    o.work?.step?.();
     try {
       const outcome = await copySession(from, to, id, o, sum);
       o.progress(outcome);

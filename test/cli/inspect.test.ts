@@ -135,7 +135,7 @@ describe('session-sidecar show', () => {
 
   it.skipIf(!hasScript())('colors on a terminal, none with NO_COLOR', async () => {
     const f = await makeStore();
-    const inTty = (env: string) => spawnSync('script', ['-qec', `${env} ${process.execPath} ${CLI} show ${f.chat} --store ${f.root}`, '/dev/null'], { encoding: 'utf8' });
+    const inTty = (env: string) => spawnSync('script', ['-qec', `PAGER=cat ${env} ${process.execPath} ${CLI} show ${f.chat} --store ${f.root}`, '/dev/null'], { encoding: 'utf8' });
     const colored = inTty('NO_COLOR=');
     expect(colored.status, colored.stderr).toBe(0);
     expect(colored.stdout).toContain('\u001b[32m\u001b[1muser\u001b[22m\u001b[39m');
@@ -191,7 +191,7 @@ describe('session-sidecar export', () => {
     const r = await runCli(['export', f.chat, '--format', 'markdown', '--store', f.root]);
     expect(r.code, explain(r)).toBe(0);
     const md = r.stdout;
-    expect(md).toMatch(/^# Fix the build\n\n- \*\*Session:\*\* `\w+`\n- \*\*Created:\*\* [\d-]+ [\d:]+ UTC\n- \*\*Records:\*\* 8\n/);
+    expect(md).toMatch(/^# Fix the build\n\n- \*\*Session:\*\* `\w+`\n- \*\*Created:\*\* [\d-]+ [\d:]+ [+-]\d\d:\d\d\n- \*\*Records:\*\* 8\n/);
     expect(md).toContain('- **Working directory:** `/home/me/project`');
     expect(md).toContain('- **Model:** openai / gpt-test');
     expect(md).toContain('## System prompt\n\n```text\nYou are a careful engineer.\n```\n');

@@ -63,7 +63,7 @@ describe('list: finding sessions', () => {
 
   it('on a terminal, titles are cut so that every line fits its width', async () => {
     const { root } = await store();
-    const line = `stty cols 80; NO_COLOR=1 '${process.execPath}' '${CLI}' list --store '${root}'`;
+    const line = `stty cols 80; PAGER=cat NO_COLOR=1 '${process.execPath}' '${CLI}' list --store '${root}'`;
     const out = await new Promise<string>((resolve) => {
       const child = spawn('script', ['-qec', line, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
       let text = '';

@@ -3,7 +3,7 @@ import { explain, makeStore, runCli } from './helpers.js';
 
 /** Help texts, usage errors and failures of the subcommands: one line on stderr, exit 2 or 1. */
 
-const COMMANDS = ['list', 'show', 'tail', 'verify', 'export', 'stats'];
+const COMMANDS = ['list', 'show', 'tail', 'verify', 'export', 'stats', 'ui'];
 
 describe('help', () => {
   it('the top-level --help lists every subcommand next to serve', async () => {

@@ -137,7 +137,7 @@ describe('session-sidecar verify', () => {
     const r = await runCli(['verify', '-v', '--store', f.root]);
     expect(r.code, explain(r)).toBe(0);
     expect(r.stdout).toContain(`WARN ${f.chat}`);
-    expect(r.stdout).toContain(`warning: no index entry (rebuilt by the next list or writable open) (index/${f.chat}.json)`);
+    expect(r.stdout).toContain(`warning: no index entry (written by the next writable open of the session) (index/${f.chat}.json)`);
     expect(r.stdout).toMatch(new RegExp(`^OK {3}${f.fork}  4 records.*\n {7}note: the index entry is 1 record behind the journal \\(normal after a crash or while a sidecar writes\\) \\(index/${f.fork}\\.json\\)$`, 'm'));
   });
 

@@ -27,7 +27,7 @@ describe('Install (README)', () => {
     tarball = path.join(out, info!.filename);
     files = info!.files.map((f) => f.path);
     expect(fs.existsSync(tarball)).toBe(true);
-    for (const f of ['dist/src/cli.js', 'dist/clients/typescript/src/index.js', 'protocol/schema.json', 'protocol/vectors.json', 'README.md']) expect(files).toContain(f);
+    for (const f of ['dist/src/cli.js', 'dist/clients/typescript/src/index.js', 'protocol/schema.json', 'protocol/vectors.json', 'README.md', 'man/session-sidecar.1', 'docs/architecture.svg']) expect(files).toContain(f);
     expect(files.some((f) => f.startsWith('test/') || f.startsWith('src/'))).toBe(false);
   }, 120_000);
 

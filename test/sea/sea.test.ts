@@ -108,7 +108,7 @@ describe('the single executable (dist/sea/session-sidecar)', () => {
     const cases = [
       ['--version'], ['-v'], ['--help'], ['-h'], ['serve', '--help'], ['no-such-command'], ['serve', '--framing', 'nope'], ['conformance', '--list'],
       ...commands.map((cmd) => [cmd, '--help']),
-      ['list', '--store', store], ['list', '--store', store, '--json'], ['show', sessionId, '--store', store], ['export', sessionId, '--store', store],
+      ['list', '--store', store], ['list', '--store', store, '--json'], ['list', '--store', store, '--jq', '.[].title'], ['show', sessionId, '--store', store], ['export', sessionId, '--store', store],
       ['verify', '--store', store], ['stats', '--store', store], ['search', 'hello', '--store', store], ['trash', 'list', '--store', store],
     ];
     for (const args of cases) {

@@ -1,7 +1,7 @@
 /**
  * session/list's rows on the file backend (Backend.listByUpdate): every session's row from its
- * index entry when the entry still vouches for the journal (same inode and length: the bytes
- * it describes are the journal's, sessionIndex.ts), else from a read-only scan of the journal —
+ * index entry when the entry still vouches for the journal (its length, head and last line: the
+ * bytes it describes are the journal's, vouches below), else from a read-only scan of the journal —
  * which is not written back (a lister cannot know the bytes it saw were synced). A session that
  * cannot be read is left out and reported on the warning channel; it never fails the listing.
  *
@@ -14,6 +14,7 @@ import { StoreError } from '../../domain/errors.js';
 import { isSessionId } from '../../domain/ids.js';
 import type { ListedRow, ListNarrowing, UpdateCursor } from '../../core/port.js';
 import type { StoreLayout } from './layout.js';
+import { vouchesForJournal } from './journal/identity.js';
 import { type IndexEntry, readIndexEntry } from './sessionIndex.js';
 
 export interface ListSource {
@@ -63,9 +64,20 @@ function liveRow(src: ListSource, id: string, stamped: boolean): ListedRow | und
     // An index entry stands for the journal only while the journal is one open would accept: a
     // journal opened to group/others (open answers UnsafeStore) goes to the scan, which refuses it.
     const safe = st.isFile() && (st.mode & 0o077) === 0;
-    if (safe && entry && entry.hv === 1 && (!stamped || entry.iv === 1) && entry.bytes === st.size && entry.ino === st.ino) return rowOfEntry(entry);
+    if (safe && entry && entry.hv === 1 && (!stamped || entry.iv === 1) && entry.bytes === st.size && vouches(src, id, entry, st.ino)) return rowOfEntry(entry);
   }
   return scanned(src, id);
+}
+
+/**
+ * Whether the entry still describes the journal's bytes. An entry with a head is checked against
+ * the journal itself (its head, and the checksum of the line its length ends on: a few KiB read),
+ * so a copy's entries (cp -a, rsync: new inodes) serve as well as the original's, and a journal
+ * replaced by a compaction (a new head) is never described by an old entry. An entry of an older
+ * version (no head) is trusted on the same inode only.
+ */
+function vouches(src: ListSource, id: string, entry: IndexEntry, ino: number): boolean {
+  return entry.head === undefined ? entry.ino === ino : vouchesForJournal(src.fsl, src.layout.journal(id), entry);
 }
 
 function scanned(src: ListSource, id: string): ListedRow | undefined {

@@ -21,6 +21,7 @@ import { ensurePrivateDir } from '../../durable/durableFile.js';
 import { UnsafeFileError } from '../../durable/errors.js';
 import { keepTornTail, namesIn, removeCache, removeTemps, replaceFile, TempFile } from './rekeyFiles.js';
 import { openWith, sealedKeyId, sealWith } from './sealedFile.js';
+import { type Work, WorkInterrupted } from '../../domain/work.js';
 
 /**
  * `session-sidecar rekey`: rewrites a whole store from one key (`from`; absent: a plaintext store)
@@ -45,6 +46,8 @@ export interface RekeyOptions {
   to?: StoreKey;
   fs: FsLayer;
   leaseStaleMs?: number;
+  /** Progress, and a stop asked between sessions (domain/work.ts): the marker stays "rekey unfinished", every lease is released, a rerun goes on. */
+  work?: Work;
 }
 
 export interface RekeyReport {
@@ -90,7 +93,13 @@ export async function rekeyStore(layout: StoreLayout, opts: RekeyOptions): Promi
   const report: RekeyReport = { sessions: ids.length, rewritten: 0, skipped: 0 };
   try {
     if (!marker?.rekey) writeMarker(fsl, layout, { rekey: wanted });
-    for (const id of ids) rekeySession(fsl, layout, id, ciphers, report);
+    opts.work?.phase?.('rewriting', ids.length, 'sessions');
+    for (const id of ids) {
+      // A safe point: every file so far is whole under one key, the marker says "unfinished".
+      if (await opts.work?.shouldStop?.()) throw new WorkInterrupted(`${report.rewritten} file(s) rewritten`);
+      rekeySession(fsl, layout, id, ciphers, report);
+      opts.work?.step?.();
+    }
     rekeyBlobs(fsl, layout, ciphers, report);
     removeCache(fsl, path.join(layout.indexDir, 'list.cache'));
     writeMarker(fsl, layout, to ? { keyId: to.id } : undefined);

@@ -9,12 +9,15 @@ import { effectiveHeader, type HeaderState } from '../../domain/sessionUpdate.js
 import { asUsage, NO_USAGE, type UsageTotals } from '../../domain/usage.js';
 import type { SessionHeader, SessionSummary, TurnState } from '../../domain/types.js';
 import { fileAad } from './journal/cipher.js';
+import { headOf } from './journal/identity.js';
 import { openText, sealedLimit, sealText } from './sealedFile.js';
 
 /**
  * index/<id>.json: a derived summary of one journal. It is a cache: written atomically but
- * not fsynced (an append never waits for it), and trusted only while the journal's inode,
- * length and last checksum still match it; otherwise the journal is scanned.
+ * not fsynced (an append never waits for it), and trusted only while the journal's bytes still
+ * match it — its head (header line, generation, first seq) and the checksum of the line ending at
+ * the entry's length (journal/identity.ts); otherwise the journal is scanned. Nothing of the
+ * file's identity on disk is part of the check, so a copy of the store keeps its index.
  * Invariant: an entry vouches only for bytes known durable — written by a writer of this
  * process and synced, or fsynced by a write open — so it is written by writers only, never by a
  * process that merely read the journal (it cannot know whether the bytes it saw were synced).
@@ -22,7 +25,10 @@ import { openText, sealedLimit, sealText } from './sealedFile.js';
 export interface IndexEntry extends SessionSummary {
   v: 1;
   records: number;
+  /** The journal's inode when the entry was written: checked only for entries without a head (written by older versions). */
   ino: number;
+  /** The journal generation's head (journal/identity.ts headOf); absent in entries of older versions. */
+  head?: string;
   lastCrc: string;
   /** Turn state after the last record: an open that trusts the entry need not reduce the journal. */
   turn?: TurnState | null;
@@ -56,7 +62,8 @@ export function readIndexEntry(fsl: FsLayer, layout: StoreLayout, id: string, fi
     const ok = e && e.v === 1 && e.sessionId === id && Number.isSafeInteger(e.bytes) && Number.isSafeInteger(e.lastSeq)
       && Number.isSafeInteger(e.records) && typeof e.lastCrc === 'string' && typeof e.createdAt === 'string'
       && e.turn !== undefined // an entry without the turn state cannot vouch for it: scan instead
-      && e.usage !== undefined; // nor one without the usage totals
+      && e.usage !== undefined // nor one without the usage totals
+      && (e.head === undefined || typeof e.head === 'string');
     return ok ? e : undefined;
   } catch {
     return undefined;
@@ -111,7 +118,7 @@ export function entryOf(handle: JournalHandle, updatedAt?: string): IndexEntry {
     ...(header.cwd !== undefined ? { cwd: header.cwd } : {}), ...(header.tags ? { tags: header.tags } : {}),
     ...(position.header ? { header: position.header } : {}),
     updatedAt: updatedAt ?? latest(position.lastTs, header.createdAt), lastSeq: position.lastSeq, records: position.records,
-    bytes: position.bytes, ino, lastCrc: position.lastCrc, firstMessage, lastMessage, turn: position.turn ?? null,
+    bytes: position.bytes, ino, head: headOf(handle.headerCrc, handle.generation, handle.firstSeq), lastCrc: position.lastCrc, firstMessage, lastMessage, turn: position.turn ?? null,
     ...(position.runtime && position.runtime !== NO_RUNTIME ? { runtime: position.runtime } : {}),
     usage: position.usage ?? NO_USAGE,
   };

@@ -1,7 +1,7 @@
 import { summaryOf } from '../commands.js';
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
-import { CliError, type Command, UsageError } from '../common.js';
+import { CliError, type Command, type CommandOptions, UsageError } from '../common.js';
 import { out } from '../output.js';
 import { type Outcome, parseExpected, runSuite } from './runner.js';
 import { SCENARIOS } from './scenarios/index.js';
@@ -17,7 +17,7 @@ hex id of that store (a fresh name per store where the store is not a directory)
 message in both directions is checked against the protocol schema. Examples:
 
   session-sidecar conformance -- node dist/src/cli.js serve --store {store}
-  session-sidecar conformance -- node dist/src/cli.js serve --workspace {store} \
+  session-sidecar conformance -- node dist/src/cli.js serve --workspace {store} \\
       --store 'postgres:///db?host=/run/postgresql' --pg-schema s_{store-id}
 
 Options:
@@ -29,13 +29,19 @@ Options:
   --json FILE              write the structured results to FILE
   --timeout-ms N           how long to wait for any one answer (default 10000)
   -h, --help               this help
-
-Exit code: 0 when every check passed (expected failures aside), 1 otherwise, 2 for usage errors.
 `;
+
+/** Every option conformance accepts (its usage lists each). */
+const OPTIONS = {
+  framing: { type: 'string', default: 'both' }, scenario: { type: 'string', multiple: true }, list: { type: 'boolean' },
+  'expected-failures': { type: 'string' }, json: { type: 'string' }, 'timeout-ms': { type: 'string', default: '10000' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies CommandOptions;
 
 export const conformanceCommand: Command = {
   name: 'conformance',
   summary: summaryOf('conformance'),
+  options: OPTIONS,
   usage: USAGE,
   async run(argv) {
     const dash = argv.indexOf('--');
@@ -45,16 +51,12 @@ export const conformanceCommand: Command = {
     try {
       ({ values } = parseArgs({
         args: own, allowPositionals: false,
-        options: {
-          framing: { type: 'string', default: 'both' }, scenario: { type: 'string', multiple: true }, list: { type: 'boolean' },
-          'expected-failures': { type: 'string' }, json: { type: 'string' }, 'timeout-ms': { type: 'string', default: '10000' },
-          help: { type: 'boolean', short: 'h' },
-        },
+        options: OPTIONS,
       }));
     } catch (e) {
       throw new UsageError((e as Error).message);
     }
-    if (values.help) return out(USAGE), 0;
+    if (values.help) return out(this.usage), 0;
     if (values.list) {
       const width = Math.max(...SCENARIOS.map((s) => s.name.length));
       out(SCENARIOS.map((s) => `${s.name.padEnd(width)}  ${s.summary}\n`).join(''));

@@ -1,6 +1,7 @@
 import { StoreError } from '../../domain/errors.js';
 import { parseDuration, selectForPrune } from '../../domain/retention.js';
 import type { SessionStore, SessionSummary } from '../../domain/types.js';
+import { type Work, WorkInterrupted } from '../../domain/work.js';
 
 export interface PruneRequest {
   olderThan: string;
@@ -48,16 +49,21 @@ const PAGE = 500;
  * ahead. The result is the one selecting everything first gave (selectForPrune), in its order.
  */
 export async function pruneSessions(
-  store: SessionStore, req: PruneRequest, now: number, onMoved?: (id: string) => void, o: { pageSize?: number } = {},
+  store: SessionStore, req: PruneRequest, now: number, onMoved?: (id: string) => void, o: { pageSize?: number; work?: Work } = {},
 ): Promise<PruneResult> {
   const olderThanMs = parseDuration(req.olderThan, 'olderThan');
   const selection = { olderThanMs, tags: req.tags };
   const result: PruneResult = { dryRun: req.dryRun ?? false, sessions: [], skipped: [] };
   let matching = 0;
   let cursor: string | undefined;
+  // The total is not known before the last page: the progress counts the sessions looked at.
+  o.work?.phase?.(result.dryRun ? 'checking' : 'moving', 0, 'sessions looked at');
   do {
     const page = await store.list({ limit: o.pageSize ?? PAGE, ...(cursor ? { cursor } : {}) });
     for (const s of page.sessions as Array<SessionSummary & { tags?: string[] }>) {
+      // A safe point: every session so far is moved (or skipped) whole; a rerun finds the rest.
+      if (await o.work?.shouldStop?.()) throw Object.assign(new WorkInterrupted(`${result.sessions.length} session(s) moved`), { result });
+      o.work?.step?.();
       if (s.ephemeral || Date.parse(s.updatedAt) >= now - olderThanMs) continue;
       // A summary that carries tags (the effective ones, after session/update) is authoritative;
       // otherwise they are read from the stored header.

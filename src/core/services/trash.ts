@@ -1,6 +1,7 @@
 import { StoreError } from '../../domain/errors.js';
 import { parseDuration } from '../../domain/retention.js';
 import type { SessionStore, TrashEntry } from '../../domain/types.js';
+import { type Work, WorkInterrupted } from '../../domain/work.js';
 
 /** Why trash empty left a selected session: a live session has its id, or another process holds its lock. */
 export type TrashSkipReason = 'live' | 'open';
@@ -22,12 +23,16 @@ export interface EmptyTrashResult {
  * process holds is skipped ('open'), and a restore that comes while it runs waits its turn
  * (SessionLocked). Purges a crash cut short after their commit point are finished first.
  */
-export async function emptyTrash(store: SessionStore, opts: { olderThan?: string; dryRun?: boolean }, now: number): Promise<EmptyTrashResult> {
+export async function emptyTrash(store: SessionStore, opts: { olderThan?: string; dryRun?: boolean; work?: Work }, now: number): Promise<EmptyTrashResult> {
   const cutoff = opts.olderThan === undefined ? Infinity : now - parseDuration(opts.olderThan, 'olderThan');
   if (!opts.dryRun) await store.finishPurges?.();
   const selected = (await trashOf(store)).filter((e) => Date.parse(e.deletedAt) < cutoff);
   const result: EmptyTrashResult = { dryRun: opts.dryRun ?? false, sessions: [], skipped: [] };
+  opts.work?.phase?.(opts.dryRun ? 'checking' : 'removing', selected.length, 'sessions');
   for (const e of selected) {
+    // A safe point: each purge is whole (STORAGE.md, "Purge"); a rerun removes the rest.
+    if (await opts.work?.shouldStop?.()) throw Object.assign(new WorkInterrupted(`${result.sessions.length} session(s) removed`), { result });
+    opts.work?.step?.();
     if (opts.dryRun || !store.purgeTrashed) {
       // What it would do (or, for a store without purgeTrashed, a check apart from the purge):
       // a live session with the same id is never purged with it.

@@ -587,9 +587,11 @@ describe('the turn state on disk', () => {
     expect(await views()).toEqual([expected, expected, expected, expected]);
     fs.writeFileSync(indexOf(root, id), staleIndex, { mode: 0o600 });
     expect(await views()).toEqual([expected, expected, expected, expected]);
-    // an entry that vouches for nothing (another inode, garbage) is ignored too
+    // an entry that vouches for nothing (another generation's head; an older version's entry on another inode; garbage) is ignored too
     const entry = JSON.parse(fresh.toString()) as Record<string, unknown>;
-    fs.writeFileSync(indexOf(root, id), JSON.stringify({ ...entry, ino: 1, turn: null }), { mode: 0o600 });
+    fs.writeFileSync(indexOf(root, id), JSON.stringify({ ...entry, head: '00000000.3.9', turn: null }), { mode: 0o600 });
+    expect(await views()).toEqual([expected, expected, expected, expected]);
+    fs.writeFileSync(indexOf(root, id), JSON.stringify({ ...entry, head: undefined, ino: 1, turn: null }), { mode: 0o600 });
     expect(await views()).toEqual([expected, expected, expected, expected]);
     fs.writeFileSync(indexOf(root, id), 'not json', { mode: 0o600 });
     expect(await views()).toEqual([expected, expected, expected, expected]);

@@ -7,16 +7,17 @@ import { type IndexEntry, positionOf } from '../sessionIndex.js';
 import { baseState } from '../../../domain/sessionUpdate.js';
 import { summarizeRecord } from '../../../domain/summary.js';
 import type { SessionHeader } from '../../../domain/types.js';
-import { decodeLine, peekKind, peekSeq } from './format.js';
 import type { JournalCipher } from './cipher.js';
 import { keepTornTail } from './evidence.js';
-import { firstLine, lineEndingAt, readPrefix } from './lines.js';
+import { firstRecord, headOf, sameGeneration, vouchesForPrefix } from './identity.js';
 import { corrupt, crcOf, type JournalPosition, readHeader, type ScanResult, scanRecords, scanRecordsInSlices } from './scan.js';
 
 /** An open journal, verified up to `position`. */
 export interface JournalHandle {
   fd: number;
   ino: number;
+  /** The checksum of the header line (with generation and firstSeq: the head index entries record, identity.ts). */
+  headerCrc: string;
   /** The header line as created (never rewritten); position.header holds the updates' effect. */
   header: SessionHeader;
   /** Offset of the first record line. */
@@ -114,16 +115,20 @@ function verifyStart(fsl: FsLayer, id: string, fd: number, opts: OpenJournalOpti
   const { header, line, cipher } = readHeader(fsl, fd, st.size);
   if (header.sessionId !== id) throw corrupt(1, 'header names another session');
   const origin: JournalPosition = { bytes: line.end, lastSeq: 0, records: 0, lastCrc: crcOf(line.bytes) };
-  const hint = opts.hint && trustHint(fsl, fd, st.ino, st.size, line.end, opts.hint) ? opts.hint : undefined;
+  const headerCrc = crcOf(line.bytes);
+  const first = firstRecord(fsl, fd, line.end, st.size, cipher);
+  const head = headOf(headerCrc, first.generation, first.firstSeq);
+  const hint = opts.hint && vouchesForPrefix(fsl, fd, { head, ino: st.ino, size: st.size, dataStart: line.end }, opts.hint) ? opts.hint : undefined;
   const handle: JournalHandle = {
     fd,
     ino: st.ino,
+    headerCrc,
     header: headerOf(header),
     dataStart: line.end,
     // Always from the journal itself (one line): an index entry written before a compaction
     // can still match a later journal — same inode number reused, same header — and would
     // otherwise set firstSeq and generation of a journal that no longer starts that way.
-    ...firstRecord(fsl, fd, line.end, st.size, cipher),
+    ...first,
     position: hint ? positionOf(hint) : origin,
     firstMessage: hint?.firstMessage,
     lastMessage: hint?.lastMessage,
@@ -142,7 +147,7 @@ function verifyEnd(fsl: FsLayer, layout: StoreLayout, id: string, fd: number, ha
     return handle;
   }
   handle.position = scan.position;
-  if (scan.tail && opts.hint?.ino === handle.ino && scan.tail.offset < opts.hint.bytes) {
+  if (scan.tail && opts.hint && sameGeneration(opts.hint, headOf(handle.headerCrc, handle.generation, handle.firstSeq), handle.ino) && scan.tail.offset < opts.hint.bytes) {
     // The index vouches only for bytes known durable (written and synced by the writer, or synced
     // by a write open, before it wrote the entry): damage there is corruption, never a torn tail.
     throw corrupt(scan.position.records + 2, `${scan.tail.reason} in bytes the index records as committed`);
@@ -171,14 +176,6 @@ function noteSummary(handle: JournalHandle, record: Record<string, unknown>): vo
   handle.lastMessage = summary;
 }
 
-/** The index vouches for a prefix only if that prefix still ends where and how it says. */
-function trustHint(fsl: FsLayer, fd: number, ino: number, size: number, dataStart: number, hint: IndexEntry): boolean {
-  if (hint.ino !== ino || hint.bytes > size || hint.bytes < dataStart) return false;
-  if (hint.records === 0) return hint.bytes === dataStart && hint.lastSeq === 0;
-  const last = lineEndingAt(fsl, fd, hint.bytes, dataStart);
-  return last !== undefined && last.bytes.length > 10 && crcOf(last.bytes) === hint.lastCrc && peekSeq(last.bytes) === hint.lastSeq;
-}
-
 function headerOf(h: Record<string, unknown>): SessionHeader {
   const header: SessionHeader = { sessionId: String(h.sessionId), createdAt: String(h.createdAt) };
   for (const key of ['parent', 'turns', 'cwd', 'title', 'systemPrompt', 'llm', 'metadata', 'tags', 'secretEnv', 'keepScratch', 'blobThreshold', 'idempotency'] as const) {
@@ -197,25 +194,4 @@ function cutTornTail(fsl: FsLayer, layout: StoreLayout, id: string, fd: number, 
   fsl.ftruncateSync(fd, offset);
   fsl.fsyncSync(fd);
   return { bytes, evidence };
-}
-
-const CHECKPOINT_PREFIX = /^\{"seq":(\d{1,16}),"ts":"[^"\\]{1,40}","kind":"checkpoint","generation":(\d{1,16}),/;
-
-/**
- * Seq and generation of a journal's first record line (a checkpoint after a compaction), from
- * its first few hundred bytes when they show them; damage there is reported by the scan or the
- * read that meets the line.
- */
-function firstRecord(fsl: FsLayer, fd: number, dataStart: number, size: number, cipher?: JournalCipher): { firstSeq: number; generation: number } {
-  const prefix = readPrefix(fsl, fd, dataStart, Math.min(320, size - dataStart));
-  const seq = peekSeq(prefix);
-  if (seq === undefined) return { firstSeq: 1, generation: 0 };
-  const cp = CHECKPOINT_PREFIX.exec(prefix.toString('latin1'));
-  if (cp) return { firstSeq: seq, generation: Number(cp[2]) };
-  // A sealed line shows only its envelope: open it (a checkpoint, if any, is the first record line).
-  if (!cipher && (peekKind(prefix) !== undefined || !prefix.includes('"kind":"checkpoint"'))) return { firstSeq: seq, generation: 0 };
-  const first = firstLine(fsl, fd, dataStart, size); // a line of an older writer: parse it
-  const decoded = first?.terminated ? decodeLine(first.bytes, cipher) : undefined;
-  const generation = decoded?.ok && decoded.value.kind === 'checkpoint' ? Number(decoded.value.generation) : 0;
-  return { firstSeq: seq, generation: Number.isSafeInteger(generation) ? generation : 0 };
 }

@@ -3,6 +3,7 @@ import { openPrivate } from '../../../durable/durableFile.js';
 import { decodeLine } from './format.js';
 import { scanLines } from './lines.js';
 import { readHeader } from './scan.js';
+import type { JournalCipher } from './cipher.js';
 
 /**
  * Salvage of a damaged journal: every record line that verifies on its own (its checksum,
@@ -22,11 +23,17 @@ export interface DamagedSpan {
 }
 
 /** In file order: each verified record (as stored: `seq`, `ts`, its members; no `batchEnd`) or a damaged span. */
-export type SalvageEntry = { record: Record<string, unknown>; line: number } | { damaged: DamagedSpan };
+export type SalvageEntry = { record: Record<string, unknown>; line: number; batchEnd?: number } | { damaged: DamagedSpan };
 
 export interface Salvage {
   header: Record<string, unknown>;
   entries: SalvageEntry[];
+  /** The header line's bytes, as stored (repair.ts writes it again as it is). */
+  headerBytes: Buffer;
+  /** Each verified line's bytes, as stored, by line number (repair.ts copies them). */
+  lineBytes: Map<number, Buffer>;
+  /** The journal's cipher (an encrypted journal), for lines repair.ts adds. */
+  cipher?: JournalCipher;
 }
 
 export function salvageJournal(fsl: FsLayer, file: string): Salvage {
@@ -36,13 +43,15 @@ export function salvageJournal(fsl: FsLayer, file: string): Salvage {
     const st = fsl.fstatSync(fd);
     const head = readHeader(fsl, fd, st.size);
     const entries: SalvageEntry[] = [];
+    const lineBytes = new Map<number, Buffer>();
     let lineNo = 1;
     for (const line of scanLines(fsl, fd, head.line.end, st.size)) {
       lineNo += 1;
       const d = line.terminated ? decodeLine(line.bytes, head.cipher) : { ok: false as const, reason: 'unterminated (a torn tail)' };
       if (d.ok) {
-        const { batchEnd: _batchEnd, ...record } = d.value;
-        entries.push({ record, line: lineNo });
+        const { batchEnd, ...record } = d.value;
+        entries.push({ record, line: lineNo, ...(typeof batchEnd === 'number' ? { batchEnd } : {}) });
+        lineBytes.set(lineNo, Buffer.from(line.bytes));
         continue;
       }
       const prev = entries.at(-1);
@@ -52,7 +61,7 @@ export function salvageJournal(fsl: FsLayer, file: string): Salvage {
         last.bytes += line.end - line.start;
       } else entries.push({ damaged: { firstLine: lineNo, lastLine: lineNo, offset: line.start, bytes: line.end - line.start, reason: d.reason } });
     }
-    return { header: head.header, entries };
+    return { header: head.header, entries, headerBytes: Buffer.from(head.line.bytes), lineBytes, ...(head.cipher ? { cipher: head.cipher } : {}) };
   } finally {
     fsl.closeSync(fd);
   }

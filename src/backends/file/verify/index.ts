@@ -11,6 +11,7 @@ import { checkLayout, orphans, sessionBytes, sessionDirs, trashDirs } from './la
 import { FileChecks } from './permissions.js';
 import { type Finding, type Location, type SessionReport, type VerifyOptions, type VerifyProgress, type VerifyReport, verifyReport } from './report.js';
 import { SessionChecker } from './sessionCheck.js';
+import { WorkInterrupted } from '../../../domain/work.js';
 import { onceEach, settledReport } from './settle.js';
 
 /**
@@ -57,7 +58,7 @@ export async function verifyStore(root: string, opts: VerifyOptions = {}): Promi
     ...live.map((id) => ({ id, location: 'live' as const, bytes: sessionBytes(fc, id, 'live') })),
     ...trashed.map((id) => ({ id, location: 'trash' as const, bytes: sessionBytes(fc, id, 'trash') })),
   ];
-  const sessions = await verifySessions(fc, checker, work, opts.onProgress);
+  const sessions = await verifySessions(fc, checker, work, opts);
   if (!single) store.push(...orphans(fc, new Set(live)));
   await finishExtensions(running, { root: layout.root, layout, fsl, sessionIds: live, single }, store, sessions);
   return verifyReport(layout.root, store, sessions, checker.indexEntries);
@@ -80,16 +81,19 @@ function liveSessions(fc: FileChecks, sessionId: string | undefined, store: Find
 }
 
 /** Each session checked until a check saw it unchanged by any writer (settle.ts). */
-async function verifySessions(fc: FileChecks, checker: SessionChecker, work: readonly Work[], onProgress: VerifyOptions['onProgress']): Promise<SessionReport[]> {
+async function verifySessions(fc: FileChecks, checker: SessionChecker, work: readonly Work[], { onProgress, work: hooks }: VerifyOptions): Promise<SessionReport[]> {
+  hooks?.phase?.('verifying', work.length, 'sessions');
   const progress: VerifyProgress = { done: 0, total: work.length, bytesDone: 0, bytesTotal: work.reduce((a, w) => a + w.bytes, 0) };
   onProgress?.({ ...progress });
   const sessions: SessionReport[] = [];
   for (const [i, w] of work.entries()) {
+    if (await hooks?.shouldStop?.()) throw new WorkInterrupted(`${i} of ${work.length} sessions verified`);
     sessions.push(await settledReport(fc, w.id, w.location, () => (w.location === 'live' ? checker.verifyLive(w.id) : checker.verifyTrashed(w.id))));
     progress.done += 1;
     progress.bytesDone += w.bytes;
     onProgress?.({ ...progress });
-    if (i % 16 === 15) await breathe(); // let signals and timers run
+    hooks?.step?.();
+    if (!hooks?.shouldStop && i % 16 === 15) await breathe(); // let signals and timers run
   }
   return sessions;
 }

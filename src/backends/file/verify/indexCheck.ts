@@ -1,6 +1,7 @@
 import { peekSeq } from '../journal/format.js';
 import { lineEndingAt } from '../journal/lines.js';
 import { crcOf } from '../journal/scan.js';
+import { headOf, sameGeneration } from '../journal/identity.js';
 import { type IndexEntry, readIndexEntry } from '../sessionIndex.js';
 import { FILE_MODE, READ_FLAGS } from './common.js';
 import type { ScannedJournal } from './journalCheck.js';
@@ -17,7 +18,7 @@ export function verifyIndex(fc: FileChecks, id: string, file: string, journal: S
   const rel = fc.rel(file);
   const st = fc.fsl.lstatSync(file);
   if (!st) {
-    if (journal) out.push(unlessWriting({ severity: 'warning', check: 'index', message: 'no index entry (rebuilt by the next list or writable open)', file: rel }, writerLive(fc, id)));
+    if (journal) out.push(unlessWriting({ severity: 'warning', check: 'index', message: 'no index entry (written by the next writable open of the session)', file: rel }, writerLive(fc, id)));
     return false;
   }
   if (st.isSymbolicLink() || !st.isFile()) {
@@ -34,14 +35,21 @@ export function verifyIndex(fc: FileChecks, id: string, file: string, journal: S
   return true;
 }
 
+/** The head of the scanned journal, as its index entry records it (journal/identity.ts). */
+function headOfScanned(journal: ScannedJournal): string {
+  const generation = journal.checkpoint && journal.firstSeq === Number(journal.checkpoint.seq) ? Number(journal.checkpoint.generation) : 0;
+  return headOf(crcOf(journal.headerLine), Number.isSafeInteger(generation) ? generation : 0, journal.firstSeq);
+}
+
 function drift(out: Finding[], rel: string, field: string, has: unknown, want: unknown): void {
   out.push({ severity: 'error', check: 'index', file: rel, message: `index drift: ${field} is ${show(has)} but the journal says ${show(want)}` });
 }
 
 function compareEntry(fc: FileChecks, rel: string, entry: IndexEntry, journal: ScannedJournal, out: Finding[]): void {
   if (entry.createdAt !== journal.header.createdAt) drift(out, rel, 'createdAt', entry.createdAt, journal.header.createdAt);
-  if (entry.ino !== journal.ino) {
+  if (!sameGeneration(entry, headOfScanned(journal), journal.ino)) {
     // A compaction replaces the journal, then rewrites the entry: between the two, a live writer's.
+    // (A copy of the store keeps the head: an entry is judged by the journal's bytes, not its inode.)
     out.push(unlessWriting({ severity: 'warning', check: 'index', file: rel, message: 'the index entry describes a journal file that was replaced (stale; rebuilt by the next open)' }, writerLive(fc, entry.sessionId)));
     return;
   }

@@ -3,10 +3,16 @@ import { readPrivateSmall } from '../../../durable/durableFile.js';
 import type { FileChecks } from './permissions.js';
 import type { Finding } from './report.js';
 
-/** recovery/<id>/: torn tails cut by recovery, kept as evidence. Their presence is reported. */
+/** recovery/<id>/: torn tails cut by recovery, and journals replaced by `repair` (backends/file/repair.ts), kept as evidence. Their presence is reported. */
 export function verifyRecovery(fc: FileChecks, dir: string, out: Finding[]): void {
   if (!fc.directory(dir, out)) return;
   for (const { name, path: p, st } of fc.entries(dir)) {
+    const repaired = /^(\d+)-damaged-journal\.jsonl$/.exec(name);
+    if (repaired && st.isFile()) {
+      fc.fileMode(st, p, out);
+      out.push({ severity: 'note', check: 'recovery', file: fc.rel(p), message: `recovery evidence: the damaged journal (${st.size} bytes) replaced by repair on ${new Date(Number(repaired[1])).toISOString()}` });
+      continue;
+    }
     const m = /^(\d+)-(\d+)\.torn$/.exec(name);
     if (!m || !st.isFile()) {
       out.push({ severity: 'warning', check: 'recovery', message: 'unexpected entry among the recovery evidence', file: fc.rel(p) });

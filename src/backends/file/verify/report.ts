@@ -1,3 +1,4 @@
+import type { Work } from '../../../domain/work.js';
 import type { StoreKey } from '../../../durable/storeKey.js';
 import type { FsLayer } from '../../../durable/fsLayer.js';
 import type { StoreLayout } from '../layout.js';
@@ -102,6 +103,8 @@ export interface VerifyOptions {
   fs?: FsLayer;
   /** Called after each session (and once at the start) with the work done so far. */
   onProgress?: (p: VerifyProgress) => void;
+  /** Progress, and a stop asked between sessions (domain/work.ts): verify then throws WorkInterrupted (it writes nothing, so any point is safe). */
+  work?: Work;
   /** Extensions to run instead of VERIFY_EXTENSIONS. */
   extensions?: readonly VerifyExtension[];
   /** Also verify deleted sessions in trash/ (default true; ignored with sessionId). */
