@@ -37,14 +37,14 @@ function adviceFor(f: Finding, file: string | undefined, root: string, store: st
     case 'lease':
       return `nothing is lost: the next sidecar that opens the session takes the lease over (after --lease-stale-ms). To clear it now, while no sidecar serves this store: rm -r ${q} ${shellWord(`${file ?? root}.holder.json`)}`;
     case 'index':
-      if (/no index entry|not valid|replaced/.test(f.message)) return `nothing is lost (the index is a cache): the next sidecar that serves this store rebuilds it (session-sidecar serve ${store})`;
+      if (/no index entry|not valid|replaced/.test(f.message)) return `nothing is lost (the index is a cache): session-sidecar reindex ${store} rebuilds every entry (a sidecar that opens the session for writing does too)`;
       if (/temporary file/.test(f.message)) return `remove it while no sidecar serves this store: rm ${q}`;
       if (/does not exist/.test(f.message)) return `remove the orphan entry while no sidecar serves this store: rm ${q}`;
       return `the index disagrees with the journal: ${details} for details; the entry is a cache: rm ${q} while no sidecar serves the store, and the next one rebuilds it`;
     case 'journal':
     case 'archive':
       if (f.severity === 'warning' && /torn/.test(f.message)) return `the next sidecar that opens the session cuts the torn tail and keeps it under recovery/; ${details} for details`;
-      return `${details} for details; session-sidecar show --salvage ${sessionId ?? '<id>'} ${store} reads what is intact, export --salvage saves it`;
+      return `${details} for details; session-sidecar show --salvage ${sessionId ?? '<id>'} ${store} reads what is intact, export --salvage saves it, and session-sidecar repair ${sessionId ?? '<id>'} ${store} --yes rewrites it of its intact records (the damaged journal kept under recovery/)`;
     case 'layout':
       if (/\.gitignore/.test(f.message)) return `printf '*\\n' > ${shellWord(path.join(root, '.gitignore'))} && chmod 600 ${shellWord(path.join(root, '.gitignore'))}`;
       if (/folder missing/.test(f.message)) return `a sidecar creates it on start (session-sidecar serve ${store})`;
