@@ -20,7 +20,9 @@ import type { SessionStore } from './domain/types.js';
 import { DEFAULT_PG_SCHEMA, isPostgresUrl } from './backends/postgres/url.js';
 import { packageInfo } from './version.js';
 import type { StoreKey } from './durable/storeKey.js';
-import { KeyOptionError, storeKeyFrom } from './cli/encryptionKey.js';
+import { KeyOptionError, keyFromSettings } from './cli/encryptionKey.js';
+import { ConfigError, loadConfigs } from './cli/config.js';
+import { resolveSettings, type Settings } from './cli/settings.js';
 import { storeOption, StoreEnvError } from './cli/storeEnv.js';
 
 redirectConsoleToStderr(); // before anything else can print: stdout is for protocol frames
@@ -53,18 +55,30 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
   if ((command !== undefined && command !== 'serve') || extra.length > 0) {
     throw new UsageError(`unknown command: ${positionals.join(' ')}`);
   }
-  let store: string | undefined;
   let listen: string | undefined;
+  let settings: Settings;
   try {
-    store = storeOption(values.store, values['store-env']);
     listen = storeOption(values['pg-listen-url'], values['pg-listen-url-env'], { value: '--pg-listen-url', env: '--pg-listen-url-env' });
+    settings = resolveSettings({
+      ...(values.store !== undefined ? { store: values.store } : {}), ...(values['store-env'] !== undefined ? { storeEnv: values['store-env'] } : {}),
+      ...(values.workspace !== undefined ? { workspace: values.workspace } : {}), ...(values['pg-schema'] !== undefined ? { pgSchema: values['pg-schema'] } : {}),
+      ...(values['encryption-key-env'] !== undefined ? { keyEnv: values['encryption-key-env'] } : {}),
+      ...(values['encryption-key-file'] !== undefined ? { keyFile: values['encryption-key-file'] } : {}),
+      ...(values['log-level'] !== undefined ? { logLevel: values['log-level'] } : {}),
+    }, loadConfigs(values.workspace ?? process.cwd()));
   } catch (e) {
-    throw e instanceof StoreEnvError ? new UsageError(e.message) : e;
+    if (e instanceof StoreEnvError) throw new UsageError(e.message);
+    throw e; // a ConfigError (a config file or variable refused) ends the start, naming it
   }
-  const url = postgresStore(store, values.workspace);
-  if (store !== undefined && values.workspace !== undefined && !url) throw new UsageError(`${values['store-env'] !== undefined ? '--store-env' : '--store'} and --workspace exclude each other`);
+  const store = settings.store.value;
+  const url = isPostgresUrl(store) ? store : undefined;
+  // With a PostgreSQL store, --workspace is where tool scratch goes; with a directory, it names the store.
+  if ((values.store !== undefined || values['store-env'] !== undefined) && values.workspace !== undefined && !url) {
+    throw new UsageError(`${values['store-env'] !== undefined ? '--store-env' : '--store'} and --workspace exclude each other`);
+  }
+  const schema = settings.pgSchema?.value;
   if (values['pg-schema'] !== undefined && !url) throw new UsageError('--pg-schema needs a PostgreSQL store (--store postgres://...)');
-  if (values['pg-schema'] !== undefined && !PG_SCHEMA.test(values['pg-schema'])) throw new UsageError('--pg-schema must match [a-z_][a-z0-9_]{0,62}');
+  if (schema !== undefined && !PG_SCHEMA.test(schema)) throw new UsageError('--pg-schema must match [a-z_][a-z0-9_]{0,62}');
   if (values['pg-pool-max'] !== undefined && !url) throw new UsageError('--pg-pool-max needs a PostgreSQL store (--store postgres://...)');
   if ((values['pg-pooler'] !== undefined || listen !== undefined) && !url) throw new UsageError('--pg-pooler and --pg-listen-url need a PostgreSQL store (--store postgres://...)');
   if (values['pg-pooler'] !== undefined && values['pg-pooler'] !== 'transaction') throw new UsageError('--pg-pooler must be transaction');
@@ -79,11 +93,11 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
   if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1024) throw new UsageError('--max-message-bytes must be an integer >= 1024');
   const leaseStaleMs = Number(values['lease-stale-ms']);
   if (!Number.isSafeInteger(leaseStaleMs) || leaseStaleMs < 5000 || leaseStaleMs > 15000) throw new UsageError('--lease-stale-ms must be an integer from 5000 to 15000');
-  const logLevel = values['log-level'] as LogLevel;
+  const logLevel = settings.logLevel.value;
   if (!['error', 'warn', 'info', 'debug'].includes(logLevel)) throw new UsageError('--log-level must be error, warn, info or debug');
   let key: StoreKey | undefined;
   try {
-    key = storeKeyFrom({ env: values['encryption-key-env'], file: values['encryption-key-file'] });
+    key = keyFromSettings(settings);
   } catch (e) {
     throw e instanceof KeyOptionError ? new KeyError(e.message) : e;
   }
@@ -95,27 +109,15 @@ function parseServe(argv: string[]): ServeArgs | 'help' | 'version' {
   }
   if (url) {
     const localRoot = path.resolve(values.workspace ?? process.cwd(), '.session-sidecar');
-    return { store: url, pg: { schema: values['pg-schema'] ?? DEFAULT_PG_SCHEMA, localRoot, ...(poolMax !== undefined ? { poolMax } : {}), ...pooler, ...listenUrl }, ...common };
+    return { store: url, pg: { schema: schema ?? DEFAULT_PG_SCHEMA, localRoot, ...(poolMax !== undefined ? { poolMax } : {}), ...pooler, ...listenUrl }, ...common };
   }
-  return { store: storeRoot(store, values.workspace), ...common };
+  return { store, ...common };
 }
 
 const PG_SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** How long `serve` waits for a PostgreSQL store that is down at start (SESSION_SIDECAR_PG_START_WAIT_MS overrides). */
 const PG_START_WAIT_MS = Number(process.env.SESSION_SIDECAR_PG_START_WAIT_MS ?? 30_000);
-
-/** The PostgreSQL URL of --store (or of $SESSION_SIDECAR_STORE when neither --store nor --workspace is given). */
-function postgresStore(store: string | undefined, workspace: string | undefined): string | undefined {
-  const chosen = store ?? (workspace === undefined ? process.env.SESSION_SIDECAR_STORE : undefined);
-  return chosen !== undefined && isPostgresUrl(chosen) ? chosen : undefined;
-}
-
-function storeRoot(store: string | undefined, workspace: string | undefined): string {
-  if (store !== undefined) return path.resolve(store);
-  if (workspace === undefined && process.env.SESSION_SIDECAR_STORE) return path.resolve(process.env.SESSION_SIDECAR_STORE);
-  return path.resolve(workspace ?? process.cwd(), '.session-sidecar');
-}
 
 /**
  * The served store: the durable one (file or PostgreSQL) behind the router that keeps ephemeral
@@ -247,7 +249,7 @@ main(process.argv.slice(2)).then(
       process.stderr.write(`session-sidecar: ${(err as Error).message}\n${USAGE}`);
       process.exit(2);
     }
-    const what = err instanceof StoreError || err instanceof KeyError ? err.message : `${(err as Error).name ?? 'error'} ${(err as { code?: string }).code ?? ''}`;
+    const what = err instanceof StoreError || err instanceof KeyError || err instanceof ConfigError ? err.message : `${(err as Error).name ?? 'error'} ${(err as { code?: string }).code ?? ''}`;
     process.stderr.write(`session-sidecar: cannot start: ${what}\n`);
     process.exit(1);
   },

@@ -24,6 +24,7 @@ export const COMMANDS = [
   { name: 'migrate', summary: 'copy every session of a store into another (directory <-> PostgreSQL), verified', load: async () => (await import('./migrate.js')).migrateCommand },
   { name: 'pg', summary: 'PostgreSQL store administration: migrate the schema as its owner before a rollout; status', load: async () => (await import('./pg.js')).pgCommand },
   { name: 'rekey', summary: 'change the encryption key of a store, directory or PostgreSQL (or encrypt or decrypt it), crash-safely', load: async () => (await import('./rekey.js')).rekeyCommand },
+  { name: 'doctor', summary: 'check the configuration and the store (modes, dead leases, index, disk, encryption, PostgreSQL) and say what to do', load: async () => (await import('./doctor.js')).doctorCommand },
   { name: 'completion', summary: 'the completion script of bash, zsh or fish (commands, flags, session ids)', load: async () => (await import('./completion.js')).completionCommand },
   { name: 'conformance', summary: 'run the protocol conformance suite against a server command', load: async () => (await import('./conformance/index.js')).conformanceCommand },
 ] as const satisfies ReadonlyArray<{ name: string; summary: string; load: () => Promise<Command> }>;

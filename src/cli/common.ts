@@ -9,8 +9,10 @@ import { readOnlyFs } from './readOnlyFs.js';
 import { openReadOnlyBackend, openReadOnlyPgStore, type StoreTarget, targetOf } from './storeTarget.js';
 import { parseDuration } from '../domain/retention.js';
 import type { StoreKey } from '../durable/storeKey.js';
-import { KeyOptionError, storeKeyFrom } from './encryptionKey.js';
-import { storeOption, StoreEnvError } from './storeEnv.js';
+import { KeyOptionError, keyFromSettings } from './encryptionKey.js';
+import { ConfigError, loadConfigs } from './config.js';
+import { resolveSettings, type Settings } from './settings.js';
+import { StoreEnvError } from './storeEnv.js';
 
 /** A command-line mistake: one line on stderr, exit code 2. */
 export class UsageError extends Error {
@@ -93,19 +95,34 @@ export const STORE_HELP = `  --store DIR|URL          the store (default: <works
                               or $SESSION_SIDECAR_ENCRYPTION_KEY_FILE (a path)
   -h, --help               this help`;
 
-/** The store: --store (or --store-env NAME: $NAME), then --workspace DIR/.session-sidecar, then $SESSION_SIDECAR_STORE, then cwd. */
-export function storeTargetOf(given: string | undefined, workspace: string | undefined, schema: string | undefined, storeEnv?: string): StoreTarget {
-  let store: string | undefined;
+/**
+ * The effective settings of a command (settings.ts: flag > environment > workspace config file >
+ * user config file): a flag mistake is a UsageError, a config file or variable refused a CliError.
+ */
+export function commandSettings(values: Parsed['values']): Settings {
+  const str = (k: string) => values[k] as string | undefined;
+  const store = str('store');
+  const storeEnv = str('store-env');
+  const workspace = str('workspace');
+  if ((store !== undefined || storeEnv !== undefined) && workspace !== undefined) throw new UsageError(`${storeEnv !== undefined ? '--store-env' : '--store'} and --workspace exclude each other`);
   try {
-    store = storeOption(given, storeEnv);
+    const files = loadConfigs(workspace ?? process.cwd());
+    return resolveSettings({
+      ...(store !== undefined ? { store } : {}), ...(storeEnv !== undefined ? { storeEnv } : {}), ...(workspace !== undefined ? { workspace } : {}),
+      ...(str('pg-schema') !== undefined ? { pgSchema: str('pg-schema') as string } : {}),
+      ...(str('encryption-key-env') !== undefined ? { keyEnv: str('encryption-key-env') as string } : {}),
+      ...(str('encryption-key-file') !== undefined ? { keyFile: str('encryption-key-file') as string } : {}),
+    }, files);
   } catch (e) {
-    throw e instanceof StoreEnvError ? new UsageError(e.message) : e;
+    if (e instanceof StoreEnvError) throw new UsageError(e.message);
+    if (e instanceof ConfigError) throw new CliError(e.message);
+    throw e;
   }
-  if (store !== undefined && workspace !== undefined) throw new UsageError(`${storeEnv !== undefined ? '--store-env' : '--store'} and --workspace exclude each other`);
-  const usage = (m: string) => new UsageError(m);
-  if (store !== undefined) return targetOf(store, schema, usage);
-  if (workspace === undefined && process.env.SESSION_SIDECAR_STORE) return targetOf(process.env.SESSION_SIDECAR_STORE, schema, usage);
-  return targetOf(path.resolve(workspace ?? process.cwd(), '.session-sidecar'), schema, usage);
+}
+
+/** The store a command works on, from its settings. */
+export function storeTargetOf(settings: Settings): StoreTarget {
+  return targetOf(settings.store.value, settings.pgSchema?.value, (m) => new UsageError(m));
 }
 
 /**
@@ -118,6 +135,8 @@ export interface Parsed {
   /** What may be printed of the store: its directory, or its URL without the password. */
   root: string;
   target: StoreTarget;
+  /** The effective settings (and where each came from). */
+  settings: Settings;
 }
 
 /**
@@ -140,20 +159,22 @@ export function parseCommand(
   if (n < positionals.min) throw new UsageError(`missing ${positionals.names}`, command.name);
   if (n > positionals.max) throw new UsageError(`unexpected argument '${parsed.positionals[positionals.max]}'`, command.name);
   let target: StoreTarget;
+  let settings: Settings;
   try {
-    target = storeTargetOf(values.store as string | undefined, values.workspace as string | undefined, values['pg-schema'] as string | undefined, values['store-env'] as string | undefined);
+    settings = commandSettings(values);
+    target = storeTargetOf(settings);
   } catch (e) {
     throw e instanceof UsageError ? new UsageError(e.message, command.name) : e;
   }
-  const key = keyOf(values);
+  const key = keyOf(settings);
   if (key) target = { ...target, key };
-  return { values, positionals: parsed.positionals, root: target.display, target };
+  return { values, positionals: parsed.positionals, root: target.display, target, settings };
 }
 
-/** The key of --encryption-key-env/--encryption-key-file; a bad one is a one-line error (exit 1) that never shows it. */
-function keyOf(values: Parsed['values']): StoreKey | undefined {
+/** The key its settings name (a flag, a variable, a config file); a bad one is a one-line error (exit 1) that never shows it. */
+export function keyOf(settings: Settings): StoreKey | undefined {
   try {
-    return storeKeyFrom({ env: values['encryption-key-env'] as string | undefined, file: values['encryption-key-file'] as string | undefined });
+    return keyFromSettings(settings);
   } catch (e) {
     throw e instanceof KeyOptionError ? new CliError(e.message) : e;
   }

@@ -42,6 +42,11 @@ export function storeKeyFrom(flags: KeySource, env: NodeJS.ProcessEnv = process.
   return loadKey(fromEnv.env !== undefined ? { env: fromEnv.env, ...(fromEnv.file !== undefined ? { file: fromEnv.file } : {}) } : fromEnv.file !== undefined ? { file: fromEnv.file } : {}, env, '', { env: `$${KEY_SOURCE_VARS.env}`, file: `$${KEY_SOURCE_VARS.file}` });
 }
 
+/** The store key of resolved settings (settings.ts), its errors naming the source (flag, variable, config file member). */
+export function keyFromSettings(settings: { key?: { value: KeySource; names: { env: string; file: string } } }, env: NodeJS.ProcessEnv = process.env): StoreKey | undefined {
+  return settings.key ? loadKey(settings.key.value, env, '', settings.key.names) : undefined;
+}
+
 function parsed(text: string, where: string): StoreKey {
   try {
     return parseKey(text);

@@ -3,7 +3,7 @@ import { commandList } from './commands.js';
 /** Every option of serve (src/cli.ts parseServe): its usage (USAGE) lists each (test/cli/helpFlags.test.ts). */
 export const SERVE_OPTIONS = {
   store: { type: 'string' }, 'store-env': { type: 'string' }, workspace: { type: 'string' }, framing: { type: 'string', default: 'auto' },
-  'max-message-bytes': { type: 'string', default: String(32 << 20) }, 'log-level': { type: 'string', default: 'warn' },
+  'max-message-bytes': { type: 'string', default: String(32 << 20) }, 'log-level': { type: 'string' },
   'lease-stale-ms': { type: 'string', default: '10000' }, 'pg-schema': { type: 'string' }, 'pg-pool-max': { type: 'string' },
   'pg-pooler': { type: 'string' }, 'pg-listen-url': { type: 'string' }, 'pg-listen-url-env': { type: 'string' },
   'encryption-key-env': { type: 'string' }, 'encryption-key-file': { type: 'string' },
