@@ -32,7 +32,7 @@ const titles = (stdout: string) => (JSON.parse(stdout) as Array<{ title: string 
 
 describe('config files (the built binary)', () => {
   it('store precedence: --store > $SESSION_SIDECAR_STORE > workspace file > user file', async () => {
-    const [flag, envStore, wsStore, userStore] = await Promise.all(['flag', 'env', 'workspace', 'user'].map(storeWith));
+    const [flag, envStore, wsStore, userStore] = (await Promise.all(['flag', 'env', 'workspace', 'user'].map(storeWith))) as [string, string, string, string];
     const ws = tempDir('sidecar-config-ws-');
     const xdg = tempDir('sidecar-config-xdg-');
     const env = { XDG_CONFIG_HOME: xdg, SESSION_SIDECAR_STORE: '' };
