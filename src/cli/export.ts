@@ -1,4 +1,5 @@
 import { summaryOf } from './commands.js';
+import { longWork } from './longWork.js';
 import { PAGER_HELP, PAGER_OPTIONS, usePager } from './pager.js';
 import type { OpenedSession, StoredRecord } from '../domain/types.js';
 import { type Command, openSession, openStore, parseCommand, STORE_HELP, UsageError, type CommandOptions, STORE_OPTIONS } from './common.js';
@@ -55,18 +56,26 @@ ${STORE_HELP}
     }
     const store = await openStore(p.target);
     const session = await openSession(store, await chosenId(store, choice));
-    if (format === 'jsonl') {
-      for await (const { record, superseded } of fullHistory(store, session.sessionId)) {
-        if (!superseded) out(`${JSON.stringify(record)}\n`);
+    // A large session takes a while: N of M records on a terminal's stderr; Ctrl-C stops between records.
+    return longWork('export', 'the output is incomplete: run the same command again', async (job) => {
+      job.work.phase?.('exporting', session.lastSeq, 'records');
+      try {
+        let n = 0;
+        const history = fullHistory(store, session.sessionId);
+        const md = format === 'jsonl' ? undefined : new MarkdownWriter(session);
+        // Control characters (an escape sequence in a tool's output) are shown, never kept raw.
+        if (md) out(safeText(md.head()));
+        for await (const { record, superseded } of history) {
+          if (md) out(safeText(md.record(record, superseded)));
+          else if (!superseded) out(`${JSON.stringify(record)}\n`);
+          job.work.step?.();
+          if (++n % 500 === 0 && await job.work.shouldStop?.()) return 130;
+        }
+        return 0;
+      } finally {
+        await store.closeAll();
       }
-    } else {
-      const md = new MarkdownWriter(session);
-      // Control characters (an escape sequence in a tool's output) are shown, never kept raw.
-      out(safeText(md.head()));
-      for await (const { record, superseded } of fullHistory(store, session.sessionId)) out(safeText(md.record(record, superseded)));
-    }
-    await store.closeAll();
-    return 0;
+    });
   },
 };
 

@@ -75,4 +75,17 @@ describe('progress and Ctrl-C of a long command (the built binary, in a pty)', (
     expect((JSON.parse(again.stdout) as { sessions: unknown[] }).sessions.length).toBe(SESSIONS - moved);
     expect(fs.readdirSync(path.join(root, 'sessions')).length).toBe(0);
   }, 180_000);
+
+  it('export of a large session into a file draws N of M records on the terminal, and the file holds every record', async () => {
+    const root = path.join(tempDir('sidecar-progress-'), 'store');
+    const s = new FileSessionStore(root);
+    const { sessionId } = await s.create({ title: 'big' });
+    for (let b = 0; b < 30; b++) await s.append(sessionId, Array.from({ length: 200 }, (_, k) => msg('user', `${b}.${k} ${'x'.repeat(200)}`)));
+    await s.closeAll();
+    const file = path.join(tempDir('sidecar-progress-'), 'out.jsonl');
+    const r = await inPty(`${cliLine(['export', sessionId, '--store', root, '--format', 'jsonl'])} > ${file}`);
+    expect(r.code, r.output).toBe(0);
+    expect(r.output.replace(/\r/g, '\n')).toMatch(/export: exporting \d+ of 6000 records/);
+    expect(fs.readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(6000);
+  }, 120_000);
 });
