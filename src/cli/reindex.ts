@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { summaryOf } from './commands.js';
 import { CliError, type Command, type CommandOptions, openWritableStore, parseCommand, STORE_HELP, STORE_OPTIONS } from './common.js';
 import { type ReindexResult, reindexSessions } from '../core/services/reindex.js';
@@ -17,7 +18,8 @@ export const reindexCommand: Command = {
   options: OPTIONS,
   usage: `Usage: session-sidecar reindex [--json] [options]
 
-Rewrites every session's index entry (index/<id>.json) from its journal, so that list and open
+Rewrites every session's index entry (index/<id>.json) from its journal (and removes the
+list cache older versions kept), so that list and open
 read each journal's head and last line instead of scanning it. A copy made with cp -a, rsync or
 'backup' keeps its entries, and 'migrate' into a directory and 'rekey' write them; reindex
 repairs an index deleted or damaged by hand, or one left by an older version. Each session is
@@ -39,13 +41,16 @@ ${STORE_HELP}
     const p = parseCommand(this, argv, OPTIONS, { min: 0, max: 0, names: '' });
     if (!p) return out(this.usage), 0;
     if (p.target.kind !== 'file') throw new CliError('reindex applies to a directory store: a PostgreSQL store keeps its summaries in its sessions table');
+    const layout = new StoreLayout(p.target.root);
     const store = await openWritableStore(p.target);
-    const ids = fs.readdirSync(new StoreLayout(p.target.root).sessionsDir).filter(isSessionId).sort();
+    const ids = fs.readdirSync(layout.sessionsDir).filter(isSessionId).sort();
     const json = p.values.json === true;
     return longWork('reindex', "run 'session-sidecar reindex' again to finish", async (job) => {
       let result: ReindexResult;
       try {
         result = await reindexSessions(store, ids, job.work);
+        // The list cache of older versions (index/list.cache): never read now, removed (STORAGE.md).
+        fs.rmSync(path.join(layout.indexDir, 'list.cache'), { force: true });
       } catch (e) {
         if (e instanceof WorkInterrupted && json) out(`${JSON.stringify({ ...(e as WorkInterrupted & { result: ReindexResult }).result, interrupted: true }, null, 2)}\n`);
         throw e;
