@@ -88,4 +88,22 @@ describe('progress and Ctrl-C of a long command (the built binary, in a pty)', (
     expect(r.output.replace(/\r/g, '\n')).toMatch(/export: exporting \d+ of 6000 records/);
     expect(fs.readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(6000);
   }, 120_000);
+
+  it('migrate into a directory shows N of M; Ctrl-C stops between sessions (exit 130); the rerun copies the rest and the copy has its index entries', async () => {
+    const root = await storeOf(300);
+    const to = path.join(tempDir('sidecar-progress-'), 'copy');
+    const r = await inPty(cliLine(['migrate', '--from', root, '--to', to]), { ready: 'of 300 sessions', keys: ['\u0003'] });
+    const shown = r.output.replace(/\r/g, '\n');
+    expect(shown, r.output).toMatch(/migrate: copying \d+ of 300 sessions \(\d+%\)/);
+    expect(r.code, r.output).toBe(130);
+    expect(shown).toMatch(/session-sidecar migrate: interrupted while copying: \d+ of 300 sessions done .*run the same command again \(with --yes\)/);
+    const copied = fs.readdirSync(path.join(to, 'sessions')).length;
+    expect(copied).toBeLessThan(300);
+    const again = await runCli(['migrate', '--from', root, '--to', to, '--yes']);
+    expect(again.code, explain(again)).toBe(0);
+    expect(again.stdout).toMatch(new RegExp(`${300 - copied} sessions? copied .*, ${copied} already there, 0 refused`));
+    const v = await runCli(['verify', '--store', to, '--json', '--strict']);
+    expect(v.code, explain(v)).toBe(0);
+    expect(v.stdout).not.toMatch(/no index entry/);
+  }, 180_000);
 });
