@@ -51,18 +51,16 @@ ${STORE_HELP}
     return longWork('backup', `nothing was kept; run 'session-sidecar backup --to ${p.values.to}' again`, async (job) => {
       let result: BackupResult;
       try {
+        // Both stop at a safe point when asked (WorkInterrupted): nothing is published then.
         result = await backupStore(root, partial, { ...(key ? { key } : {}), work: job.work });
-        job.work.phase?.('verifying', result.sessions, 'sessions');
-        const report = await verifyStore(partial, { fs: readOnlyFs(), onProgress: (v) => { job.progress.done = v.done; job.work.step?.(0); }, ...(key ? { encryptionKey: key } : {}) });
+        const report = await verifyStore(partial, { fs: readOnlyFs(), work: job.work, ...(key ? { encryptionKey: key } : {}) });
         if (!report.ok) {
           const first = [...report.store, ...report.sessions.flatMap((s) => s.findings)].filter((f) => f.severity === 'error').slice(0, 5);
           throw new CliError(`the copy does not verify (${report.totals.errors} error(s); nothing was kept):\n${first.map((f) => `  ${f.message}`).join('\n')}\n(run 'session-sidecar verify' on the store itself)`);
         }
-        if (job.interrupted) throw new CliError('interrupted');
         publishBackup(partial, to);
       } catch (e) {
         fs.rmSync(partial, { recursive: true, force: true });
-        if (job.interrupted) return 130;
         throw e;
       }
       if (p.values.json) out(`${JSON.stringify({ to, ...result }, null, 2)}\n`);

@@ -11,7 +11,7 @@ import { parseDuration } from '../domain/retention.js';
 import type { StoreKey } from '../durable/storeKey.js';
 import { KeyOptionError, keyFromSettings } from './encryptionKey.js';
 import { ConfigError, loadConfigs } from './config.js';
-import { resolveSettings, type Settings } from './settings.js';
+import { type Flags, resolveSettings, type Settings } from './settings.js';
 import { StoreEnvError } from './storeEnv.js';
 
 /** A command-line mistake: one line on stderr, exit code 2. */
@@ -106,18 +106,20 @@ export function commandSettings(values: Parsed['values']): Settings {
   const workspace = str('workspace');
   if ((store !== undefined || storeEnv !== undefined) && workspace !== undefined) throw new UsageError(`${storeEnv !== undefined ? '--store-env' : '--store'} and --workspace exclude each other`);
   try {
-    const files = loadConfigs(workspace ?? process.cwd());
-    return resolveSettings({
-      ...(store !== undefined ? { store } : {}), ...(storeEnv !== undefined ? { storeEnv } : {}), ...(workspace !== undefined ? { workspace } : {}),
-      ...(str('pg-schema') !== undefined ? { pgSchema: str('pg-schema') as string } : {}),
-      ...(str('encryption-key-env') !== undefined ? { keyEnv: str('encryption-key-env') as string } : {}),
-      ...(str('encryption-key-file') !== undefined ? { keyFile: str('encryption-key-file') as string } : {}),
-    }, files);
+    return resolveSettings(settingsFlags(values), loadConfigs(workspace ?? process.cwd()));
   } catch (e) {
     if (e instanceof StoreEnvError) throw new UsageError(e.message);
     if (e instanceof ConfigError) throw new CliError(e.message);
     throw e;
   }
+}
+
+/** The store options of a command line, as settings.ts takes them. */
+export function settingsFlags(values: Parsed['values']): Flags {
+  const flags: Flags = {};
+  const map = { store: 'store', 'store-env': 'storeEnv', workspace: 'workspace', 'pg-schema': 'pgSchema', 'encryption-key-env': 'keyEnv', 'encryption-key-file': 'keyFile' } as const;
+  for (const [flag, name] of Object.entries(map)) if (typeof values[flag] === 'string') flags[name] = values[flag];
+  return flags;
 }
 
 /** The store a command works on, from its settings. */

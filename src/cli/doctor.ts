@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { summaryOf } from './commands.js';
-import { type Command, type CommandOptions, STORE_HELP, STORE_OPTIONS, storeTargetOf, UsageError } from './common.js';
+import { type Command, type CommandOptions, settingsFlags, STORE_HELP, STORE_OPTIONS, storeTargetOf, UsageError } from './common.js';
 import { type ConfigFile, ConfigError, probeConfigs } from './config.js';
 import { type DoctorFinding, doctorReport, printDoctor } from './doctorReport.js';
 import { fromVerify } from './doctorAdvice.js';
@@ -99,12 +99,7 @@ function configFindings(values: Record<string, string | boolean | undefined>, fo
     } else found.push({ status: 'problem', check: 'config', message: `${p.where} config file refused: ${p.error.message}`, file: p.path, advice: 'fix or remove it: every command and sidecar refuses to start while it is there (session-sidecar --help lists the members)' });
   }
   try {
-    return resolveSettings({
-      ...(str('store') !== undefined ? { store: str('store') as string } : {}), ...(str('store-env') !== undefined ? { storeEnv: str('store-env') as string } : {}),
-      ...(workspace !== undefined ? { workspace } : {}), ...(str('pg-schema') !== undefined ? { pgSchema: str('pg-schema') as string } : {}),
-      ...(str('encryption-key-env') !== undefined ? { keyEnv: str('encryption-key-env') as string } : {}),
-      ...(str('encryption-key-file') !== undefined ? { keyFile: str('encryption-key-file') as string } : {}),
-    }, files);
+    return resolveSettings(settingsFlags(values), files);
   } catch (e) {
     if (e instanceof StoreEnvError) throw new UsageError(e.message, 'doctor');
     if (!(e instanceof ConfigError)) throw e;

@@ -13,12 +13,9 @@ import { KeyOptionError, loadKey } from './encryptionKey.js';
 import { storeOption, StoreEnvError } from './storeEnv.js';
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Job, longWork } from './longWork.js';
-import { FileSessionStore } from '../stores/fileStore.js';
-import { reindexSessions } from '../core/services/reindex.js';
+import { longWork } from './longWork.js';
+import { reindexDirectory } from './reindex.js';
 import { WorkInterrupted } from '../domain/work.js';
-import { isSessionId } from '../domain/ids.js';
-import type { StoreKey } from '../durable/storeKey.js';
 
 /** Every option migrate accepts (its usage lists each). */
 const OPTIONS = {
@@ -160,7 +157,11 @@ async function migrate(fromT: StoreTarget, toT: StoreTarget, consent: Consent): 
         await into.close();
         to = undefined;
         // The copies' index entries, written from their journals: the new store lists as fast as one a sidecar wrote.
-        if (!(await reindexInto(toT.root, toT.key, job))) return 130;
+        const r = await reindexDirectory(toT, job.work).catch((e: unknown) => {
+          if (e instanceof WorkInterrupted) return undefined; // entries are a cache: the copy is whole
+          throw e;
+        });
+        if (!r) return 130;
       }
       job.progress.finish(`${s.sessions} of ${s.sessions + s.alreadyThere + s.refused} session(s) copied`);
       return s.refused > 0 ? 1 : 0;
@@ -171,17 +172,3 @@ async function migrate(fromT: StoreTarget, toT: StoreTarget, consent: Consent): 
   }
 }
 
-/** reindex of a migrate's directory destination; false when a signal stopped it (entries are a cache: the store is whole). */
-async function reindexInto(root: string, key: StoreKey | undefined, job: Job): Promise<boolean> {
-  const store = new FileSessionStore(root, key ? { encryptionKey: key } : {});
-  try {
-    const ids = fs.readdirSync(path.join(root, 'sessions')).filter(isSessionId).sort();
-    await reindexSessions(store, ids, job.work);
-    return true;
-  } catch (e) {
-    if (e instanceof WorkInterrupted) return false;
-    throw e;
-  } finally {
-    await store.closeAll();
-  }
-}

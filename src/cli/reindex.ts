@@ -3,7 +3,8 @@ import path from 'node:path';
 import { summaryOf } from './commands.js';
 import { CliError, type Command, type CommandOptions, openWritableStore, parseCommand, STORE_HELP, STORE_OPTIONS } from './common.js';
 import { type ReindexResult, reindexSessions } from '../core/services/reindex.js';
-import { WorkInterrupted } from '../domain/work.js';
+import { type Work, WorkInterrupted } from '../domain/work.js';
+import type { StoreTarget } from './storeTarget.js';
 import { isSessionId } from '../domain/ids.js';
 import { StoreLayout } from '../backends/file/layout.js';
 import { longWork } from './longWork.js';
@@ -41,28 +42,40 @@ ${STORE_HELP}
     const p = parseCommand(this, argv, OPTIONS, { min: 0, max: 0, names: '' });
     if (!p) return out(this.usage), 0;
     if (p.target.kind !== 'file') throw new CliError('reindex applies to a directory store: a PostgreSQL store keeps its summaries in its sessions table');
-    const layout = new StoreLayout(p.target.root);
-    const store = await openWritableStore(p.target);
-    const ids = fs.readdirSync(layout.sessionsDir).filter(isSessionId).sort();
+    const target = p.target;
     const json = p.values.json === true;
     return longWork('reindex', "run 'session-sidecar reindex' again to finish", async (job) => {
       let result: ReindexResult;
       try {
-        result = await reindexSessions(store, ids, job.work);
-        // The list cache of older versions (index/list.cache): never read now, removed (STORAGE.md).
-        fs.rmSync(path.join(layout.indexDir, 'list.cache'), { force: true });
+        result = await reindexDirectory(target, job.work);
       } catch (e) {
         if (e instanceof WorkInterrupted && json) out(`${JSON.stringify({ ...(e as WorkInterrupted & { result: ReindexResult }).result, interrupted: true }, null, 2)}\n`);
         throw e;
-      } finally {
-        await store.closeAll();
       }
       if (json) out(`${JSON.stringify(result, null, 2)}\n`);
       for (const s of result.skipped) if (s.reason === 'open') job.progress.above(() => err(`session-sidecar reindex: ${s.sessionId} skipped: open in a running sidecar (its writer keeps its entry)`));
       for (const f of result.failed) job.progress.above(() => err(`session-sidecar reindex: ${f.sessionId}: ${f.kind}: ${f.message} (read what is intact: session-sidecar show --salvage ${f.sessionId})`));
       const open = result.skipped.filter((s) => s.reason === 'open').length;
-      job.progress.finish(`${result.reindexed} of ${ids.length} index entries written${open ? `, ${open} skipped (open in a sidecar)` : ''}${result.failed.length ? `, ${result.failed.length} could not be read` : ''}`);
+      job.progress.finish(`${result.reindexed} of ${result.reindexed + result.skipped.length + result.failed.length} index entries written${open ? `, ${open} skipped (open in a sidecar)` : ''}${result.failed.length ? `, ${result.failed.length} could not be read` : ''}`);
       return result.failed.length > 0 ? 1 : 0;
     });
   },
 };
+
+/**
+ * Every index entry of a directory store written anew (core/services/reindex.ts), on a
+ * writable store of its own (leases taken as serve takes them), then closed; the list cache
+ * older versions kept (index/list.cache, never read now) removed. `ids`: only these sessions.
+ * Used by reindex, and at the end of migrate into a directory, rekey and repair.
+ */
+export async function reindexDirectory(target: Extract<StoreTarget, { kind: 'file' }>, work?: Work, ids?: readonly string[]): Promise<ReindexResult> {
+  const layout = new StoreLayout(target.root);
+  const store = await openWritableStore(target);
+  try {
+    const result = await reindexSessions(store, ids ?? fs.readdirSync(layout.sessionsDir).filter(isSessionId).sort(), work);
+    if (!ids) fs.rmSync(path.join(layout.indexDir, 'list.cache'), { force: true });
+    return result;
+  } finally {
+    await store.closeAll();
+  }
+}

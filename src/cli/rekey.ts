@@ -9,10 +9,8 @@ import { consentOf, goAhead } from './consent.js';
 import { KeyOptionError, loadKey } from './encryptionKey.js';
 import { err, out } from './output.js';
 import { longWork } from './longWork.js';
-import { FileSessionStore } from '../stores/fileStore.js';
-import { reindexSessions } from '../core/services/reindex.js';
+import { reindexDirectory } from './reindex.js';
 import { WorkInterrupted } from '../domain/work.js';
-import { isSessionId } from '../domain/ids.js';
 import type { StoreTarget } from './storeTarget.js';
 import type { StoreKey } from '../durable/storeKey.js';
 
@@ -74,7 +72,8 @@ ${STORE_HELP.replace(/ {2}--encryption-key-env[\s\S]*?(?= {2}-h, --help)/, '')}
       else out(`${what} ${p.root}: ${report.sessions} session(s), ${report.rewritten} value(s) rewritten, ${report.skipped} already done\n`);
       return 0;
     }
-    const root = p.target.root;
+    const target = p.target;
+    const root = target.root;
     return longWork('rekey', `run the same command again (with the same keys) to finish: the store is refused by sidecars until then`, async (job) => {
       const report = await rekeyStore(new StoreLayout(root), { fs: { ...nodeFs }, ...(from ? { from } : {}), ...(to ? { to } : {}), work: job.work });
       if (report.rewritten === 0 && report.skipped === 0) {
@@ -84,18 +83,13 @@ ${STORE_HELP.replace(/ {2}--encryption-key-env[\s\S]*?(?= {2}-h, --help)/, '')}
       job.progress.above(() => out(`${what} ${p.root}: ${report.sessions} session(s), ${report.rewritten} file(s) rewritten, ${report.skipped} already done\n`));
       // Index entries were removed with the old bytes: written anew from the new journals, so
       // list stays as fast as before. Interrupted here, the store is served (entries are a cache).
-      const store = new FileSessionStore(root, to ? { encryptionKey: to } : {});
-      try {
-        const ids = fs.readdirSync(new StoreLayout(root).sessionsDir).filter(isSessionId).sort();
-        const r = await reindexSessions(store, ids, job.work).catch((e: unknown) => {
-          if (e instanceof WorkInterrupted) return undefined;
-          throw e;
-        });
-        if (!r) return 130;
-        for (const f of r.failed) job.progress.above(() => err(`session-sidecar rekey: ${f.sessionId}: no index entry written: ${f.message}`));
-      } finally {
-        await store.closeAll();
-      }
+      const { key: _old, ...plain } = target;
+      const r = await reindexDirectory(to ? { ...plain, key: to } : plain, job.work).catch((e: unknown) => {
+        if (e instanceof WorkInterrupted) return undefined;
+        throw e;
+      });
+      if (!r) return 130;
+      for (const f of r.failed) job.progress.above(() => err(`session-sidecar rekey: ${f.sessionId}: no index entry written: ${f.message}`));
       const evidence = filesIn(path.join(root, 'recovery'));
       if (evidence > 0) {
         job.progress.above(() => out(`note: recovery/ keeps ${evidence} file(s) of torn tails as they were written (not rewritten): remove them once inspected\n`));

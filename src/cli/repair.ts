@@ -6,8 +6,7 @@ import { damagedText, salvaged } from './salvage.js';
 import { nodeFs } from '../durable/fsLayer.js';
 import { StoreLayout } from '../backends/file/layout.js';
 import { repairSession } from '../backends/file/repair.js';
-import { reindexSessions } from '../core/services/reindex.js';
-import { FileSessionStore } from '../stores/fileStore.js';
+import { reindexDirectory } from './reindex.js';
 
 const OPTIONS = { ...STORE_OPTIONS, yes: { type: 'boolean' }, json: { type: 'boolean' } } as const satisfies CommandOptions;
 
@@ -54,13 +53,7 @@ ${STORE_HELP}
     const key = p.target.key;
     const result = await repairSession({ ...nodeFs }, new StoreLayout(p.target.root), id, key ? { key } : {});
     // The index entry, written by a writable open: also the proof that the store opens it now.
-    const store = new FileSessionStore(p.target.root, key ? { encryptionKey: key } : {});
-    let opened;
-    try {
-      opened = await reindexSessions(store, [id]);
-    } finally {
-      await store.closeAll();
-    }
+    const opened = await reindexDirectory(p.target, undefined, [id]);
     if (p.values.json) out(`${JSON.stringify(result, null, 2)}\n`);
     else out(`repaired session ${id}: ${result.kept} record(s) kept, ${result.damaged.length} damaged span(s) removed${result.lostSeqs.length ? ` (seq ${result.lostSeqs.join(', ')} now a repair event)` : ''}; the damaged journal is ${result.evidence}\n`);
     const failed = opened.failed[0];

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { WorkInterrupted } from '../../src/domain/work.js';
 import { describe, expect, it } from 'vitest';
 import { nodeFs } from '../../src/durable/fsLayer.js';
 import { blobPath, listBlobs } from '../../src/backends/file/blobs/blobFiles.js';
@@ -34,11 +35,15 @@ describe('verifyStore extensions', () => {
     expect(report.store).toEqual([{ severity: 'error', check: 'broken', message: 'the broken check failed: Error EIO' }]);
   });
 
-  it('reports progress with the total known up front', async () => {
+  it('reports progress with the total known up front, and stops between sessions when asked', async () => {
     const f = await makeStore();
-    const seen: Array<[number, number]> = [];
-    await verifyStore(f.root, { onProgress: (p) => seen.push([p.done, p.total]) });
-    expect(seen).toEqual([[0, 3], [1, 3], [2, 3], [3, 3]]);
+    const seen: string[] = [];
+    await verifyStore(f.root, { work: { phase: (label, total, unit) => seen.push(`${label} ${total} ${unit}`), step: () => seen.push('step') } });
+    expect(seen).toEqual(['verifying 3 sessions', 'step', 'step', 'step']);
+    let asked = 0;
+    const stopped = await verifyStore(f.root, { work: { shouldStop: async () => ++asked === 2 } }).then(() => undefined, (e: unknown) => e);
+    expect(stopped).toBeInstanceOf(WorkInterrupted);
+    expect(asked).toBe(2);
   });
 });
 

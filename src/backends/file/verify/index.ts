@@ -9,7 +9,7 @@ import { breathe } from './common.js';
 import { finishExtensions, recordSink, startExtensions, VERIFY_EXTENSIONS } from './extensions.js';
 import { checkLayout, orphans, sessionBytes, sessionDirs, trashDirs } from './layoutCheck.js';
 import { FileChecks } from './permissions.js';
-import { type Finding, type Location, type SessionReport, type VerifyOptions, type VerifyProgress, type VerifyReport, verifyReport } from './report.js';
+import { type Finding, type Location, type SessionReport, type VerifyOptions, type VerifyReport, verifyReport } from './report.js';
 import { SessionChecker } from './sessionCheck.js';
 import { WorkInterrupted } from '../../../domain/work.js';
 import { onceEach, settledReport } from './settle.js';
@@ -29,7 +29,7 @@ import { onceEach, settledReport } from './settle.js';
  * settle.ts (a consistent view of each session while a sidecar may be writing it).
  */
 export type {
-  ExtensionFinding, Finding, Location, SessionReport, Severity, VerifyContext, VerifyExtension, VerifyExtensionRun, VerifyOptions, VerifyProgress, VerifyReport,
+  ExtensionFinding, Finding, Location, SessionReport, Severity, VerifyContext, VerifyExtension, VerifyExtensionRun, VerifyOptions, VerifyReport,
 } from './report.js';
 export { VERIFY_EXTENSIONS } from './extensions.js';
 export { blobsCheck } from './blobsCheck.js';
@@ -81,17 +81,12 @@ function liveSessions(fc: FileChecks, sessionId: string | undefined, store: Find
 }
 
 /** Each session checked until a check saw it unchanged by any writer (settle.ts). */
-async function verifySessions(fc: FileChecks, checker: SessionChecker, work: readonly Work[], { onProgress, work: hooks }: VerifyOptions): Promise<SessionReport[]> {
+async function verifySessions(fc: FileChecks, checker: SessionChecker, work: readonly Work[], { work: hooks }: VerifyOptions): Promise<SessionReport[]> {
   hooks?.phase?.('verifying', work.length, 'sessions');
-  const progress: VerifyProgress = { done: 0, total: work.length, bytesDone: 0, bytesTotal: work.reduce((a, w) => a + w.bytes, 0) };
-  onProgress?.({ ...progress });
   const sessions: SessionReport[] = [];
   for (const [i, w] of work.entries()) {
     if (await hooks?.shouldStop?.()) throw new WorkInterrupted(`${i} of ${work.length} sessions verified`);
     sessions.push(await settledReport(fc, w.id, w.location, () => (w.location === 'live' ? checker.verifyLive(w.id) : checker.verifyTrashed(w.id))));
-    progress.done += 1;
-    progress.bytesDone += w.bytes;
-    onProgress?.({ ...progress });
     hooks?.step?.();
     if (!hooks?.shouldStop && i % 16 === 15) await breathe(); // let signals and timers run
   }

@@ -50,13 +50,6 @@ export interface VerifyReport {
   totals: { sessions: number; journals: number; archives: number; indexEntries: number; bytes: number; errors: number; warnings: number; notes: number };
 }
 
-export interface VerifyProgress {
-  done: number;
-  total: number;
-  bytesDone: number;
-  bytesTotal: number;
-}
-
 /** What an extension sees of the store being verified. */
 export interface VerifyContext {
   root: string;
@@ -101,8 +94,6 @@ export interface VerifyOptions {
   sessionId?: string;
   /** The file-system seam (default: node's fs). Only read calls are made. */
   fs?: FsLayer;
-  /** Called after each session (and once at the start) with the work done so far. */
-  onProgress?: (p: VerifyProgress) => void;
   /** Progress, and a stop asked between sessions (domain/work.ts): verify then throws WorkInterrupted (it writes nothing, so any point is safe). */
   work?: Work;
   /** Extensions to run instead of VERIFY_EXTENSIONS. */
