@@ -19,7 +19,8 @@ import type { FsLayer } from '../../durable/fsLayer.js';
  *   fd 3 (`flock -n -x 3`, or perl's flock where util-linux is missing): the helper's fd 3 is the
  *   same open file description, so the lock it takes is ours and stays when the helper exits.
  * - Node opens files O_CLOEXEC: no other child of this process inherits the descriptor (and so
- *   the lock). The helper inherits it only as its explicit fd 3, and exits at once.
+ *   the lock). The helper inherits it only as its explicit fd 3, and exits at once. It runs in a
+ *   session of its own, so signals from our terminal (Ctrl-C, Ctrl-Z) never reach it.
  * - A lock file is never removed except by its holder under the lock (a purge). Whoever locked
  *   a removed file holds nothing: after taking the lock, the path must still name the locked
  *   file (same dev and inode), or the lock is dropped and taken again on the new file.
@@ -110,17 +111,39 @@ export function kernelLocksAvailable(): boolean {
   return findHelper() !== null;
 }
 
-function lockFd(fd: number, mode: 'exclusive' | 'shared'): Promise<boolean> {
+/** How often a helper killed by a signal is run again before the lock counts as not takeable (EIO). */
+const HELPER_SIGNAL_ATTEMPTS = 10;
+
+async function lockFd(fd: number, mode: 'exclusive' | 'shared'): Promise<boolean> {
   const h = findHelper();
-  if (h === null) return Promise.resolve(true); // no kernel locks on this machine: documented, the lease alone fences
+  if (h === null) return true; // no kernel locks on this machine: documented, the lease alone fences
+  let signal: NodeJS.Signals | null = null;
+  // A helper killed by a signal is run again on the same descriptor. Safe either way: killed
+  // before its flock, nothing was taken; killed after it, the lock is already on our open file
+  // description, and flock on a description that holds the lock succeeds again.
+  for (let attempt = 0; attempt < HELPER_SIGNAL_ATTEMPTS; attempt++) {
+    const outcome = await runHelper(h, fd, mode);
+    if (typeof outcome === 'boolean') return outcome;
+    if (outcome.signal === null) throw helperFailed(h, `exit ${outcome.code}`);
+    signal = outcome.signal;
+  }
+  throw helperFailed(h, signal ?? 'signal');
+}
+
+function helperFailed(h: NonNullable<Helper>, why: string): Error {
+  return Object.assign(new Error(`the lock helper ${h.command} failed (${why})`), { code: 'EIO' });
+}
+
+/** true: locked; false: held elsewhere; otherwise how the helper ended. */
+function runHelper(h: NonNullable<Helper>, fd: number, mode: 'exclusive' | 'shared'): Promise<boolean | { code: number | null; signal: NodeJS.Signals | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(h.command, h.args(mode), { stdio: ['ignore', 'ignore', 'ignore', fd], env: {} });
+    // detached: the helper runs in a session of its own (setsid), outside the terminal's
+    // foreground process group, so a Ctrl-C (SIGINT), Ctrl-Z (SIGTSTP) or hang-up meant for this
+    // process does not reach it for most of its life (the lease would fail with EIO, or hang
+    // until `fg`). A signal that lands between its fork and its setsid is what the retry is for.
+    const child = spawn(h.command, h.args(mode), { stdio: ['ignore', 'ignore', 'ignore', fd], env: {}, detached: true });
     child.once('error', reject);
-    child.once('exit', (code, signal) => {
-      if (code === 0) resolve(true);
-      else if (code === 1) resolve(false);
-      else reject(Object.assign(new Error(`the lock helper ${h.command} failed (${signal ?? `exit ${code}`})`), { code: 'EIO' }));
-    });
+    child.once('exit', (code, signal) => resolve(code === 0 ? true : code === 1 ? false : { code, signal }));
   });
 }
 

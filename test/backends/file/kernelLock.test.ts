@@ -2,12 +2,14 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { nodeFs } from '../../../src/durable/fsLayer.js';
 import { UnsafeFileError } from '../../../src/durable/errors.js';
 import { KernelLock, kernelLocksAvailable } from '../../../src/backends/file/kernelLock.js';
 import { tempDir } from '../../helpers.js';
 
+const HERE = path.dirname(fileURLToPath(import.meta.url));
 const lockIn = (dir: string) => path.join(dir, 'x.flock');
 
 /** One process that takes the lock with flock(1) on its fd 9 and holds it until killed (sh execs into sleep). */
@@ -139,4 +141,28 @@ describe('the kernel lock (flock on a descriptor this process keeps)', () => {
     fs.chownSync(file, 65534, 65534);
     await expect(KernelLock.tryAcquire(nodeFs, file)).rejects.toBeInstanceOf(UnsafeFileError);
   });
+
+  it('Ctrl-C after Ctrl-C sent to the whole foreground process group never fails an acquisition (no EIO from a helper killed halfway)', async () => {
+    const dir = tempDir();
+    // detached: the child leads a process group of its own, which the test signals as a terminal would
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, 'lockUnderSignals.ts'), dir, '1500'], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    while (!out.includes('ready')) await new Promise((r) => setTimeout(r, 20));
+    let sent = 0;
+    const timer = setInterval(() => {
+      try {
+        process.kill(-(child.pid as number), 'SIGINT');
+        sent++;
+      } catch {
+        // the group is gone: the child has exited
+      }
+    }, 20); // a Ctrl-C every 20 ms: many land on a helper's short life, rarely twice on one
+    const [code] = (await once(child, 'exit')) as [number | null];
+    clearInterval(timer);
+    expect(sent, out).toBeGreaterThan(20);
+    expect(out.trim().split('\n').at(-1)).toMatch(/^ok [1-9]\d+$/);
+    expect(code).toBe(0);
+  }, 120_000);
 });
+
