@@ -143,26 +143,50 @@ describe('the kernel lock (flock on a descriptor this process keeps)', () => {
   });
 
   it('Ctrl-C after Ctrl-C sent to the whole foreground process group never fails an acquisition (no EIO from a helper killed halfway)', async () => {
-    const dir = tempDir();
-    // detached: the child leads a process group of its own, which the test signals as a terminal would
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, 'lockUnderSignals.ts'), dir, '1500'], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    while (!out.includes('ready')) await new Promise((r) => setTimeout(r, 20));
-    let sent = 0;
-    const timer = setInterval(() => {
-      try {
-        process.kill(-(child.pid as number), 'SIGINT');
-        sent++;
-      } catch {
-        // the group is gone: the child has exited
-      }
-    }, 20); // a Ctrl-C every 20 ms: many land on a helper's short life, rarely twice on one
-    const [code] = (await once(child, 'exit')) as [number | null];
-    clearInterval(timer);
-    expect(sent, out).toBeGreaterThan(20);
-    expect(out.trim().split('\n').at(-1)).toMatch(/^ok [1-9]\d+$/);
-    expect(code).toBe(0);
+    const r = await lockingUnderGroupSignals('SIGINT');
+    expect(r.sent, r.out).toBeGreaterThan(20);
+    expect(r.out).toMatch(/^ok [1-9]\d+$/m);
+    expect(r.out).not.toMatch(/failed at/);
+  }, 120_000);
+
+  it('Ctrl-Z after Ctrl-Z sent to the process group (handled by the process) never stops a helper, so no acquisition hangs', async () => {
+    const r = await lockingUnderGroupSignals('SIGTSTP');
+    expect(r.sent, r.out).toBeGreaterThan(20);
+    expect(r.out, 'an acquisition hung: a helper was stopped').toMatch(/^ok [1-9]\d+$/m);
   }, 120_000);
 });
 
+/**
+ * Runs lockUnderSignals.ts for 1.5 s as a job of a job-control shell (bash with `set -m`, in a
+ * session of its own): a process group of its own whose parent is in the same session, as a
+ * terminal's foreground job is (a group whose parent is elsewhere is orphaned, and the kernel
+ * drops a Ctrl-Z sent to it). `signal` goes to that whole group every 20 ms (many land on a
+ * helper's short life, rarely twice on one). Killed, with its group, after 20 s.
+ */
+async function lockingUnderGroupSignals(signal: 'SIGINT' | 'SIGTSTP'): Promise<{ sent: number; out: string }> {
+  const dir = tempDir();
+  const job = [process.execPath, '--import', 'tsx', path.join(HERE, 'lockUnderSignals.ts'), dir, '1500', signal];
+  const shell = spawn('bash', ['-c', 'set -m; "$@" & wait $!', 'bash', ...job], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let out = '';
+  shell.stderr.on('data', (c: Buffer) => (out += c.toString())); // the job's errors, and bash's job notices
+  shell.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  while (!/ready \d+/.test(out)) await new Promise((r) => setTimeout(r, 20));
+  const pgid = Number(/ready (\d+)/.exec(out)?.[1]); // the job leads its group
+  let sent = 0;
+  const group = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(-pgid, sig);
+      return true;
+    } catch {
+      return false; // the group is gone: the job and its helpers have exited
+    }
+  };
+  // Not once the job has reported: past its loop, exiting, it no longer handles the signal.
+  const timer = setInterval(() => void (!/ok|failed/.test(out) && group(signal) && sent++), 20);
+  const deadline = setTimeout(() => group('SIGKILL'), 20_000);
+  await once(shell, 'exit');
+  clearInterval(timer);
+  clearTimeout(deadline);
+  group('SIGKILL'); // a helper stopped in the group would otherwise outlive the test
+  return { sent, out };
+}
