@@ -10,7 +10,7 @@ import { KeyOptionError, loadKey } from './encryptionKey.js';
 import { err, out } from './output.js';
 import { longWork } from './longWork.js';
 import { reindexDirectory } from './reindex.js';
-import { WorkInterrupted } from '../domain/work.js';
+import { type Work, WorkInterrupted } from '../domain/work.js';
 import type { StoreTarget } from './storeTarget.js';
 import type { StoreKey } from '../durable/storeKey.js';
 
@@ -66,15 +66,23 @@ ${STORE_HELP.replace(/ {2}--encryption-key-env[\s\S]*?(?= {2}-h, --help)/, '')}
     const what = to ? (from ? 'rekeyed' : 'encrypted') : 'decrypted';
     const question = `Rewrite every session of ${p.root} ${to ? (from ? 'under the new key' : 'encrypted') : 'in plaintext'}?`;
     if (!(await goAhead(consentOf(p.values), question, 'session-sidecar rekey: nothing was changed'))) return 1;
+    const resume = 'run the same command again (with the same keys) to finish: the store is refused by sidecars until then';
     if (p.target.kind === 'postgres') {
-      const report = await rekeyPg(p.target, from, to);
-      if (report.rewritten === 0 && report.skipped === 0) out(`${p.root} is already ${to ? 'under the new key' : 'plaintext'}: nothing to do\n`);
-      else out(`${what} ${p.root}: ${report.sessions} session(s), ${report.rewritten} value(s) rewritten, ${report.skipped} already done\n`);
-      return 0;
+      const pg = p.target;
+      return longWork('rekey', resume, async (job) => {
+        const report = await rekeyPg(pg, from, to, job.work);
+        if (report.rewritten === 0 && report.skipped === 0) {
+          job.progress.above(() => out(`${p.root} is already ${to ? 'under the new key' : 'plaintext'}: nothing to do\n`));
+          return 0;
+        }
+        job.progress.above(() => out(`${what} ${p.root}: ${report.sessions} session(s), ${report.rewritten} value(s) rewritten, ${report.skipped} already done\n`));
+        job.progress.finish(`${report.sessions} session(s) ${what}`);
+        return 0;
+      });
     }
     const target = p.target;
     const root = target.root;
-    return longWork('rekey', `run the same command again (with the same keys) to finish: the store is refused by sidecars until then`, async (job) => {
+    return longWork('rekey', resume, async (job) => {
       const report = await rekeyStore(new StoreLayout(root), { fs: { ...nodeFs }, ...(from ? { from } : {}), ...(to ? { to } : {}), work: job.work });
       if (report.rewritten === 0 && report.skipped === 0) {
         job.progress.above(() => out(`${p.root} is already ${to ? 'under the new key' : 'plaintext'}: nothing to do\n`));
@@ -101,19 +109,19 @@ ${STORE_HELP.replace(/ {2}--encryption-key-env[\s\S]*?(?= {2}-h, --help)/, '')}
 };
 
 /** A PostgreSQL store's rekey (src/backends/postgres/rekey.ts) on connections of its own; errors mapped, text-free. */
-async function rekeyPg(t: Extract<StoreTarget, { kind: 'postgres' }>, from: StoreKey | undefined, to: StoreKey | undefined) {
+async function rekeyPg(t: Extract<StoreTarget, { kind: 'postgres' }>, from: StoreKey | undefined, to: StoreKey | undefined, work: Work) {
   const [{ PgConnections }, { parsePostgresUrl }, { storeErrorOf }, { rekeyPgStore }] = await Promise.all([
     import('../backends/postgres/pool.js'), import('../backends/postgres/url.js'), import('../backends/postgres/errors.js'), import('../backends/postgres/rekey.js'),
   ]);
   try {
     const conns = await PgConnections.open({ target: parsePostgresUrl(t.url), schema: t.schema, max: 2, applicationName: 'session-sidecar-rekey' });
     try {
-      return await rekeyPgStore(conns, t.schema, { ...(from ? { from } : {}), ...(to ? { to } : {}) });
+      return await rekeyPgStore(conns, t.schema, { ...(from ? { from } : {}), ...(to ? { to } : {}), work });
     } finally {
       await conns.close();
     }
   } catch (e) {
-    throw storeErrorOf(e);
+    throw e instanceof WorkInterrupted ? e : storeErrorOf(e);
   }
 }
 

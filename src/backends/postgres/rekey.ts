@@ -19,10 +19,16 @@
  *    command redoes only what is left. Then the stored sizes (stored_bytes: the stored texts'
  *    bytes) are recomputed from the records (derived: idempotent).
  * 5. The marker names `to` (or is deleted, when decrypting): the store is served again.
+ *
+ * `work` (domain/work.ts): one phase, "re-sealing" N rows (of sessions, records, state values
+ * and blobs, counted at the start), a step per committed page, and `shouldStop` between pages
+ * only: a stop there is as a crash after that page's COMMIT (the marker still says rekeying),
+ * so the same command finishes it.
  */
 import type { StoreKey } from '../../durable/storeKey.js';
 import { sameKey } from '../../durable/storeKey.js';
 import { SecretSet } from '../../domain/secrets/knownSecrets.js';
+import { type Work, WorkInterrupted } from '../../domain/work.js';
 import { hasMarkerTable, readEncryptionRow } from './encryptionRow.js';
 import { PgBackendError } from './errors.js';
 import type { PgConnections, Tx } from './pool.js';
@@ -38,6 +44,8 @@ export interface PgRekeyOptions {
   pageSize?: number;
   /** Test seam: stop (throw) after this many committed pages, as a crash there would. */
   stopAfterPages?: number;
+  /** Progress and stopping between pages (a command line's Ctrl-C). */
+  work?: Work;
 }
 
 export interface PgRekeyReport {
@@ -86,6 +94,11 @@ export async function rekeyPgStore(conns: PgConnections, schema: string, o: PgRe
       await tx.query('UPDATE sessions SET writer_token = NULL WHERE writer_token IS NOT NULL');
     });
     const run = new Rekeying(conns, from, to, o);
+    if (o.work?.phase) {
+      const rows = await conns.query<{ n: string }>(`SELECT (SELECT count(*) FROM sessions) + (SELECT count(*) FROM records)
+                                                      + (SELECT count(*) FROM state_values) + (SELECT count(*) FROM blobs) AS n`);
+      o.work.phase('re-sealing', Number(rows[0]!.n), 'rows');
+    }
     await run.all();
     if (to) {
       await conns.query('UPDATE store_encryption SET key_id = $1, rekeying = false, rekey_from = NULL, rekey_to = NULL, updated_at = now()', [to.id], 'write');
@@ -169,12 +182,17 @@ class Rekeying {
     });
   }
 
-  /** One page in one transaction; the seam counts committed pages. */
-  private async page<T>(body: (tx: Tx) => Promise<T>): Promise<T> {
-    const out = await this.conns.transaction(body);
+  /**
+   * One page in one transaction (its rows as many as it returns); the seam counts committed
+   * pages. After the COMMIT, and only there, the work may stop (a safe point).
+   */
+  private async page(body: (tx: Tx) => Promise<number>): Promise<number> {
+    const rows = await this.conns.transaction(body);
     this.pages++;
+    this.o.work?.step?.(rows);
     if (this.o.stopAfterPages !== undefined && this.pages >= this.o.stopAfterPages) throw new RekeyStopped(`stopped after ${this.pages} page(s)`);
-    return out;
+    if (await this.o.work?.shouldStop?.()) throw new WorkInterrupted(`${this.rewritten} value(s) rewritten`);
+    return rows;
   }
 
   private async sessionRows(): Promise<void> {
