@@ -12,7 +12,9 @@ import { cliLine, inPty } from './pty.js';
  * line discipline) stops it between sessions with a summary of what was done and how to go
  * on, exit 130, no lease left behind (no locks/<id>.lock directory); the same command run
  * again finishes it, and the store verifies clean under the new key with its index entries.
- * Off a terminal (a pipe) no progress is drawn, only the summary line.
+ * Off a terminal (a pipe) no progress is drawn, only the summary line. The same for verify,
+ * prune, export, migrate and backup (an interrupted backup keeps nothing: no DIR, no
+ * DIR.incomplete).
  */
 const SESSIONS = 900;
 const KEY = Buffer.alloc(32, 7).toString('base64');
@@ -106,4 +108,24 @@ describe('progress and Ctrl-C of a long command (the built binary, in a pty)', (
     expect(v.code, explain(v)).toBe(0);
     expect(v.stdout).not.toMatch(/no index entry/);
   }, 180_000);
+
+  it('backup shows N of M; Ctrl-C stops it between sessions (exit 130) and keeps nothing, neither DIR nor DIR.incomplete; the rerun makes a verified copy', async () => {
+    const root = await storeOf(SESSIONS);
+    const to = path.join(tempDir('sidecar-progress-'), 'backup');
+    const r = await inPty(cliLine(['backup', '--store', root, '--to', to]), { ready: `of ${SESSIONS} sessions`, keys: ['\u0003'] });
+    const shown = r.output.replace(/\r/g, '\n');
+    expect(shown, r.output).toMatch(new RegExp(`backup: copying \\d+ of ${SESSIONS} sessions \\(\\d+%\\)`));
+    expect(r.code, r.output).toBe(130);
+    expect(shown).toMatch(/session-sidecar backup: interrupted while copying: \d+ of \d+ sessions done .*nothing was kept; run 'session-sidecar backup --to .*' again/);
+    expect(fs.existsSync(to)).toBe(false);
+    expect(fs.existsSync(`${to}.incomplete`)).toBe(false);
+    expect(leaseDirs(root)).toEqual([]);
+    const again = await runCli(['backup', '--store', root, '--to', to]);
+    expect(again.code, explain(again)).toBe(0);
+    expect(again.stderr).toMatch(new RegExp(`${SESSIONS} session\\(s\\) copied to .*verified`));
+    expect(fs.readdirSync(path.join(to, 'sessions')).length).toBe(SESSIONS);
+    const v = await runCli(['verify', '--store', to, '--json', '--strict']);
+    expect(v.code, explain(v)).toBe(0);
+  }, 180_000);
 });
+
