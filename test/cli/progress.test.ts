@@ -13,7 +13,7 @@ import { cliLine, inPty } from './pty.js';
  * on, exit 130, no lease left behind (no locks/<id>.lock directory); the same command run
  * again finishes it, and the store verifies clean under the new key with its index entries.
  * Off a terminal (a pipe) no progress is drawn, only the summary line. The same for verify,
- * prune, export, migrate and backup (an interrupted backup keeps nothing: no DIR, no
+ * prune, trash empty, reindex, export, migrate and backup (an interrupted backup keeps nothing: no DIR, no
  * DIR.incomplete).
  */
 const SESSIONS = 900;
@@ -126,6 +126,44 @@ describe('progress and Ctrl-C of a long command (the built binary, in a pty)', (
     expect(fs.readdirSync(path.join(to, 'sessions')).length).toBe(SESSIONS);
     const v = await runCli(['verify', '--store', to, '--json', '--strict']);
     expect(v.code, explain(v)).toBe(0);
+  }, 180_000);
+
+  it('trash empty --yes shows N of M; Ctrl-C stops it between sessions (exit 130), reporting what it removed; the rest stays in the trash and the rerun removes it', async () => {
+    const root = await storeOf(SESSIONS);
+    const pruned = await runCli(['prune', '--store', root, '--keep-last', '0', '--older-than', '0s', '--yes', '--json']);
+    expect(pruned.code, explain(pruned)).toBe(0);
+    expect(fs.readdirSync(path.join(root, 'trash')).length).toBe(SESSIONS);
+    const r = await inPty(cliLine(['trash', 'empty', '--store', root, '--yes']), { ready: `of ${SESSIONS} sessions`, keys: ['\u0003'] });
+    const shown = r.output.replace(/\r/g, '\n');
+    expect(shown, r.output).toMatch(new RegExp(`trash empty: removing \\d+ of ${SESSIONS} sessions \\(\\d+%\\)`));
+    expect(r.code, r.output).toBe(130);
+    expect(shown).toMatch(/session-sidecar trash empty: interrupted while removing: \d+ of \d+ sessions done .*run the same command again to remove the rest/);
+    const left = fs.readdirSync(path.join(root, 'trash')).length;
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThan(SESSIONS);
+    expect(shown).toMatch(new RegExp(`removed for good`));
+    expect(leaseDirs(root)).toEqual([]);
+    const again = await runCli(['trash', 'empty', '--store', root, '--yes', '--json']);
+    expect(again.code, explain(again)).toBe(0);
+    expect((JSON.parse(again.stdout) as { sessions: unknown[] }).sessions.length).toBe(left);
+    expect(fs.readdirSync(path.join(root, 'trash')).length).toBe(0);
+  }, 180_000);
+
+  it('reindex shows N of M; Ctrl-C stops it between sessions (exit 130); the rerun writes every entry', async () => {
+    const root = await storeOf(SESSIONS);
+    fs.rmSync(path.join(root, 'index'), { recursive: true, force: true });
+    const r = await inPty(cliLine(['reindex', '--store', root]), { ready: `of ${SESSIONS} sessions`, keys: ['\u0003'] });
+    const shown = r.output.replace(/\r/g, '\n');
+    expect(shown, r.output).toMatch(new RegExp(`reindex: indexing \\d+ of ${SESSIONS} sessions \\(\\d+%\\)`));
+    expect(r.code, r.output).toBe(130);
+    expect(shown).toMatch(/session-sidecar reindex: interrupted while indexing: \d+ of \d+ sessions done .*run 'session-sidecar reindex' again to finish/);
+    expect(leaseDirs(root)).toEqual([]);
+    const again = await runCli(['reindex', '--store', root]);
+    expect(again.code, explain(again)).toBe(0);
+    expect(again.stderr).toMatch(new RegExp(`${SESSIONS} of ${SESSIONS} index entries written`));
+    const v = await runCli(['verify', '--store', root, '--json', '--strict']);
+    expect(v.code, explain(v)).toBe(0);
+    expect(v.stdout).not.toMatch(/no index entry/);
   }, 180_000);
 });
 
