@@ -49,8 +49,8 @@ export const INCOMPLETE_MARKER = 'BACKUP-INCOMPLETE';
  * Copies the store at `root` into `partial` (a new directory: it must not exist), marked
  * incomplete. The caller verifies it, then `publishBackup` takes the marker away and renames it.
  */
-export async function backupStore(root: string, partial: string, opts: { key?: StoreKey; work?: Work } = {}): Promise<BackupResult> {
-  const fsl: FsLayer = { ...nodeFs };
+export async function backupStore(root: string, partial: string, opts: { key?: StoreKey; work?: Work; fs?: FsLayer } = {}): Promise<BackupResult> {
+  const fsl: FsLayer = { ...(opts.fs ?? nodeFs) }; // a seam of this backup's own: a key attaches to it
   if (opts.key) attachKey(fsl, { key: opts.key, gate: () => { throw new Error('backup never seals'); } });
   const src = new StoreLayout(path.resolve(root));
   const dst = new StoreLayout(partial);
@@ -96,11 +96,11 @@ export async function backupStore(root: string, partial: string, opts: { key?: S
  * it (a rerun clears it); between the two steps, one without it (a rerun refuses to remove what
  * it cannot tell is its own, and says so); after the rename, a whole backup.
  */
-export function publishBackup(partial: string, to: string): void {
-  fs.unlinkSync(path.join(partial, INCOMPLETE_MARKER));
-  fsyncDir(nodeFs, partial);
-  fs.renameSync(partial, to);
-  fsyncDir(nodeFs, path.dirname(to));
+export function publishBackup(partial: string, to: string, fsl: FsLayer = nodeFs): void {
+  fsl.unlinkSync(path.join(partial, INCOMPLETE_MARKER));
+  fsyncDir(fsl, partial);
+  fsl.renameSync(partial, to);
+  fsyncDir(fsl, path.dirname(to));
 }
 
 /** The journal's verified prefix, then its index entry (if it vouches for no more), its state values and its archives. */
