@@ -41,6 +41,7 @@ export default defineConfig({
       'test/backends/file/leases.test.ts',
       'test/backends/file/kernelLock.test.ts',
       'test/backends/file/backupPowerLoss.test.ts',
+      'test/backends/file/repairPowerLoss.test.ts',
       'test/backends/file/compactionFence.test.ts',
       'test/core/gate.test.ts',
       'test/backends/memory/memoryBackend.test.ts',

@@ -33,6 +33,7 @@ export function readOnlyFs(opts: { base?: FsLayer } = {}): FsLayer {
     renameSync: (from) => refuse('rename', from),
     readdirSync: (p) => base.readdirSync(p),
     unlinkSync: (p) => refuse('unlink', p),
+    linkSync: (_existing, p) => refuse('link', p),
     rmdirSync: (p) => refuse('rmdir', p),
   };
 }

@@ -31,6 +31,8 @@ export interface FsLayer {
   fsyncSync(fd: number): void;
   mkdirSync(path: string, mode: number): void; // callers pass 0o700 (durableFile.ts mkdirPrivate)
   renameSync(from: string, to: string): void;
+  /** A second name for an existing file (link(2): never follows a symlink at `existing` on Linux). */
+  linkSync(existing: string, newPath: string): void;
   readdirSync(path: string): string[];
   unlinkSync(path: string): void;
   rmdirSync(path: string): void;
@@ -54,6 +56,7 @@ export const nodeFs: FsLayer = {
   fsyncSync: (fd) => fs.fsyncSync(fd),
   mkdirSync: (p, mode) => void fs.mkdirSync(p, { mode }), // the mode given (0o700), not recursive: EEXIST is the caller's
   renameSync: (from, to) => fs.renameSync(from, to),
+  linkSync: (existing, newPath) => fs.linkSync(existing, newPath),
   readdirSync: (p) => fs.readdirSync(p),
   unlinkSync: (p) => fs.unlinkSync(p),
   rmdirSync: (p) => fs.rmdirSync(p),

@@ -21,7 +21,6 @@
  * A crash before 5 leaves the damaged journal in place (a rerun starts over: the temp file is
  * removed first, a second evidence link is harmless); after it, the repaired one.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { ensurePrivateDir, fsyncDir } from '../../durable/durableFile.js';
 import type { FsLayer } from '../../durable/fsLayer.js';
@@ -99,7 +98,7 @@ export async function repairSession(fsl: FsLayer, layout: StoreLayout, id: strin
       // 4: the evidence, before anything is replaced.
       ensurePrivateDir(fsl, layout.recoveryDir);
       ensurePrivateDir(fsl, layout.recoverySessionDir(id));
-      fs.linkSync(journal, path.join(layout.root, evidence));
+      fsl.linkSync(journal, path.join(layout.root, evidence));
       fsyncDir(fsl, layout.recoverySessionDir(id));
       removeCache(fsl, layout.indexEntry(id));
       // 5: the commit point.
