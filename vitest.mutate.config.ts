@@ -40,6 +40,7 @@ export default defineConfig({
       'test/backends/file/journal.test.ts',
       'test/backends/file/leases.test.ts',
       'test/backends/file/kernelLock.test.ts',
+      'test/backends/file/backup.test.ts',
       'test/backends/file/backupPowerLoss.test.ts',
       'test/backends/file/repairPowerLoss.test.ts',
       'test/backends/file/compactionFence.test.ts',
