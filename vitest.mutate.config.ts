@@ -42,6 +42,7 @@ export default defineConfig({
       'test/backends/file/kernelLock.test.ts',
       'test/backends/file/backup.test.ts',
       'test/backends/file/backupPowerLoss.test.ts',
+      'test/backends/file/repair.test.ts',
       'test/backends/file/repairPowerLoss.test.ts',
       'test/backends/file/compactionFence.test.ts',
       'test/core/gate.test.ts',

@@ -81,6 +81,7 @@ export async function repairSession(fsl: FsLayer, layout: StoreLayout, id: strin
           lostSeqs.push(seq);
           if (open !== undefined && seq >= open) open = undefined;
         }
+        if (upTo > expected) expected = upTo; // the lost seqs are taken: the next record (or the closing event) comes after them
       };
       for (const e of salvage.entries) {
         if (!('record' in e)) continue;
