@@ -8,7 +8,7 @@ import { CliError, type Command, parseCommand, STORE_HELP, UsageError, type Comm
 import { consentOf, goAhead } from './consent.js';
 import { KeyOptionError, loadKey } from './encryptionKey.js';
 import { err, out } from './output.js';
-import { longWork } from './longWork.js';
+import { type Job, longWork } from './longWork.js';
 import { reindexDirectory } from './reindex.js';
 import { type Work, WorkInterrupted } from '../domain/work.js';
 import type { StoreTarget } from './storeTarget.js';
@@ -66,47 +66,44 @@ ${STORE_HELP.replace(/ {2}--encryption-key-env[\s\S]*?(?= {2}-h, --help)/, '')}
     const what = to ? (from ? 'rekeyed' : 'encrypted') : 'decrypted';
     const question = `Rewrite every session of ${p.root} ${to ? (from ? 'under the new key' : 'encrypted') : 'in plaintext'}?`;
     if (!(await goAhead(consentOf(p.values), question, 'session-sidecar rekey: nothing was changed'))) return 1;
-    const resume = 'run the same command again (with the same keys) to finish: the store is refused by sidecars until then';
-    if (p.target.kind === 'postgres') {
-      const pg = p.target;
-      return longWork('rekey', resume, async (job) => {
-        const report = await rekeyPg(pg, from, to, job.work);
-        if (report.rewritten === 0 && report.skipped === 0) {
-          job.progress.above(() => out(`${p.root} is already ${to ? 'under the new key' : 'plaintext'}: nothing to do\n`));
-          return 0;
-        }
-        job.progress.above(() => out(`${what} ${p.root}: ${report.sessions} session(s), ${report.rewritten} value(s) rewritten, ${report.skipped} already done\n`));
-        job.progress.finish(`${report.sessions} session(s) ${what}`);
-        return 0;
-      });
-    }
     const target = p.target;
-    const root = target.root;
-    return longWork('rekey', resume, async (job) => {
-      const report = await rekeyStore(new StoreLayout(root), { fs: { ...nodeFs }, ...(from ? { from } : {}), ...(to ? { to } : {}), work: job.work });
+    return longWork('rekey', 'run the same command again (with the same keys) to finish: the store is refused by sidecars until then', async (job) => {
+      const report = target.kind === 'postgres'
+        ? await rekeyPg(target, from, to, job.work)
+        : await rekeyStore(new StoreLayout(target.root), { fs: { ...nodeFs }, ...(from ? { from } : {}), ...(to ? { to } : {}), work: job.work });
       if (report.rewritten === 0 && report.skipped === 0) {
         job.progress.above(() => out(`${p.root} is already ${to ? 'under the new key' : 'plaintext'}: nothing to do\n`));
         return 0;
       }
-      job.progress.above(() => out(`${what} ${p.root}: ${report.sessions} session(s), ${report.rewritten} file(s) rewritten, ${report.skipped} already done\n`));
-      // Index entries were removed with the old bytes: written anew from the new journals, so
-      // list stays as fast as before. Interrupted here, the store is served (entries are a cache).
-      const { key: _old, ...plain } = target;
-      const r = await reindexDirectory(to ? { ...plain, key: to } : plain, job.work).catch((e: unknown) => {
-        if (e instanceof WorkInterrupted) return undefined;
-        throw e;
-      });
-      if (!r) return 130;
-      for (const f of r.failed) job.progress.above(() => err(`session-sidecar rekey: ${f.sessionId}: no index entry written: ${f.message}`));
-      const evidence = filesIn(path.join(root, 'recovery'));
-      if (evidence > 0) {
-        job.progress.above(() => out(`note: recovery/ keeps ${evidence} file(s) of torn tails as they were written (not rewritten): remove them once inspected\n`));
-      }
+      const units = target.kind === 'postgres' ? 'value(s)' : 'file(s)';
+      job.progress.above(() => out(`${what} ${p.root}: ${report.sessions} session(s), ${report.rewritten} ${units} rewritten, ${report.skipped} already done\n`));
+      if (target.kind === 'file' && !(await afterFileRekey(job, target, to))) return 130;
       job.progress.finish(`${report.sessions} session(s) ${what}`);
       return 0;
     });
   },
 };
+
+/**
+ * A directory store after its rekey: index entries were removed with the old bytes, so they are
+ * written anew from the new journals (list stays as fast as before; interrupted here, the store
+ * is served: entries are a cache), and torn-tail evidence left unrewritten is pointed out.
+ * False when a Ctrl-C stopped the reindex.
+ */
+async function afterFileRekey(job: Job, target: Extract<StoreTarget, { kind: 'file' }>, to: StoreKey | undefined): Promise<boolean> {
+  const { key: _old, ...plain } = target;
+  const r = await reindexDirectory(to ? { ...plain, key: to } : plain, job.work).catch((e: unknown) => {
+    if (e instanceof WorkInterrupted) return undefined;
+    throw e;
+  });
+  if (!r) return false;
+  for (const f of r.failed) job.progress.above(() => err(`session-sidecar rekey: ${f.sessionId}: no index entry written: ${f.message}`));
+  const evidence = filesIn(path.join(target.root, 'recovery'));
+  if (evidence > 0) {
+    job.progress.above(() => out(`note: recovery/ keeps ${evidence} file(s) of torn tails as they were written (not rewritten): remove them once inspected\n`));
+  }
+  return true;
+}
 
 /** A PostgreSQL store's rekey (src/backends/postgres/rekey.ts) on connections of its own; errors mapped, text-free. */
 async function rekeyPg(t: Extract<StoreTarget, { kind: 'postgres' }>, from: StoreKey | undefined, to: StoreKey | undefined, work: Work) {

@@ -117,21 +117,16 @@ const HELPER_SIGNAL_ATTEMPTS = 10;
 async function lockFd(fd: number, mode: 'exclusive' | 'shared'): Promise<boolean> {
   const h = findHelper();
   if (h === null) return true; // no kernel locks on this machine: documented, the lease alone fences
-  let signal: NodeJS.Signals | null = null;
   // A helper killed by a signal is run again on the same descriptor. Safe either way: killed
   // before its flock, nothing was taken; killed after it, the lock is already on our open file
   // description, and flock on a description that holds the lock succeeds again.
-  for (let attempt = 0; attempt < HELPER_SIGNAL_ATTEMPTS; attempt++) {
+  for (let attempt = 1; ; attempt++) {
     const outcome = await runHelper(h, fd, mode);
     if (typeof outcome === 'boolean') return outcome;
-    if (outcome.signal === null) throw helperFailed(h, `exit ${outcome.code}`);
-    signal = outcome.signal;
+    if (outcome.signal === null || attempt === HELPER_SIGNAL_ATTEMPTS) {
+      throw Object.assign(new Error(`the lock helper ${h.command} failed (${outcome.signal ?? `exit ${outcome.code}`})`), { code: 'EIO' });
+    }
   }
-  throw helperFailed(h, signal ?? 'signal');
-}
-
-function helperFailed(h: NonNullable<Helper>, why: string): Error {
-  return Object.assign(new Error(`the lock helper ${h.command} failed (${why})`), { code: 'EIO' });
 }
 
 /** true: locked; false: held elsewhere; otherwise how the helper ended. */

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPAIR_EVENT, repairSession } from '../../../src/backends/file/repair.js';
 import { StoreLayout } from '../../../src/backends/file/layout.js';
+import { SessionLease } from '../../../src/backends/file/leases.js';
 import { nodeFs } from '../../../src/durable/fsLayer.js';
 import { StoreKey } from '../../../src/durable/storeKey.js';
 import { FileSessionStore } from '../../../src/stores/fileStore.js';
@@ -56,12 +57,9 @@ describe('repairSession', () => {
   });
 
   it('a session another writer holds is refused (SessionLocked) and nothing changes', async () => {
-    const { root, layout, id, journal } = await sessionWith(2, [4]);
+    const { layout, id, journal } = await sessionWith(2, [4]);
     const before = fs.readFileSync(journal);
-    const holder = new FileSessionStore(root);
-    const { sessionId: other } = await holder.create({ title: 'x' });
     // the writer lease of `id`, as a sidecar holds it (a sidecar's open of this damaged journal would fail: the lease is taken directly)
-    const { SessionLease } = await import('../../../src/backends/file/leases.js');
     const lease = await SessionLease.acquire({ ...nodeFs }, layout, id, 10_000);
     try {
       await expect(repairSession({ ...nodeFs }, layout, id)).rejects.toMatchObject({ kind: 'SessionLocked' });
@@ -69,8 +67,6 @@ describe('repairSession', () => {
       expect(leftovers(layout, id)).toEqual([]);
     } finally {
       await lease.release();
-      await holder.close(other);
-      await holder.closeAll();
     }
   });
 
